@@ -1,0 +1,196 @@
+// Module init and the JS surface (native/README.md): argument checking happens here, on the JS
+// thread; everything that talks to the kernel runs in a worker (commit.cc, dump.cc, generation.cc).
+#include <napi.h>
+
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "commit.h"
+#include "dump.h"
+#include "socket.h"
+
+namespace nftlink {
+namespace {
+
+// Marks externals made by open(), so a foreign External is refused instead of dereferenced.
+constexpr napi_type_tag kHandleTag = {0x6e66746c696e6b21ULL, 0x68616e646c650001ULL};
+
+using HandleRef = std::shared_ptr<Handle>;
+
+Napi::Value rejected(Napi::Env env, Napi::Error err) {
+  auto d = Napi::Promise::Deferred::New(env);
+  d.Reject(err.Value());
+  return d.Promise();
+}
+
+// Returns nullptr and sets *why when `v` is not a live handle from open().
+HandleRef handleFrom(const Napi::Value &v, std::string *why) {
+  if (!v.IsExternal()) {
+    *why = "nftlink: expected a handle from open() as the first argument";
+    return nullptr;
+  }
+  auto ext = v.As<Napi::External<HandleRef>>();
+  if (!ext.CheckTypeTag(&kHandleTag)) {
+    *why = "nftlink: the first argument is an External that open() did not create";
+    return nullptr;
+  }
+  HandleRef h = *ext.Data();
+  if (!h || h->closed.load()) {
+    *why = "nftlink: the handle is closed";
+    return nullptr;
+  }
+  return h;
+}
+
+bool isInteger(const Napi::Value &v, double lo, double hi, double *out) {
+  if (!v.IsNumber()) return false;
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d) || std::floor(d) != d || d < lo || d > hi) return false;
+  *out = d;
+  return true;
+}
+
+bool optionalString(const Napi::Value &v, bool *has, std::string *out) {
+  if (v.IsUndefined() || v.IsNull()) {
+    *has = false;
+    return true;
+  }
+  if (!v.IsString()) return false;
+  *out = v.As<Napi::String>().Utf8Value();
+  *has = true;
+  return true;
+}
+
+Napi::Value Open(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  NetnsTarget ns;
+  const Napi::Value arg = info.Length() > 0 ? info[0] : env.Undefined();
+  if (arg.IsUndefined() || arg.IsNull()) {
+    ns.type = NetnsTarget::Current;
+  } else if (arg.IsString()) {
+    std::string s = arg.As<Napi::String>().Utf8Value();
+    if (s.empty() || s.find('\0') != std::string::npos)
+      throw Napi::TypeError::New(env, "nftlink: open(): the namespace name is empty or contains a NUL");
+    ns.type = NetnsTarget::Path;
+    // A bare name is what `ip netns add NAME` creates: a bind mount under /run/netns.
+    ns.path = s.find('/') == std::string::npos ? "/run/netns/" + s : s;
+  } else if (arg.IsNumber()) {
+    double d;
+    if (!isInteger(arg, 0, 2147483647.0, &d))
+      throw Napi::TypeError::New(env, "nftlink: open(): a namespace fd must be a non-negative integer");
+    ns.type = NetnsTarget::Fd;
+    ns.fd = int(d);
+  } else {
+    throw Napi::TypeError::New(env,
+                               "nftlink: open(): netns must be a name, a path, an open namespace fd, or omitted");
+  }
+  HandleRef h = std::make_shared<Handle>();
+  try {
+    h->sock = NlSocket::open(ns);
+  } catch (const std::exception &e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  auto ext = Napi::External<HandleRef>::New(env, new HandleRef(std::move(h)),
+                                            [](Napi::Env, HandleRef *p) { delete p; });
+  ext.TypeTag(&kHandleTag);
+  return ext;
+}
+
+Napi::Value Close(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsExternal())
+    throw Napi::TypeError::New(env, "nftlink: close(): expected a handle from open()");
+  auto ext = info[0].As<Napi::External<HandleRef>>();
+  if (!ext.CheckTypeTag(&kHandleTag))
+    throw Napi::TypeError::New(env, "nftlink: close(): the argument is an External that open() did not create");
+  HandleRef h = *ext.Data();
+  if (!h) return env.Undefined();
+  h->closed.store(true);
+  // If a worker holds the socket it releases it when it finishes (worker.h); never block the JS
+  // thread waiting for the kernel.
+  std::unique_lock<std::mutex> lock(h->mu, std::try_to_lock);
+  if (lock.owns_lock()) h->sock.reset();
+  return env.Undefined();
+}
+
+Napi::Value Commit(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) return rejected(env, Napi::Error::New(env, why));
+  if (info.Length() < 2 || !info[1].IsTypedArray() ||
+      info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    return rejected(env, Napi::TypeError::New(env, "nftlink: commit(): the request must be a Uint8Array"));
+  auto arr = info[1].As<Napi::Uint8Array>();
+  // Copied: the worker must not read memory JS may change (or free) while it runs.
+  std::vector<uint8_t> copy(arr.Data(), arr.Data() + arr.ByteLength());
+  return startCommit(env, std::move(h), std::move(copy));
+}
+
+Napi::Value Dump(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) return rejected(env, Napi::Error::New(env, why));
+  DumpSpec spec;
+  double what, family;
+  if (!isInteger(info[1], 1, kDumpAll, &what))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `what` must be a bitmask of 1 tables, 2 chains, "
+                                                   "4 sets, 8 elements, 16 rules (1..31)"));
+  if (!isInteger(info[2], 0, 255, &family))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `family` must be an NFPROTO_* number (0..255)"));
+  if (!optionalString(info[3], &spec.hasTable, &spec.table))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `table` must be a string or null"));
+  spec.what = uint32_t(what);
+  spec.family = uint8_t(family);
+  return startDump(env, std::move(h), std::move(spec));
+}
+
+Napi::Value DumpSetElements(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) return rejected(env, Napi::Error::New(env, why));
+  DumpSpec spec;
+  double family;
+  if (!isInteger(info[1], 1, 255, &family))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElements(): `family` must be the set's "
+                                                   "NFPROTO_* family (1..255)"));
+  if (!info[2].IsString() || !info[3].IsString())
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElements(): `table` and `set` must be strings"));
+  spec.family = uint8_t(family);
+  spec.hasTable = true;
+  spec.table = info[2].As<Napi::String>().Utf8Value();
+  spec.oneSet = true;
+  spec.set = info[3].As<Napi::String>().Utf8Value();
+  spec.what = kDumpElements;
+  return startDump(env, std::move(h), std::move(spec));
+}
+
+Napi::Value GetGeneration(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) return rejected(env, Napi::Error::New(env, why));
+  return startGetGeneration(env, std::move(h));
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("open", Napi::Function::New(env, Open, "open"));
+  exports.Set("close", Napi::Function::New(env, Close, "close"));
+  exports.Set("commit", Napi::Function::New(env, Commit, "commit"));
+  exports.Set("dump", Napi::Function::New(env, Dump, "dump"));
+  exports.Set("dumpSetElements", Napi::Function::New(env, DumpSetElements, "dumpSetElements"));
+  exports.Set("getGeneration", Napi::Function::New(env, GetGeneration, "getGeneration"));
+  return exports;
+}
+
+}  // namespace
+}  // namespace nftlink
+
+static Napi::Object InitModule(Napi::Env env, Napi::Object exports) { return nftlink::Init(env, exports); }
+
+NODE_API_MODULE(nftlink, InitModule)

@@ -1,0 +1,456 @@
+#include "commit.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "wire.h"
+#include "worker.h"
+
+namespace nftlink {
+
+namespace {
+
+// ---- libnftnl object ownership -----------------------------------------------------------------
+
+struct TableDel { void operator()(nftnl_table *p) const { nftnl_table_free(p); } };
+struct ChainDel { void operator()(nftnl_chain *p) const { nftnl_chain_free(p); } };
+struct RuleDel { void operator()(nftnl_rule *p) const { nftnl_rule_free(p); } };
+struct SetDel { void operator()(nftnl_set *p) const { nftnl_set_free(p); } };
+struct ElemDel { void operator()(nftnl_set_elem *p) const { nftnl_set_elem_free(p); } };
+struct ExprDel { void operator()(nftnl_expr *p) const { nftnl_expr_free(p); } };
+using ExprPtr = std::unique_ptr<nftnl_expr, ExprDel>;
+
+[[noreturn]] void oom(const std::string &what) { throw std::runtime_error("nftlink: out of memory while " + what); }
+
+template <typename T>
+T *checkAlloc(T *p, const char *what) {
+  if (p == nullptr) oom(std::string("allocating a libnftnl ") + what);
+  return p;
+}
+
+// Every value goes through a zeroed scratch buffer larger than any libnftnl field: the expression
+// setters memcpy sizeof(field) regardless of the length they are given, so they must never read past
+// the value (the sizes are already checked exactly; this is the second line of defence).
+struct Scratch {
+  alignas(16) uint8_t bytes[kStrMax + 16];
+  const void *copy(const AttrView &a) {
+    std::memset(bytes, 0, sizeof bytes);
+    std::memcpy(bytes, a.data, a.len);  // a.len <= kStrMax for every kind that reaches here
+    return bytes;
+  }
+};
+
+std::string opLabel(size_t op) { return "operation " + std::to_string(op); }
+
+ExprPtr makeExpr(const ExprView &ev, size_t op) {
+  ExprPtr e(nftnl_expr_alloc(ev.spec->name));
+  if (!e)
+    throw std::runtime_error("nftlink: " + opLabel(op) + ": libnftnl cannot allocate expression \"" +
+                             ev.spec->name + "\"");
+  Scratch s;
+  for (const auto &a : ev.attrs) {
+    if (nftnl_expr_set(e.get(), a.id, s.copy(a), a.len) < 0)
+      throw std::runtime_error("nftlink: " + opLabel(op) + ": libnftnl refused " + ev.spec->name + " attribute " +
+                               std::to_string(a.id) + " (" + ev.spec->attrs[a.id].name + ")");
+  }
+  for (const auto &c : ev.children) {
+    ExprPtr child = makeExpr(c, op);
+    nftnl_expr_add_expr(e.get(), NFTNL_EXPR_DYNSET_EXPRESSIONS, child.release());
+  }
+  return e;
+}
+
+// Chain NFTNL_CHAIN_DEVICES takes a NULL-terminated char* array (libnftnl strdup()s each name).
+std::vector<const char *> deviceArray(const AttrView &a) {
+  std::vector<const char *> v;
+  const char *p = reinterpret_cast<const char *>(a.data);
+  for (uint32_t i = 0; i < a.len; i += uint32_t(strlen(p + i)) + 1) v.push_back(p + i);
+  v.push_back(nullptr);
+  return v;
+}
+
+template <typename Obj, typename SetFn>
+void applyAttrs(Obj *o, const std::vector<AttrView> &attrs, SetFn set, const char *kind, size_t op) {
+  Scratch s;
+  for (const auto &a : attrs) {
+    int rc;
+    if (a.kind == AttrKind::Devices) {
+      auto arr = deviceArray(a);
+      rc = set(o, a.id, arr.data(), 0);
+    } else {
+      rc = set(o, a.id, s.copy(a), a.len);
+    }
+    if (rc < 0)
+      throw std::runtime_error("nftlink: " + opLabel(op) + ": libnftnl could not set " + kind + " attribute " +
+                               std::to_string(a.id) + " (out of memory)");
+  }
+}
+
+std::unique_ptr<nftnl_set, SetDel> makeSet(const OpView &ov, size_t op) {
+  std::unique_ptr<nftnl_set, SetDel> s(checkAlloc(nftnl_set_alloc(), "set"));
+  applyAttrs(s.get(), ov.attrs, nftnl_set_set_data, "set", op);
+  return s;
+}
+
+std::unique_ptr<nftnl_set_elem, ElemDel> makeElem(const ElemView &ev, size_t op) {
+  std::unique_ptr<nftnl_set_elem, ElemDel> e(checkAlloc(nftnl_set_elem_alloc(), "set element"));
+  applyAttrs(e.get(), ev.attrs, nftnl_set_elem_set, "element", op);
+  for (const auto &x : ev.exprs) nftnl_set_elem_add_expr(e.get(), makeExpr(x, op).release());
+  return e;
+}
+
+// ---- the batch ---------------------------------------------------------------------------------
+
+// The kernel reads an attribute length as u16, so a NFTA_SET_ELEM_LIST_ELEMENTS nest must stay
+// below 64 KiB (libmnl's mnl_attr_nest_end would silently truncate it).
+constexpr size_t kNestLimit = 0xFFFF - 3;
+// Room reserved for one element message: headers + set naming attributes (< 1 KiB), the nest limit,
+// and one element that overflows it before being rolled back.
+constexpr size_t kElemMsgReserve = 1024 + 2 * 260 + kNestLimit + kElemBoundMax + 4096;
+
+struct MsgRec {
+  int32_t op;         // -1 for BEGIN/END
+  int32_t firstElem;  // -1 unless an element message
+  size_t off;         // offset of the message in the batch buffer
+};
+
+class Batch {
+ public:
+  explicit Batch(uint32_t baseSeq) : baseSeq_(baseSeq) {}
+
+  char *reserve(size_t n) {
+    if (buf_.size() < used_ + n) buf_.resize(used_ + n + (used_ + n) / 2);
+    return reinterpret_cast<char *>(buf_.data() + used_);
+  }
+  uint32_t nextSeq() const { return baseSeq_ + uint32_t(recs_.size()); }
+  nlmsghdr *at(size_t off) { return reinterpret_cast<nlmsghdr *>(buf_.data() + off); }
+  // Registers the message just written at the tail.
+  void finish(int32_t op, int32_t firstElem, size_t reserved) {
+    nlmsghdr *nlh = at(used_);
+    if (nlh->nlmsg_len > reserved)  // the bounds in wire.cc are wrong: memory is already corrupt
+      throw std::logic_error("nftlink: internal error: message of " + std::to_string(nlh->nlmsg_len) +
+                             " bytes overran its " + std::to_string(reserved) + "-byte reservation");
+    recs_.push_back({op, firstElem, used_});
+    used_ += MNL_ALIGN(nlh->nlmsg_len);
+  }
+  size_t used() const { return used_; }
+  const uint8_t *data() const { return buf_.data(); }
+  const std::vector<MsgRec> &recs() const { return recs_; }
+  uint32_t baseSeq() const { return baseSeq_; }
+
+  void batchMsg(uint16_t type, bool withGenid, uint32_t genid) {
+    char *p = reserve(64);
+    nlmsghdr *nlh = mnl_nlmsg_put_header(p);
+    nlh->nlmsg_type = type;
+    nlh->nlmsg_flags = NLM_F_REQUEST;
+    nlh->nlmsg_seq = nextSeq();
+    auto *nfg = static_cast<nfgenmsg *>(mnl_nlmsg_put_extra_header(nlh, sizeof(nfgenmsg)));
+    nfg->nfgen_family = AF_UNSPEC;
+    nfg->version = NFNETLINK_V0;
+    // nfnetlink_rcv_batch() picks the subsystem from BEGIN's res_id.
+    nfg->res_id = htons(NFNL_SUBSYS_NFTABLES);
+    // Compare-and-swap: the kernel (4.19+) answers -ERESTART on BEGIN if the generation moved on.
+    if (withGenid) mnl_attr_put_u32(nlh, NFNL_BATCH_GENID, htonl(genid));
+    finish(-1, -1, 64);
+  }
+
+ private:
+  std::vector<uint8_t> buf_;
+  size_t used_ = 0;
+  std::vector<MsgRec> recs_;
+  uint32_t baseSeq_;
+};
+
+// Walks every attribute of a built message and checks each nest's length covers exactly its
+// children: a u16 nest length that wrapped (an oversized rule) shows up as a mismatch.
+bool nestsConsistent(const uint8_t *p, size_t len, int depth) {
+  size_t off = 0;
+  while (off < len) {
+    if (len - off < sizeof(nlattr)) return false;
+    const auto *a = reinterpret_cast<const nlattr *>(p + off);
+    if (a->nla_len < sizeof(nlattr) || a->nla_len > len - off) return false;
+    if ((a->nla_type & NLA_F_NESTED) && depth < 16 &&
+        !nestsConsistent(p + off + NLA_HDRLEN, a->nla_len - NLA_HDRLEN, depth + 1))
+      return false;
+    off += NLA_ALIGN(a->nla_len);
+  }
+  return off == NLA_ALIGN(len) || off == len;
+}
+
+void buildObjectMsg(Batch &b, const OpView &ov, size_t opIndex) {
+  const size_t reserved = ov.bound + 64;
+  char *p = b.reserve(reserved);
+  nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, ov.msgType, ov.family, ov.nlFlags, b.nextSeq());
+  switch (ov.kind) {
+    case kTable: {
+      std::unique_ptr<nftnl_table, TableDel> t(checkAlloc(nftnl_table_alloc(), "table"));
+      applyAttrs(t.get(), ov.attrs, nftnl_table_set_data, "table", opIndex);
+      nftnl_table_nlmsg_build_payload(nlh, t.get());
+      break;
+    }
+    case kChain: {
+      std::unique_ptr<nftnl_chain, ChainDel> c(checkAlloc(nftnl_chain_alloc(), "chain"));
+      applyAttrs(c.get(), ov.attrs, nftnl_chain_set_data, "chain", opIndex);
+      nftnl_chain_nlmsg_build_payload(nlh, c.get());
+      break;
+    }
+    case kRule: {
+      std::unique_ptr<nftnl_rule, RuleDel> r(checkAlloc(nftnl_rule_alloc(), "rule"));
+      applyAttrs(r.get(), ov.attrs, nftnl_rule_set_data, "rule", opIndex);
+      for (const auto &x : ov.exprs) nftnl_rule_add_expr(r.get(), makeExpr(x, opIndex).release());
+      nftnl_rule_nlmsg_build_payload(nlh, r.get());
+      break;
+    }
+    case kSet: {
+      auto s = makeSet(ov, opIndex);
+      for (const auto &x : ov.exprs) nftnl_set_add_expr(s.get(), makeExpr(x, opIndex).release());
+      nftnl_set_nlmsg_build_payload(nlh, s.get());
+      break;
+    }
+    default:
+      throw std::logic_error("nftlink: internal error: buildObjectMsg on kind " + std::to_string(ov.kind));
+  }
+  if (nlh->nlmsg_len > reserved)
+    throw std::logic_error("nftlink: internal error: " + opLabel(opIndex) + " overran its reservation");
+  if (ov.bound > 60000) {
+    const size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(nfgenmsg));
+    if (!nestsConsistent(reinterpret_cast<const uint8_t *>(nlh) + hdr, nlh->nlmsg_len - hdr, 0))
+      throw WireError(ov.offset, opLabel(opIndex) + " does not fit netlink: an attribute nest (such as a rule's "
+                                                     "expression list) would exceed 65535 bytes");
+  }
+  b.finish(int32_t(opIndex), -1, reserved);
+}
+
+void buildElementMsgs(Batch &b, const OpView &ov, size_t opIndex) {
+  auto set = makeSet(ov, opIndex);
+  nlmsghdr *nlh = nullptr;
+  nlattr *nest = nullptr;
+  int32_t first = 0;
+  auto start = [&](int32_t firstElem) {
+    char *p = b.reserve(kElemMsgReserve);
+    nlh = nftnl_nlmsg_build_hdr(p, ov.msgType, ov.family, ov.nlFlags, b.nextSeq());
+    // With no elements attached, this writes only NFTA_SET_ELEM_LIST_{SET,SET_ID,TABLE}.
+    nftnl_set_elems_nlmsg_build_payload(nlh, set.get());
+    nest = ov.elems.empty() ? nullptr : mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
+    first = firstElem;
+  };
+  auto end = [&]() {
+    if (nest) mnl_attr_nest_end(nlh, nest);
+    b.finish(int32_t(opIndex), ov.elems.empty() ? -1 : first, kElemMsgReserve);
+  };
+  // An empty element list is still one message: for DELSETELEM the kernel reads it as "flush the set".
+  start(0);
+  for (size_t i = 0; i < ov.elems.size(); i++) {
+    auto e = makeElem(ov.elems[i], opIndex);
+    const uint32_t before = nlh->nlmsg_len;
+    nftnl_set_elem_nlmsg_build(nlh, e.get(), NFTA_LIST_ELEM);
+    const size_t nestLen = static_cast<char *>(mnl_nlmsg_get_payload_tail(nlh)) - reinterpret_cast<char *>(nest);
+    if (nestLen > kNestLimit) {
+      if (int32_t(i) == first)  // cannot happen: wire.cc caps one element at kElemBoundMax
+        throw std::logic_error("nftlink: internal error: one element overflows a whole element-list nest");
+      nlh->nlmsg_len = before;  // roll the element back and carry it into a fresh message
+      end();
+      start(int32_t(i));
+      nftnl_set_elem_nlmsg_build(nlh, e.get(), NFTA_LIST_ELEM);
+    }
+  }
+  end();
+}
+
+// ---- replies -----------------------------------------------------------------------------------
+
+// Which element nest of the element-list contains `offs` (an offset from the start of the message,
+// as NLMSGERR_ATTR_OFFS gives it)? Walks our own copy of the message we sent.
+int32_t elementAt(const nlmsghdr *msg, uint32_t offs) {
+  const auto *base = reinterpret_cast<const uint8_t *>(msg);
+  size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(nfgenmsg));
+  while (off + NLA_HDRLEN <= msg->nlmsg_len) {
+    const auto *a = reinterpret_cast<const nlattr *>(base + off);
+    if (a->nla_len < NLA_HDRLEN || off + a->nla_len > msg->nlmsg_len) return -1;
+    if ((a->nla_type & NLA_TYPE_MASK) == NFTA_SET_ELEM_LIST_ELEMENTS) {
+      size_t e = off + NLA_HDRLEN;
+      const size_t end = off + a->nla_len;
+      for (int32_t k = 0; e + NLA_HDRLEN <= end; k++) {
+        const auto *ea = reinterpret_cast<const nlattr *>(base + e);
+        if (ea->nla_len < NLA_HDRLEN || e + ea->nla_len > end) return -1;
+        if (offs >= e && offs < e + ea->nla_len) return k;
+        e += NLA_ALIGN(ea->nla_len);
+      }
+      return -1;
+    }
+    off += NLA_ALIGN(a->nla_len);
+  }
+  return -1;
+}
+
+void handleReply(const nlmsghdr *nlh, const Batch &b, uint32_t portid, std::vector<CommitError> &out) {
+  if (nlh->nlmsg_type != NLMSG_ERROR) return;  // nothing else is expected for a batch without ACKs
+  if (nlh->nlmsg_pid != 0 && nlh->nlmsg_pid != portid) return;
+  if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(nlmsgerr)) return;
+  const auto *err = static_cast<const nlmsgerr *>(mnl_nlmsg_get_payload(nlh));
+  if (err->error == 0) return;
+  CommitError ce{-1, -1, err->error < 0 ? -err->error : err->error, "", true};
+  uint32_t offs = UINT32_MAX;
+  if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
+    // TLVs follow struct nlmsgerr, and the echoed request payload unless the kernel capped it.
+    size_t tlv = NLMSG_HDRLEN + sizeof(nlmsgerr);
+    if (!(nlh->nlmsg_flags & NLM_F_CAPPED) && err->msg.nlmsg_len > sizeof(nlmsghdr))
+      tlv += NLMSG_ALIGN(err->msg.nlmsg_len - sizeof(nlmsghdr));
+    const auto *base = reinterpret_cast<const uint8_t *>(nlh);
+    while (tlv + NLA_HDRLEN <= nlh->nlmsg_len) {
+      const auto *a = reinterpret_cast<const nlattr *>(base + tlv);
+      if (a->nla_len < NLA_HDRLEN || tlv + a->nla_len > nlh->nlmsg_len) break;
+      const auto *payload = reinterpret_cast<const char *>(a) + NLA_HDRLEN;
+      const size_t plen = a->nla_len - NLA_HDRLEN;
+      if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG) ce.message.assign(payload, strnlen(payload, plen));
+      if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_OFFS && plen >= 4) std::memcpy(&offs, payload, 4);
+      tlv += NLA_ALIGN(a->nla_len);
+    }
+  }
+  const uint32_t idx = err->msg.nlmsg_seq - b.baseSeq();
+  if (idx < b.recs().size()) {
+    const MsgRec &r = b.recs()[idx];
+    if (r.op >= 0) {
+      ce.op = r.op;
+      ce.batch = false;
+      if (r.firstElem >= 0 && offs != UINT32_MAX) {
+        const auto *msg = reinterpret_cast<const nlmsghdr *>(b.data() + r.off);
+        const int32_t k = elementAt(msg, offs);
+        if (k >= 0) ce.element = r.firstElem + k;
+      }
+    }
+  } else if (ce.message.empty()) {
+    ce.message = "nftlink: kernel error for unknown sequence number " + std::to_string(err->msg.nlmsg_seq);
+  }
+  out.push_back(std::move(ce));
+}
+
+}  // namespace
+
+std::vector<CommitError> runCommit(NlSocket &sock, const std::vector<uint8_t> &request) {
+  const Request req = parseRequest(request.data(), request.size());
+
+  // Sequence numbers are handed out as messages are built; take them from the socket afterwards.
+  Batch b(sock.takeSeq(0));
+  b.batchMsg(NFNL_MSG_BATCH_BEGIN, (req.flags & kFlagGenid) != 0, req.genid);
+  for (size_t i = 0; i < req.ops.size(); i++) {
+    const OpView &op = req.ops[i];
+    if (op.kind == kElements)
+      buildElementMsgs(b, op, i);
+    else
+      buildObjectMsg(b, op, i);
+  }
+  // CHECK: without BATCH_END nfnetlink validates every message, reports errors, then aborts.
+  if (!(req.flags & kFlagCheck)) b.batchMsg(NFNL_MSG_BATCH_END, false, 0);
+  sock.takeSeq(uint32_t(b.recs().size()));
+
+  // netlink_sendmsg() refuses a message larger than sk_sndbuf - 32 with EMSGSIZE.
+  const size_t snd = sock.ensureSndBuf(b.used() + 4096);
+  // Every reply is an error, queued while sendmsg() runs: room for one per message (an skb's
+  // truesize is about 1 KiB for a capped ack with extack TLVs).
+  const size_t maxRcv = size_t(1) << 30;
+  const size_t wantRcv = b.recs().size() * 2048 + 65536;
+  sock.ensureRcvBuf(wantRcv < maxRcv ? wantRcv : maxRcv);
+
+  const ssize_t sent = mnl_socket_sendto(sock.mnl(), b.data(), b.used());
+  if (sent < 0) {
+    const int e = errno;
+    if (e == EMSGSIZE || e == ENOBUFS)
+      throw std::runtime_error("nftlink: the kernel refused a batch of " + std::to_string(b.used()) +
+                               " bytes: the socket send buffer is " + std::to_string(snd) +
+                               " bytes (SO_SNDBUFFORCE needs CAP_NET_ADMIN; otherwise raise net.core.wmem_max): " +
+                               strerror(e));
+    throw std::runtime_error(std::string("nftlink: sendmsg of the batch failed: ") + strerror(e) + " (errno " +
+                             std::to_string(e) + ")");
+  }
+  if (size_t(sent) != b.used())
+    throw std::runtime_error("nftlink: sendmsg sent " + std::to_string(sent) + " of " + std::to_string(b.used()) +
+                             " bytes");
+
+  // nfnetlink handles the whole batch inside sendmsg(), so every reply is already queued: drain
+  // without blocking.
+  std::vector<CommitError> errors;
+  std::vector<uint8_t> rb(65536);
+  bool lost = false;
+  for (;;) {
+    ssize_t n = recv(sock.fd(), rb.data(), rb.size(), MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == ENOBUFS) {  // the receive queue overflowed: some error replies were dropped
+        lost = true;
+        continue;
+      }
+      throw std::runtime_error(std::string("nftlink: recv of the batch replies failed: ") + strerror(errno));
+    }
+    if (n == 0) break;
+    int len = int(n);
+    for (auto *nlh = reinterpret_cast<const nlmsghdr *>(rb.data()); mnl_nlmsg_ok(nlh, len);
+         nlh = mnl_nlmsg_next(nlh, &len))
+      handleReply(nlh, b, sock.portid(), errors);
+  }
+  if (lost) {
+    // Without NLM_F_ACK the kernel only ever sends errors, so a dropped reply was an error: the batch
+    // was refused, we just cannot say everything about why.
+    errors.push_back({-1, -1, ENOBUFS,
+                      "nftlink: some kernel error replies were lost (receive buffer overrun); the batch was refused",
+                      true});
+  }
+  return errors;
+}
+
+namespace {
+
+class CommitWorker : public PromiseWorker {
+ public:
+  CommitWorker(Napi::Env env, std::shared_ptr<Handle> h, std::vector<uint8_t> req)
+      : PromiseWorker(env, std::move(h)), req_(std::move(req)) {}
+
+ protected:
+  void run(NlSocket &sock) override { errors_ = runCommit(sock, req_); }
+  Napi::Value result(Napi::Env env) override {
+    Napi::Array arr = Napi::Array::New(env, errors_.size());
+    for (size_t i = 0; i < errors_.size(); i++) {
+      const CommitError &e = errors_[i];
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("op", Napi::Number::New(env, e.op));
+      o.Set("element", Napi::Number::New(env, e.element));
+      o.Set("errno", Napi::Number::New(env, e.err));
+      o.Set("message", Napi::String::New(env, e.message));
+      o.Set("phase", Napi::String::New(env, e.batch ? "batch" : "op"));
+      arr.Set(uint32_t(i), o);
+    }
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("errors", arr);
+    return r;
+  }
+
+ private:
+  std::vector<uint8_t> req_;
+  std::vector<CommitError> errors_;
+};
+
+}  // namespace
+
+Napi::Promise startCommit(Napi::Env env, std::shared_ptr<Handle> h, std::vector<uint8_t> request) {
+  auto *w = new CommitWorker(env, std::move(h), std::move(request));
+  Napi::Promise p = w->promise();
+  w->Queue();
+  return p;
+}
+
+}  // namespace nftlink

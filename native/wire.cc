@@ -1,0 +1,524 @@
+// Compact-format reader/writer and libnftnl 1.2.4 attribute tables (see wire.h for why).
+//
+// The sizes below mirror libnftnl 1.2.4: the nftnl_*_validate[] arrays of src/table.c, chain.c,
+// rule.c, set.c and set_elem.c, plus the fields those setters memcpy without a validate entry
+// (TABLE_USE, TABLE_OWNER, CHAIN_USE, RULE ids, SET_ID ...), and for expressions the struct field each
+// src/expr/*.c setter copies into (enum registers are 4 bytes; log group/qthreshold and queue
+// num/total/flags are u16; ct/xfrm dir, exthdr type, osf ttl, reject code and synproxy wscale are u8).
+#include "wire.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace nftlink {
+
+using K = AttrKind;
+
+// ---- object tables (ids are libnftnl's public enums) -------------------------------------------
+
+static const AttrSpec kTableAttrs[] = {
+    {"name", K::Str},      {"family", K::U32},  {"flags", K::U32},     {"use", K::U32},
+    {"handle", K::U64},    {"userdata", K::UserData}, {"owner", K::U32},
+};
+static const AttrSpec kChainAttrs[] = {
+    {"name", K::Str},     {"family", K::U32},  {"table", K::Str},   {"hooknum", K::U32},
+    {"prio", K::U32},     {"policy", K::U32},  {"use", K::U32},     {"bytes", K::U64},
+    {"packets", K::U64},  {"handle", K::U64},  {"type", K::Str},    {"dev", K::Str},
+    {"devices", K::Devices}, {"flags", K::U32}, {"id", K::U32},     {"userdata", K::UserData},
+};
+static const AttrSpec kRuleAttrs[] = {
+    {"family", K::U32},       {"table", K::Str},       {"chain", K::Str},
+    {"handle", K::U64},       {"compat_proto", K::U32}, {"compat_flags", K::U32},
+    {"position", K::U64},     {"userdata", K::UserData}, {"id", K::U32},
+    {"position_id", K::U32},
+};
+static const AttrSpec kSetAttrs[] = {
+    {"table", K::Str},       {"name", K::Str},        {"flags", K::U32},      {"key_type", K::U32},
+    {"key_len", K::U32},     {"data_type", K::U32},   {"data_len", K::U32},   {"family", K::U32},
+    {"id", K::U32},          {"policy", K::U32},      {"desc_size", K::U32},  {"timeout", K::U64},
+    {"gc_interval", K::U32}, {"userdata", K::UserData}, {"obj_type", K::U32}, {"handle", K::U64},
+    {"desc_concat", K::Concat}, {"expr", K::Pointer}, {"expressions", K::Pointer},
+};
+static const AttrSpec kElemAttrs[] = {
+    {"flags", K::U32},     {"key", K::Data},        {"verdict", K::U32},   {"chain", K::Str},
+    {"data", K::Data},     {"timeout", K::U64},     {"expiration", K::U64}, {"userdata", K::UserData},
+    {"expr", K::Pointer},  {"objref", K::Str},      {"key_end", K::Data},  {"expressions", K::Pointer},
+};
+
+#define NFTLINK_COUNT(a) static_cast<uint16_t>(sizeof(a) / sizeof((a)[0]))
+
+static const ObjectSpec kObjects[] = {
+    {"table", kTableAttrs, NFTLINK_COUNT(kTableAttrs)},
+    {"chain", kChainAttrs, NFTLINK_COUNT(kChainAttrs)},
+    {"rule", kRuleAttrs, NFTLINK_COUNT(kRuleAttrs)},
+    {"set", kSetAttrs, NFTLINK_COUNT(kSetAttrs)},
+    // kind 4 names its set with NFTNL_SET_* attributes; only TABLE, NAME and ID mean anything there.
+    {"elements", kSetAttrs, NFTLINK_COUNT(kSetAttrs)},
+};
+static const ObjectSpec kElemObject = {"element", kElemAttrs, NFTLINK_COUNT(kElemAttrs)};
+
+const ObjectSpec &objectSpec(Kind k) { return kObjects[k]; }
+const ObjectSpec &elemSpec() { return kElemObject; }
+
+// ---- expression tables -------------------------------------------------------------------------
+
+#define X(n, k) {n, K::k}
+static const AttrSpec kNameAttr = {"name", K::None};
+static const AttrSpec e_payload[] = {kNameAttr, X("dreg", U32), X("base", U32), X("offset", U32), X("len", U32),
+                                     X("sreg", U32), X("csum_type", U32), X("csum_offset", U32), X("flags", U32)};
+// numgen/hash SET_NAME/SET_ID are deprecated: their setters return -1 in 1.2.4.
+static const AttrSpec e_numgen[] = {kNameAttr, X("dreg", U32), X("modulus", U32), X("type", U32), X("offset", U32)};
+static const AttrSpec e_meta[] = {kNameAttr, X("key", U32), X("dreg", U32), X("sreg", U32)};
+static const AttrSpec e_rt[] = {kNameAttr, X("key", U32), X("dreg", U32)};
+static const AttrSpec e_socket[] = {kNameAttr, X("key", U32), X("dreg", U32), X("level", U32)};
+static const AttrSpec e_tunnel[] = {kNameAttr, X("key", U32), X("dreg", U32)};
+static const AttrSpec e_cmp[] = {kNameAttr, X("sreg", U32), X("op", U32), X("data", Data)};
+static const AttrSpec e_range[] = {kNameAttr, X("sreg", U32), X("op", U32), X("from_data", Data), X("to_data", Data)};
+static const AttrSpec e_immediate[] = {kNameAttr, X("dreg", U32), X("data", Data), X("verdict", U32), X("chain", Str),
+                                       X("chain_id", U32)};
+static const AttrSpec e_counter[] = {kNameAttr, X("packets", U64), X("bytes", U64)};
+static const AttrSpec e_connlimit[] = {kNameAttr, X("count", U32), X("flags", U32)};
+static const AttrSpec e_bitwise[] = {kNameAttr, X("sreg", U32), X("dreg", U32), X("len", U32), X("mask", Data),
+                                     X("xor", Data), X("op", U32), X("data", Data)};
+// xtables compat: the info blob is an opaque kernel struct and libnftnl keeps a pointer to it; nftlink
+// builds native expressions only, so these are dump-only.
+static const AttrSpec e_target[] = {kNameAttr, X("name", Str), X("rev", U32), X("info", Opaque)};
+static const AttrSpec e_match[] = {kNameAttr, X("name", Str), X("rev", U32), X("info", Opaque)};
+static const AttrSpec e_nat[] = {kNameAttr, X("type", U32), X("family", U32), X("reg_addr_min", U32),
+                                 X("reg_addr_max", U32), X("reg_proto_min", U32), X("reg_proto_max", U32),
+                                 X("flags", U32)};
+static const AttrSpec e_tproxy[] = {kNameAttr, X("family", U32), X("reg_addr", U32), X("reg_port", U32)};
+static const AttrSpec e_lookup[] = {kNameAttr, X("sreg", U32), X("dreg", U32), X("set", Str), X("set_id", U32),
+                                    X("flags", U32)};
+static const AttrSpec e_dynset[] = {kNameAttr, X("sreg_key", U32), X("sreg_data", U32), X("op", U32),
+                                    X("timeout", U64), X("set_name", Str), X("set_id", U32), X("expr", Pointer),
+                                    X("expressions", Pointer), X("flags", U32)};
+static const AttrSpec e_log[] = {kNameAttr, X("prefix", Str), X("group", U16), X("snaplen", U32),
+                                 X("qthreshold", U16), X("level", U32), X("flags", U32)};
+static const AttrSpec e_exthdr[] = {kNameAttr, X("dreg", U32), X("type", U8), X("offset", U32), X("len", U32),
+                                    X("flags", U32), X("op", U32), X("sreg", U32)};
+static const AttrSpec e_ct[] = {kNameAttr, X("dreg", U32), X("key", U32), X("dir", U8), X("sreg", U32)};
+static const AttrSpec e_byteorder[] = {kNameAttr, X("dreg", U32), X("sreg", U32), X("op", U32), X("len", U32),
+                                       X("size", U32)};
+static const AttrSpec e_limit[] = {kNameAttr, X("rate", U64), X("unit", U64), X("burst", U32), X("type", U32),
+                                   X("flags", U32)};
+static const AttrSpec e_reject[] = {kNameAttr, X("type", U32), X("code", U8)};
+static const AttrSpec e_queue[] = {kNameAttr, X("num", U16), X("total", U16), X("flags", U16), X("sreg_qnum", U32)};
+static const AttrSpec e_quota[] = {kNameAttr, X("bytes", U64), X("flags", U32), X("consumed", U64)};
+static const AttrSpec e_masq[] = {kNameAttr, X("flags", U32), X("reg_proto_min", U32), X("reg_proto_max", U32)};
+static const AttrSpec e_redir[] = {kNameAttr, X("reg_proto_min", U32), X("reg_proto_max", U32), X("flags", U32)};
+static const AttrSpec e_dup[] = {kNameAttr, X("sreg_addr", U32), X("sreg_dev", U32)};
+static const AttrSpec e_flow[] = {kNameAttr, X("table_name", Str)};
+static const AttrSpec e_fwd[] = {kNameAttr, X("sreg_dev", U32), X("sreg_addr", U32), X("nfproto", U32)};
+static const AttrSpec e_hash[] = {kNameAttr, X("sreg", U32), X("dreg", U32), X("len", U32), X("modulus", U32),
+                                  X("seed", U32), X("offset", U32), X("type", U32)};
+static const AttrSpec e_fib[] = {kNameAttr, X("dreg", U32), X("result", U32), X("flags", U32)};
+static const AttrSpec e_objref[] = {kNameAttr, X("imm_type", U32), X("imm_name", Str), X("set_sreg", U32),
+                                    X("set_name", Str), X("set_id", U32)};
+static const AttrSpec e_osf[] = {kNameAttr, X("dreg", U32), X("ttl", U8), X("flags", U32)};
+// xfrm SREG (id 2) has no field in 1.2.4's struct and its setter returns -1.
+static const AttrSpec e_xfrm[] = {kNameAttr, X("dreg", U32), X("sreg", None), X("key", U32), X("dir", U8),
+                                  X("spnum", U32)};
+static const AttrSpec e_synproxy[] = {kNameAttr, X("mss", U16), X("wscale", U8), X("flags", U32)};
+static const AttrSpec e_last[] = {kNameAttr, X("msecs", U64), X("set", U32)};
+static const AttrSpec e_notrack[] = {kNameAttr};
+#undef X
+
+#define E(name, arr, commit, children) {name, arr, NFTLINK_COUNT(arr), commit, children}
+static const ExprSpec kExprs[] = {
+    E("payload", e_payload, true, false),   E("numgen", e_numgen, true, false),
+    E("meta", e_meta, true, false),         E("rt", e_rt, true, false),
+    E("socket", e_socket, true, false),     E("tunnel", e_tunnel, true, false),
+    E("cmp", e_cmp, true, false),           E("range", e_range, true, false),
+    E("immediate", e_immediate, true, false), E("counter", e_counter, true, false),
+    E("connlimit", e_connlimit, true, false), E("bitwise", e_bitwise, true, false),
+    E("target", e_target, false, false),    E("match", e_match, false, false),
+    E("nat", e_nat, true, false),           E("tproxy", e_tproxy, true, false),
+    E("lookup", e_lookup, true, false),     E("dynset", e_dynset, true, true),
+    E("log", e_log, true, false),           E("exthdr", e_exthdr, true, false),
+    E("ct", e_ct, true, false),             E("byteorder", e_byteorder, true, false),
+    E("limit", e_limit, true, false),       E("reject", e_reject, true, false),
+    E("queue", e_queue, true, false),       E("quota", e_quota, true, false),
+    E("masq", e_masq, true, false),         E("redir", e_redir, true, false),
+    E("dup", e_dup, true, false),           E("flow_offload", e_flow, true, false),
+    E("fwd", e_fwd, true, false),           E("hash", e_hash, true, false),
+    E("fib", e_fib, true, false),           E("objref", e_objref, true, false),
+    E("osf", e_osf, true, false),           E("xfrm", e_xfrm, true, false),
+    E("synproxy", e_synproxy, true, false), E("last", e_last, true, false),
+    E("notrack", e_notrack, true, false),
+};
+#undef E
+
+const ExprSpec *findExpr(std::string_view name) {
+  for (const auto &e : kExprs)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+const char *attrKindName(AttrKind k) {
+  switch (k) {
+    case K::None: return "undefined";
+    case K::U8: return "u8";
+    case K::U16: return "u16";
+    case K::U32: return "u32";
+    case K::U64: return "u64";
+    case K::Str: return "string";
+    case K::Data: return "data";
+    case K::UserData: return "userdata";
+    case K::Concat: return "concat";
+    case K::Devices: return "devices";
+    case K::Pointer: return "pointer";
+    case K::Opaque: return "opaque";
+  }
+  return "?";
+}
+
+// ---- errors ------------------------------------------------------------------------------------
+
+WireError::WireError(size_t offset, const std::string &reason)
+    : std::runtime_error("nftlink: malformed transaction at byte " + std::to_string(offset) + ": " + reason) {}
+
+// ---- reader ------------------------------------------------------------------------------------
+
+namespace {
+
+class Reader {
+ public:
+  Reader(const uint8_t *p, size_t n) : p_(p), n_(n) {}
+  size_t pos() const { return pos_; }
+  size_t remaining() const { return n_ - pos_; }
+  const uint8_t *here() const { return p_ + pos_; }
+  void need(size_t k, const char *what) const {
+    if (k > n_ - pos_)
+      throw WireError(pos_, std::string(what) + " needs " + std::to_string(k) + " bytes, " +
+                                std::to_string(n_ - pos_) + " left");
+  }
+  uint8_t u8(const char *what) {
+    need(1, what);
+    return p_[pos_++];
+  }
+  uint16_t u16(const char *what) {
+    need(2, what);
+    uint16_t v;
+    std::memcpy(&v, p_ + pos_, 2);
+    pos_ += 2;
+    return v;
+  }
+  uint32_t u32(const char *what) {
+    need(4, what);
+    uint32_t v;
+    std::memcpy(&v, p_ + pos_, 4);
+    pos_ += 4;
+    return v;
+  }
+  const uint8_t *bytes(size_t k, const char *what) {
+    need(k, what);
+    const uint8_t *r = p_ + pos_;
+    pos_ += k;
+    return r;
+  }
+
+ private:
+  const uint8_t *p_;
+  size_t n_;
+  size_t pos_ = 0;
+};
+
+size_t align4(size_t n) { return (n + 3) & ~size_t(3); }
+
+// Upper bound of what libnftnl writes for one attribute: its own header and padding, plus at most two
+// levels of nesting (data registers go in NFTA_*_DATA > NFTA_DATA_VALUE, verdicts one deeper).
+size_t attrBound(const AttrView &a) {
+  switch (a.kind) {
+    case K::Concat:  // each length becomes NFTA_LIST_ELEM > NFTA_SET_FIELD_LEN (u32)
+    case K::Devices:  // each name becomes its own NFTA_DEVICE_NAME attribute
+      return 64 + 16 * size_t(a.len);
+    default:
+      return 32 + 2 * align4(a.len);
+  }
+}
+
+std::string attrLabel(const char *ctx, uint16_t id, const AttrSpec *spec) {
+  std::string s = std::string(ctx) + " attribute " + std::to_string(id);
+  if (spec) s += std::string(" (") + spec->name + ")";
+  return s;
+}
+
+void checkValue(const AttrView &a, const char *ctx, const AttrSpec &spec) {
+  auto fail = [&](const std::string &why) { throw WireError(a.offset, attrLabel(ctx, a.id, &spec) + " " + why); };
+  const uint32_t len = a.len;
+  auto fixed = [&](uint32_t want) {
+    if (len != want)
+      fail("is " + std::to_string(len) + " bytes, must be exactly " + std::to_string(want) + " (" +
+           attrKindName(spec.kind) + ")");
+  };
+  switch (spec.kind) {
+    case K::None:
+      fail("is not defined in libnftnl 1.2.4");
+      break;
+    case K::Pointer:
+      fail("is a libnftnl object pointer and cannot be sent; put expressions in the expression list");
+      break;
+    case K::Opaque:
+      fail("belongs to an expression nftlink only dumps");
+      break;
+    case K::U8: fixed(1); break;
+    case K::U16: fixed(2); break;
+    case K::U32: fixed(4); break;
+    case K::U64: fixed(8); break;
+    case K::Str: {
+      if (len == 0) fail("is an empty string attribute (needs its terminating NUL)");
+      if (len > kStrMax) fail("is " + std::to_string(len) + " bytes, at most " + std::to_string(kStrMax));
+      const void *nul = std::memchr(a.data, 0, len);
+      if (nul == nullptr) fail("is not NUL-terminated within its " + std::to_string(len) + " bytes");
+      if (static_cast<const uint8_t *>(nul) != a.data + len - 1)
+        fail("has a NUL at byte " + std::to_string(static_cast<const uint8_t *>(nul) - a.data) +
+             " before its end");
+      break;
+    }
+    case K::Data:
+      if (len == 0) fail("is empty, needs 1 to " + std::to_string(kDataMax) + " bytes");
+      if (len > kDataMax) fail("is " + std::to_string(len) + " bytes, at most " + std::to_string(kDataMax));
+      break;
+    case K::UserData:
+      if (len > kUserDataMax)
+        fail("is " + std::to_string(len) + " bytes, at most " + std::to_string(kUserDataMax));
+      break;
+    case K::Concat:
+      if (len == 0 || len > kConcatMax)
+        fail("has " + std::to_string(len) + " field lengths, needs 1 to " + std::to_string(kConcatMax));
+      for (uint32_t i = 0; i < len; i++)
+        if (a.data[i] == 0) fail("field length " + std::to_string(i) + " is zero");
+      break;
+    case K::Devices: {
+      if (len == 0) fail("is empty");
+      if (a.data[len - 1] != 0) fail("does not end with a NUL");
+      uint32_t count = 0, start = 0;
+      for (uint32_t i = 0; i < len; i++) {
+        if (a.data[i] != 0) continue;
+        if (i == start) fail("has an empty device name at byte " + std::to_string(i));
+        if (i - start >= kStrMax) fail("has a device name longer than " + std::to_string(kStrMax - 1));
+        count++;
+        start = i + 1;
+      }
+      if (count > kDevicesMax) fail("names " + std::to_string(count) + " devices, at most " +
+                                    std::to_string(kDevicesMax));
+      break;
+    }
+  }
+}
+
+// Reads u16 attrCount + attrs, validating each against `spec`.
+std::vector<AttrView> readAttrs(Reader &r, const char *ctx, const AttrSpec *specs, uint16_t nspecs) {
+  const size_t countAt = r.pos();
+  const uint16_t count = r.u16("attribute count");
+  // Each attribute is at least 6 bytes: do not let a forged count reserve memory we cannot fill.
+  if (size_t(count) * 6 > r.remaining())
+    throw WireError(countAt, std::string(ctx) + " declares " + std::to_string(count) + " attributes but only " +
+                                 std::to_string(r.remaining()) + " bytes follow");
+  std::vector<AttrView> out;
+  out.reserve(count);
+  uint64_t seen = 0;
+  for (uint16_t i = 0; i < count; i++) {
+    AttrView a;
+    a.offset = r.pos();
+    a.id = r.u16("attribute id");
+    a.len = r.u32("attribute length");
+    if (a.len > r.remaining())
+      throw WireError(a.offset, attrLabel(ctx, a.id, nullptr) + " says " + std::to_string(a.len) +
+                                    " bytes but only " + std::to_string(r.remaining()) + " follow");
+    a.data = r.bytes(a.len, "attribute value");
+    if (a.id >= nspecs)
+      throw WireError(a.offset, attrLabel(ctx, a.id, nullptr) + " is past the maximum id " +
+                                    std::to_string(nspecs - 1));
+    const AttrSpec &spec = specs[a.id];
+    a.kind = spec.kind;
+    if (seen & (uint64_t(1) << a.id))
+      throw WireError(a.offset, attrLabel(ctx, a.id, &spec) + " is given twice");
+    seen |= uint64_t(1) << a.id;
+    checkValue(a, ctx, spec);
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::vector<ExprView> readExprs(Reader &r, const char *ctx, int depth, size_t *bound);
+
+ExprView readExpr(Reader &r, int depth, size_t *bound) {
+  ExprView e;
+  e.offset = r.pos();
+  const uint8_t nameLen = r.u8("expression name length");
+  if (nameLen == 0) throw WireError(e.offset, "expression name is empty");
+  const uint8_t *name = r.bytes(nameLen, "expression name");
+  std::string_view sv(reinterpret_cast<const char *>(name), nameLen);
+  e.spec = findExpr(sv);
+  std::string printable;
+  for (uint8_t c : sv) printable += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
+  if (e.spec == nullptr) throw WireError(e.offset, "unknown expression \"" + printable + "\"");
+  if (!e.spec->commit)
+    throw WireError(e.offset, "expression \"" + printable +
+                                  "\" (xtables compat) cannot be sent: nftlink builds native expressions only");
+  const std::string ctx = std::string(e.spec->name);
+  e.attrs = readAttrs(r, ctx.c_str(), e.spec->attrs, e.spec->count);
+  size_t b = 64 + nameLen;
+  for (const auto &a : e.attrs) b += attrBound(a);
+  const size_t childAt = r.pos();
+  if (e.spec->children && depth == 0) {
+    e.children = readExprs(r, (ctx + " nested").c_str(), depth + 1, &b);
+  } else {
+    const uint16_t n = r.u16("expression count");
+    if (n != 0)
+      throw WireError(childAt, "expression \"" + ctx + "\" has " + std::to_string(n) +
+                                   " nested expressions; only a top-level dynset may have them");
+  }
+  *bound += b;
+  return e;
+}
+
+std::vector<ExprView> readExprs(Reader &r, const char *ctx, int depth, size_t *bound) {
+  const size_t at = r.pos();
+  const uint16_t count = r.u16("expression count");
+  // An expression is at least 6 bytes (nameLen, 1-byte name, two counts).
+  if (size_t(count) * 6 > r.remaining())
+    throw WireError(at, std::string(ctx) + " declares " + std::to_string(count) + " expressions but only " +
+                            std::to_string(r.remaining()) + " bytes follow");
+  std::vector<ExprView> out;
+  out.reserve(count);
+  for (uint16_t i = 0; i < count; i++) {
+    out.push_back(readExpr(r, depth, bound));
+    *bound += 16;  // NFTA_LIST_ELEM wrapper
+  }
+  return out;
+}
+
+bool msgTypeMatches(uint8_t kind, uint8_t t) {
+  switch (kind) {
+    case kTable: return t == kNewTable || t == kDelTable || t == kDestroyTable;
+    case kChain: return t == kNewChain || t == kDelChain || t == kDestroyChain;
+    case kRule: return t == kNewRule || t == kDelRule || t == kDestroyRule;
+    case kSet: return t == kNewSet || t == kDelSet || t == kDestroySet;
+    case kElements: return t == kNewSetElem || t == kDelSetElem || t == kDestroySetElem;
+  }
+  return false;
+}
+
+// NLM_F_REPLACE 0x100 (also NLM_F_NONREC), NLM_F_EXCL 0x200, NLM_F_CREATE 0x400, NLM_F_APPEND 0x800.
+constexpr uint16_t kAllowedNlFlags = 0x0F00;
+
+OpView readOp(Reader &r, uint32_t index) {
+  OpView op;
+  op.offset = r.pos();
+  r.need(8, "operation header");
+  op.msgType = r.u8("msgType");
+  op.kind = r.u8("kind");
+  op.nlFlags = r.u16("nlFlags");
+  op.family = r.u8("family");
+  const uint8_t *pad = r.bytes(3, "padding");
+  const std::string opName = "operation " + std::to_string(index);
+  if (op.kind > kElements)
+    throw WireError(op.offset + 1, opName + " has unknown kind " + std::to_string(op.kind) + " (0..4)");
+  if (!msgTypeMatches(op.kind, op.msgType))
+    throw WireError(op.offset, opName + ": message type " + std::to_string(op.msgType) + " is not a " +
+                                   kObjects[op.kind].name + " verb");
+  if (op.nlFlags & ~kAllowedNlFlags)
+    throw WireError(op.offset + 2, opName + ": nlFlags 0x" + [&] {
+      char b[8];
+      snprintf(b, sizeof b, "%04x", op.nlFlags);
+      return std::string(b);
+    }() + " has bits outside CREATE|EXCL|REPLACE|APPEND (0x0f00); NLM_F_ACK is never needed");
+  if (pad[0] | pad[1] | pad[2]) throw WireError(op.offset + 5, opName + ": padding bytes are not zero");
+
+  const ObjectSpec &spec = kObjects[op.kind];
+  op.attrs = readAttrs(r, spec.name, spec.attrs, spec.count);
+  size_t bound = 1024;
+  for (const auto &a : op.attrs) {
+    if (op.kind == kElements && a.id != 0 /*TABLE*/ && a.id != 1 /*NAME*/ && a.id != 8 /*ID*/)
+      throw WireError(a.offset, "elements attribute " + std::to_string(a.id) + " (" + kSetAttrs[a.id].name +
+                                    ") does not name a set; only table (0), name (1) and id (8) do");
+    bound += attrBound(a);
+  }
+  const size_t exprAt = r.pos();
+  if (op.kind == kRule || op.kind == kSet) {
+    op.exprs = readExprs(r, spec.name, 0, &bound);
+  } else {
+    const uint16_t n = r.u16("expression count");
+    if (n != 0)
+      throw WireError(exprAt, opName + ": a " + spec.name + " has no expressions, got " + std::to_string(n));
+  }
+  op.bound = bound;
+  if (op.kind == kElements) {
+    const size_t countAt = r.pos();
+    const uint32_t n = r.u32("element count");
+    if (size_t(n) * 4 > r.remaining())  // an element is at least 4 bytes (two counts)
+      throw WireError(countAt, opName + " declares " + std::to_string(n) + " elements but only " +
+                                   std::to_string(r.remaining()) + " bytes follow");
+    op.elems.reserve(n);
+    for (uint32_t i = 0; i < n; i++) {
+      ElemView e;
+      const size_t at = r.pos();
+      e.attrs = readAttrs(r, "element", kElemAttrs, NFTLINK_COUNT(kElemAttrs));
+      size_t eb = 64;
+      for (const auto &a : e.attrs) eb += attrBound(a);
+      e.exprs = readExprs(r, "element", 1 /* no dynset children inside elements */, &eb);
+      if (eb > kElemBoundMax)
+        throw WireError(at, opName + " element " + std::to_string(i) + " may need " + std::to_string(eb) +
+                                " bytes of netlink, more than the " + std::to_string(kElemBoundMax) +
+                                " an element may take in a 64 KiB element-list nest");
+      e.bound = eb;
+      op.elems.push_back(std::move(e));
+    }
+  }
+  return op;
+}
+
+}  // namespace
+
+Request parseRequest(const uint8_t *buf, size_t len) {
+  Reader r(buf, len);
+  Request req;
+  r.need(kHeaderSize, "header");
+  const uint32_t magic = r.u32("magic");
+  if (magic != kMagic) {
+    char b[64];
+    snprintf(b, sizeof b, "magic is 0x%08x, expected 0x%08x (\"NFTL\")", magic, kMagic);
+    throw WireError(0, b);
+  }
+  const uint16_t version = r.u16("version");
+  if (version != kVersion)
+    throw WireError(4, "version " + std::to_string(version) + " is not supported (expected " +
+                           std::to_string(kVersion) + ")");
+  req.flags = r.u16("flags");
+  if (req.flags & ~(kFlagCheck | kFlagGenid))
+    throw WireError(6, "unknown header flags 0x" + [&] {
+      char b[8];
+      snprintf(b, sizeof b, "%04x", req.flags);
+      return std::string(b);
+    }() + " (known: 1 CHECK, 2 GENID)");
+  req.genid = r.u32("genid");
+  const uint32_t count = r.u32("count");
+  // An operation is at least 12 bytes (8-byte header and two counts).
+  if (size_t(count) * 12 > r.remaining())
+    throw WireError(12, "header declares " + std::to_string(count) + " operations but only " +
+                            std::to_string(r.remaining()) + " bytes follow");
+  req.ops.reserve(count);
+  for (uint32_t i = 0; i < count; i++) req.ops.push_back(readOp(r, i));
+  if (r.remaining() != 0)
+    throw WireError(r.pos(), std::to_string(r.remaining()) + " trailing bytes after the last operation");
+  return req;
+}
+
+// ---- writer ------------------------------------------------------------------------------------
+
+void Writer::raw(const void *p, size_t n) {
+  const auto *b = static_cast<const uint8_t *>(p);
+  buf_.insert(buf_.end(), b, b + n);
+}
+void Writer::patchU16(size_t at, uint16_t v) { std::memcpy(buf_.data() + at, &v, 2); }
+void Writer::patchU32(size_t at, uint32_t v) { std::memcpy(buf_.data() + at, &v, 4); }
+void Writer::attr(uint16_t id, const void *data, uint32_t len) {
+  u16(id);
+  u32(len);
+  if (len) raw(data, len);
+}
+
+}  // namespace nftlink

@@ -1,0 +1,64 @@
+// The shared shape of every asynchronous call: a Napi::AsyncWorker that resolves a Promise, runs its
+// kernel work on the libuv pool while holding the handle's mutex, and turns every C++ exception into
+// a rejected Promise (never a crash).
+#pragma once
+
+#include <napi.h>
+
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "socket.h"
+
+namespace nftlink {
+
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  PromiseWorker(Napi::Env env, std::shared_ptr<Handle> h)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), handle_(std::move(h)) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+ protected:
+  // Runs off the JS thread with the socket to itself.
+  virtual void run(NlSocket &sock) = 0;
+  // Runs on the JS thread after run() succeeded.
+  virtual Napi::Value result(Napi::Env env) = 0;
+
+ private:
+  void Execute() final {
+    std::lock_guard<std::mutex> lock(handle_->mu);
+    try {
+      if (handle_->closed.load() || !handle_->sock) {
+        SetError("nftlink: the handle is closed");
+      } else {
+        // A previous request that failed half-way may have left replies queued.
+        handle_->sock->drainStale();
+        run(*handle_->sock);
+      }
+    } catch (const std::bad_alloc &) {
+      SetError("nftlink: out of memory");
+    } catch (const std::exception &e) {
+      SetError(e.what());
+    } catch (...) {
+      SetError("nftlink: unexpected internal error");
+    }
+    // close() could not take the mutex while we ran: release the socket on its behalf.
+    if (handle_->closed.load()) handle_->sock.reset();
+  }
+  void OnOK() final {
+    Napi::HandleScope scope(Env());
+    try {
+      deferred_.Resolve(result(Env()));
+    } catch (const Napi::Error &e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+  void OnError(const Napi::Error &e) final { deferred_.Reject(e.Value()); }
+
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<Handle> handle_;
+};
+
+}  // namespace nftlink

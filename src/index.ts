@@ -1,0 +1,1 @@
+export * from './nft/index.js';

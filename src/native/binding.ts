@@ -1,0 +1,81 @@
+// Typed loader for the C++ addon (build/Release/nftlink.node). The contract is native/README.md.
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+declare const nativeHandleBrand: unique symbol;
+
+/** An open netlink socket in one network namespace. Opaque: only the addon can make or read one. */
+export type NativeHandle = { readonly [nativeHandleBrand]: true };
+
+/** One kernel refusal, mapped back to the request. */
+export interface NativeError {
+  /** Index of the operation in the request; -1 for a batch-level error. */
+  op: number;
+  /** Index of the element within that operation's element list; -1 when not an element error. */
+  element: number;
+  /** Positive errno (EEXIST = 17, ENOENT = 2, ERESTART = 85 ...). */
+  errno: number;
+  /** The kernel's extended-ack message, '' when it gave none. */
+  message: string;
+  /** 'op': an operation was refused; 'batch': the kernel answered for the batch as a whole. */
+  phase: "op" | "batch";
+}
+
+export interface NativeCommitResult {
+  /** Empty when the kernel committed (or, in check mode, validated) everything. */
+  errors: NativeError[];
+}
+
+export interface NativeBinding {
+  /**
+   * Opens a NETLINK_NETFILTER socket. No argument: the caller's namespace. A string without '/' is a
+   * name from `ip netns add` (/run/netns/NAME); a string with '/' is a path; a number an open netns fd.
+   */
+  open(netns?: string | number): NativeHandle;
+  /** Sends one compact-format request as one batch. Rejects only for a malformed buffer or a socket failure. */
+  commit(h: NativeHandle, buf: Uint8Array): Promise<NativeCommitResult>;
+  /**
+   * `what`: bitmask 1 tables, 2 chains, 4 sets, 8 elements, 16 rules. `family` 0 = all.
+   * Resolves with the compact reply format, one consistent generation (header genid).
+   */
+  dump(h: NativeHandle, what: number, family: number, table: string | null): Promise<Uint8Array>;
+  /** One set's elements only (a single kind-4 operation in the reply format). */
+  dumpSetElements(h: NativeHandle, family: number, table: string, set: string): Promise<Uint8Array>;
+  /** NFT_MSG_GETGEN. */
+  getGeneration(h: NativeHandle): Promise<number>;
+  /** Idempotent; a closed handle rejects further calls. */
+  close(h: NativeHandle): void;
+}
+
+const ADDON_RELATIVE = join("build", "Release", "nftlink.node");
+
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) {
+      throw new Error(`nftlink: cannot find the package root (no package.json above ${fileURLToPath(import.meta.url)})`);
+    }
+    dir = parent;
+  }
+}
+
+let cached: NativeBinding | undefined;
+
+/** Loads the addon once; throws a clear Error when it has not been built. */
+export function loadNative(): NativeBinding {
+  if (cached) return cached;
+  const root = packageRoot();
+  const path = join(root, ADDON_RELATIVE);
+  if (!existsSync(path)) {
+    throw new Error(
+      "nftlink: native addon not built: run `npm run build:native` (needs libnftnl-dev libmnl-dev pkg-config)",
+    );
+  }
+  const require = createRequire(join(root, "package.json"));
+  cached = require(path) as NativeBinding;
+  return cached;
+}

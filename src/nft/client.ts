@@ -1,0 +1,107 @@
+// The connection to nf_tables in one network namespace: commit, check, dump, generation.
+
+import { loadNative, type NativeBinding, type NativeError, type NativeHandle } from '../native/binding.js';
+import { decodeRuleset, decodeSetElements } from './netlink/decode.js';
+import { ERRNO, NFPROTO, type Family } from './netlink/constants.js';
+import { NftCommitError, NftGenerationError, type KernelRefusal } from './errors.js';
+import type { EncodedRequest } from './netlink/encode.js';
+import type { NftSet, Ruleset, SetElement } from './objects.js';
+import { Transaction } from './transaction.js';
+
+export interface OpenOptions {
+  /** A namespace name (`ip netns add NAME`), a path (/proc/PID/ns/net), or an open fd. Default: the caller's. */
+  netns?: string | number;
+}
+
+export interface CommitOptions {
+  /** Refuse the batch unless the ruleset is still at this generation (compare-and-swap). */
+  generation?: number;
+}
+
+export interface DumpOptions {
+  family?: Family;
+  table?: string;
+  /** Leave out set elements (faster when only the structure is needed). */
+  elements?: boolean;
+}
+
+const DUMP_TABLES = 1;
+const DUMP_CHAINS = 2;
+const DUMP_SETS = 4;
+const DUMP_ELEMENTS = 8;
+const DUMP_RULES = 16;
+
+export class Nftables {
+  private constructor(
+    private readonly native: NativeBinding,
+    private readonly handle: NativeHandle,
+  ) {}
+
+  static open(opts: OpenOptions = {}): Nftables {
+    const native = loadNative();
+    const handle = opts.netns === undefined ? native.open() : native.open(opts.netns);
+    return new Nftables(native, handle);
+  }
+
+  /** Applies the transaction atomically; throws NftCommitError (nothing applied) if the kernel refuses. */
+  async commit(tx: Transaction, opts: CommitOptions = {}): Promise<void> {
+    await this.send(tx, tx.encode(opts.generation !== undefined ? { generation: opts.generation } : {}), opts.generation);
+  }
+
+  /** Lets the kernel validate the transaction without applying it. */
+  async check(tx: Transaction): Promise<void> {
+    await this.send(tx, tx.encode({ check: true }), undefined);
+  }
+
+  private async send(tx: Transaction, req: EncodedRequest, generation: number | undefined): Promise<void> {
+    if (req.origins.length === 0) return;
+    const result = await this.native.commit(this.handle, req.buffer);
+    if (result.errors.length === 0) return;
+    const refusals = result.errors.map((e) => refusalOf(tx, req, e)).sort((a, b) => a.operationIndex - b.operationIndex);
+    if (generation !== undefined && refusals.some((r) => r.errno === ERRNO.ERESTART && r.operationIndex < 0)) {
+      throw new NftGenerationError(refusals, generation);
+    }
+    throw new NftCommitError(refusals);
+  }
+
+  /** Reads tables, chains, sets (with elements) and rules, all from one generation. */
+  async dump(opts: DumpOptions = {}): Promise<Ruleset> {
+    const what = DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | (opts.elements === false ? 0 : DUMP_ELEMENTS);
+    const family = opts.family ? NFPROTO[opts.family] : NFPROTO.unspec;
+    const buf = await this.native.dump(this.handle, what, family, opts.table ?? null);
+    return decodeRuleset(buf);
+  }
+
+  /** One set's elements, decoded with the set's types. */
+  async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }> {
+    const buf = await this.native.dumpSetElements(this.handle, NFPROTO[set.family], set.table, set.name);
+    return decodeSetElements(buf, set);
+  }
+
+  async generation(): Promise<number> {
+    return this.native.getGeneration(this.handle);
+  }
+
+  close(): void {
+    this.native.close(this.handle);
+  }
+}
+
+function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): KernelRefusal {
+  if (e.phase === 'batch' || e.op < 0) return { errno: e.errno, kernelMessage: e.message, operationIndex: -1 };
+  const origin = req.origins[e.op];
+  if (!origin) return { errno: e.errno, kernelMessage: e.message, operationIndex: -1 };
+  const r: KernelRefusal = {
+    errno: e.errno,
+    kernelMessage: e.message,
+    operationIndex: origin.op,
+    operation: tx.operations[origin.op]!,
+  };
+  if (e.element >= 0) r.elementIndex = origin.elements ? (origin.elements[e.element] ?? -1) : e.element;
+  try {
+    r.command = tx.renderOperation(origin.op, r.elementIndex);
+  } catch {
+    // An operation that has no nft text (an expression the renderer does not know) still has its index.
+  }
+  return r;
+}

@@ -1,0 +1,99 @@
+// Errors that name the object and the kernel's reason.
+
+import { ERRNO_NAME } from './netlink/constants.js';
+import type { Operation } from './operations.js';
+
+const ERRNO_TEXT: Record<number, string> = {
+  1: 'Operation not permitted',
+  2: 'No such file or directory',
+  7: 'Argument list too long',
+  12: 'Cannot allocate memory',
+  16: 'Device or resource busy',
+  17: 'File exists',
+  19: 'No such device',
+  22: 'Invalid argument',
+  23: 'Too many open files in system',
+  28: 'No space left on device',
+  34: 'Numerical result out of range',
+  40: 'Too many levels of symbolic links',
+  61: 'No data available',
+  85: 'Interrupted system call should be restarted',
+  90: 'Message too long',
+  93: 'Protocol not supported',
+  95: 'Operation not supported',
+  105: 'No buffer space available',
+};
+
+export function errnoText(errno: number): string {
+  return `${ERRNO_TEXT[errno] ?? `errno ${errno}`} (${ERRNO_NAME[errno] ?? errno})`;
+}
+
+/** Raised when an operation cannot be queued: bad names, values, references. Nothing was sent. */
+export class NftValidationError extends Error {
+  constructor(
+    message: string,
+    readonly operation: Operation,
+    readonly operationIndex: number,
+  ) {
+    super(message);
+    this.name = 'NftValidationError';
+  }
+}
+
+export interface KernelRefusal {
+  errno: number;
+  /** The kernel's extended-ack text, '' when it gave none. */
+  kernelMessage: string;
+  /** Index of the caller's operation (-1: the batch as a whole). */
+  operationIndex: number;
+  operation?: Operation;
+  /** The failing operation as an nft command. */
+  command?: string;
+  /** Index of the element within the operation, for element operations. */
+  elementIndex?: number;
+}
+
+/**
+ * Raised when the kernel refused a transaction. Nothing of it was applied: nf_tables aborts the
+ * whole batch. `refusals` lists every error the kernel reported; the first is the message's subject.
+ */
+export class NftCommitError extends Error implements KernelRefusal {
+  readonly errno: number;
+  readonly code: string;
+  readonly kernelMessage: string;
+  readonly operationIndex: number;
+  readonly operation?: Operation;
+  readonly command?: string;
+  readonly elementIndex?: number;
+
+  constructor(readonly refusals: KernelRefusal[]) {
+    const first = refusals[0]!;
+    const where =
+      first.operationIndex < 0
+        ? 'the batch'
+        : `operation ${first.operationIndex}${first.command ? ` (${truncate(first.command)})` : ''}${first.elementIndex !== undefined && first.elementIndex >= 0 ? `, element ${first.elementIndex}` : ''}`;
+    const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more error(s))` : '';
+    super(`nftlink: kernel refused ${where}: ${errnoText(first.errno)}${first.kernelMessage ? `: ${first.kernelMessage}` : ''}${more}`);
+    this.name = 'NftCommitError';
+    this.errno = first.errno;
+    this.code = ERRNO_NAME[first.errno] ?? String(first.errno);
+    this.kernelMessage = first.kernelMessage;
+    this.operationIndex = first.operationIndex;
+    if (first.operation) this.operation = first.operation;
+    if (first.command) this.command = first.command;
+    if (first.elementIndex !== undefined) this.elementIndex = first.elementIndex;
+  }
+}
+
+/** The ruleset changed since the generation the transaction was computed against (ERESTART). */
+export class NftGenerationError extends NftCommitError {
+  constructor(refusals: KernelRefusal[], readonly expectedGeneration: number) {
+    super(refusals);
+    this.name = 'NftGenerationError';
+    this.message = `nftlink: the ruleset changed since generation ${expectedGeneration}; nothing was applied`;
+  }
+}
+
+function truncate(s: string): string {
+  return s.length > 200 ? `${s.slice(0, 200)}...` : s;
+}

@@ -1,0 +1,33 @@
+import { EXPR_ATTR } from '../netlink/attrs.js';
+import { NFT_CMP, type CmpOp } from '../netlink/constants.js';
+import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { copyBytes, required, type ExprCodec } from './codec.js';
+
+/** nft_cmp: compare `sreg` with constant data; the rule stops when it is false. */
+export interface CmpExpr {
+  type: 'cmp';
+  sreg: number;
+  op: CmpOp;
+  data: Uint8Array;
+}
+
+const A = EXPR_ATTR.cmp;
+const OP_BY_NUMBER = Object.fromEntries(Object.entries(NFT_CMP).map(([k, v]) => [v, k])) as Record<number, CmpOp>;
+
+export const cmpCodec: ExprCodec<CmpExpr> = {
+  type: 'cmp',
+  name: 'cmp',
+  encodeAttrs(w: WireWriter, e: CmpExpr): void {
+    w.attrU32(A.SREG, e.sreg);
+    w.attrU32(A.OP, NFT_CMP[e.op]);
+    w.attrBytes(A.DATA, e.data);
+  },
+  decode(x: WireExpr): CmpExpr {
+    return {
+      type: 'cmp',
+      sreg: required(getU32(x.attrs, A.SREG), 'cmp', 'sreg'),
+      op: OP_BY_NUMBER[required(getU32(x.attrs, A.OP), 'cmp', 'op')] ?? 'eq',
+      data: required(copyBytes(x.attrs.get(A.DATA)), 'cmp', 'data'),
+    };
+  },
+};

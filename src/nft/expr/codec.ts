@@ -1,0 +1,27 @@
+// The contract every expression file implements: how its fields become libnftnl attributes and back.
+// Each expression file mirrors one kernel expression (net/netfilter/nft_<name>.c): its fields are the
+// kernel's attributes, nothing more, so decoding a dump loses nothing.
+
+import type { WireExpr, WireWriter } from '../netlink/wire.js';
+
+export interface ExprCodec<E extends { type: string }> {
+  /** The type tag in TypeScript. */
+  readonly type: E['type'];
+  /** The kernel's (and libnftnl's) expression name. */
+  readonly name: string;
+  /** Writes the attributes (the list is already open). */
+  encodeAttrs(w: WireWriter, e: E): void;
+  /** Nested expressions (only dynset has them). */
+  nested?(e: E): readonly { type: string }[];
+  decode(x: WireExpr, decodeNested: (x: WireExpr) => { type: string }): E;
+}
+
+export function required<T>(value: T | undefined, expr: string, attr: string): T {
+  if (value === undefined) throw new Error(`nftlink: ${expr} expression without its ${attr} attribute`);
+  return value;
+}
+
+/** Copies a view of a reply buffer so decoded objects do not pin the whole dump. */
+export function copyBytes(b: Uint8Array | undefined): Uint8Array | undefined {
+  return b ? new Uint8Array(b) : undefined;
+}

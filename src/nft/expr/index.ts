@@ -1,0 +1,122 @@
+// Every kernel expression nftlink models, one file each; this file joins them into the Expr union
+// and the codec registry that the encoder and decoder share.
+
+import type { WireExpr, WireWriter } from '../netlink/wire.js';
+import { bitwiseCodec, type BitwiseExpr } from './bitwise.js';
+import { byteorderCodec, type ByteorderExpr } from './byteorder.js';
+import { cmpCodec, type CmpExpr } from './cmp.js';
+import type { ExprCodec } from './codec.js';
+import { counterCodec, type CounterExpr } from './counter.js';
+import { ctCodec, type CtExpr } from './ct.js';
+import { dynsetCodec, type DynsetExpr } from './dynset.js';
+import { fibCodec, type FibExpr } from './fib.js';
+import { immediateCodec, type ImmediateExpr } from './immediate.js';
+import { limitCodec, type LimitExpr } from './limit.js';
+import { logCodec, type LogExpr } from './log.js';
+import { lookupCodec, type LookupExpr } from './lookup.js';
+import { masqCodec, type MasqExpr } from './masq.js';
+import { metaCodec, type MetaExpr } from './meta.js';
+import { natCodec, type NatExpr } from './nat.js';
+import { numgenCodec, type NumgenExpr } from './numgen.js';
+import { payloadCodec, type PayloadExpr } from './payload.js';
+import { rangeCodec, type RangeExpr } from './range.js';
+import { rejectCodec, type RejectExpr } from './reject.js';
+import { decodeUnknown, type UnknownExpr } from './unknown.js';
+
+export type {
+  BitwiseExpr,
+  ByteorderExpr,
+  CmpExpr,
+  CounterExpr,
+  CtExpr,
+  DynsetExpr,
+  FibExpr,
+  ImmediateExpr,
+  LimitExpr,
+  LogExpr,
+  LookupExpr,
+  MasqExpr,
+  MetaExpr,
+  NatExpr,
+  NumgenExpr,
+  PayloadExpr,
+  RangeExpr,
+  RejectExpr,
+  UnknownExpr,
+};
+
+export type Expr =
+  | PayloadExpr
+  | MetaExpr
+  | CmpExpr
+  | BitwiseExpr
+  | RangeExpr
+  | LookupExpr
+  | ImmediateExpr
+  | CounterExpr
+  | NumgenExpr
+  | NatExpr
+  | MasqExpr
+  | RejectExpr
+  | CtExpr
+  | DynsetExpr
+  | FibExpr
+  | LimitExpr
+  | LogExpr
+  | ByteorderExpr
+  | UnknownExpr;
+
+type KnownExpr = Exclude<Expr, UnknownExpr>;
+
+const CODECS: ExprCodec<KnownExpr>[] = [
+  payloadCodec,
+  metaCodec,
+  cmpCodec,
+  bitwiseCodec,
+  rangeCodec,
+  lookupCodec,
+  immediateCodec,
+  counterCodec,
+  numgenCodec,
+  natCodec,
+  masqCodec,
+  rejectCodec,
+  ctCodec,
+  dynsetCodec,
+  fibCodec,
+  limitCodec,
+  logCodec,
+  byteorderCodec,
+] as unknown as ExprCodec<KnownExpr>[];
+
+const BY_TYPE = new Map(CODECS.map((c) => [c.type, c]));
+const BY_NAME = new Map(CODECS.map((c) => [c.name, c]));
+
+/** Writes one expression: name, attributes, nested expressions. */
+export function encodeExpr(w: WireWriter, e: Expr): void {
+  if (e.type === 'unknown') {
+    w.exprName(e.name);
+    w.openList();
+    for (const [id, bytes] of e.attrs) w.attrBytes(id, bytes);
+    w.closeList();
+    w.openList();
+    for (const n of e.exprs ?? []) encodeExpr(w, n);
+    w.closeList();
+    return;
+  }
+  const codec = BY_TYPE.get(e.type);
+  if (!codec) throw new Error(`nftlink: no codec for expression type "${e.type}"`);
+  w.exprName(codec.name);
+  w.openList();
+  codec.encodeAttrs(w, e);
+  w.closeList();
+  w.openList();
+  for (const n of codec.nested?.(e) ?? []) encodeExpr(w, n as Expr);
+  w.closeList();
+}
+
+export function decodeExpr(x: WireExpr): Expr {
+  const codec = BY_NAME.get(x.name);
+  if (!codec) return decodeUnknown(x);
+  return codec.decode(x, decodeExpr);
+}

@@ -1,0 +1,36 @@
+import { EXPR_ATTR } from '../netlink/attrs.js';
+import { NFT_META, type MetaKey } from '../netlink/constants.js';
+import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { required, type ExprCodec } from './codec.js';
+
+/** nft_meta: load packet metadata into `dreg`, or set it from `sreg`. */
+export interface MetaExpr {
+  type: 'meta';
+  key: MetaKey;
+  dreg?: number;
+  sreg?: number;
+}
+
+const A = EXPR_ATTR.meta;
+const KEY_BY_NUMBER = Object.fromEntries(Object.entries(NFT_META).map(([k, v]) => [v, k])) as Record<number, MetaKey>;
+
+export const metaCodec: ExprCodec<MetaExpr> = {
+  type: 'meta',
+  name: 'meta',
+  encodeAttrs(w: WireWriter, e: MetaExpr): void {
+    w.attrU32(A.KEY, NFT_META[e.key]);
+    if (e.dreg !== undefined) w.attrU32(A.DREG, e.dreg);
+    if (e.sreg !== undefined) w.attrU32(A.SREG, e.sreg);
+  },
+  decode(x: WireExpr): MetaExpr {
+    const keyNum = required(getU32(x.attrs, A.KEY), 'meta', 'key');
+    const key = KEY_BY_NUMBER[keyNum];
+    if (!key) throw new Error(`nftlink: meta key ${keyNum} is not supported`);
+    const e: MetaExpr = { type: 'meta', key };
+    const dreg = getU32(x.attrs, A.DREG);
+    if (dreg !== undefined) e.dreg = dreg;
+    const sreg = getU32(x.attrs, A.SREG);
+    if (sreg !== undefined) e.sreg = sreg;
+    return e;
+  },
+};

@@ -1,0 +1,17 @@
+// The library CNIs import: objects, expressions, builders, transactions, the client, rendering.
+
+export * from './objects.js';
+export * from './operations.js';
+export * from './errors.js';
+export { Transaction, type TransactionObject, type TransactionOptions } from './transaction.js';
+export { Nftables, type CommitOptions, type DumpOptions, type OpenOptions } from './client.js';
+export type * from './expr/index.js';
+export { rule, RuleBuilder, type NatTarget, type NatMapTarget, type MatchValue } from './build/rule-builder.js';
+export { ct, fibType, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Field } from './build/fields.js';
+export * as types from './types/datatypes.js';
+export type { Datatype, Scalar } from './types/datatypes.js';
+export type { Verdict } from './types/verdict.js';
+export { renderRuleset } from './render/ruleset.js';
+export { renderCommands } from './render/commands.js';
+export { renderRuleExprs, RenderError } from './render/rule.js';
+export { NF_IP_PRI } from './netlink/constants.js';

@@ -1,0 +1,221 @@
+// The addon's dump buffer -> the object model. Anonymous sets are attached to the lookups that use
+// them, so a decoded rule renders (and re-encodes) with its inline set.
+
+import { decodeExpr, type Expr } from '../expr/index.js';
+import type { Chain, ChainType, NftSet, Rule, Ruleset, SetElement, SetFlag, Table } from '../objects.js';
+import { typesFromId, type Datatype } from '../types/datatypes.js';
+import { verdictFromCode } from '../types/verdict.js';
+import { decodeValues, rangesFromIntervalElements, splitFields } from '../values.js';
+import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
+import { FAMILY_BY_NUMBER, NF_INET_HOOK, NFT_DATA_VERDICT, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, type Family, type Hook } from './constants.js';
+import { parseUdata, udataString } from './udata.js';
+import {
+  getBytes,
+  getS32,
+  getStr,
+  getU32,
+  getU64,
+  WireKind,
+  WireReader,
+  type WireElement,
+  type WireObject,
+} from './wire.js';
+
+const HOOK_BY_NUMBER = Object.fromEntries(Object.entries(NF_INET_HOOK).map(([k, v]) => [v, k])) as Record<number, Hook>;
+
+function familyOf(o: WireObject): Family {
+  const f = FAMILY_BY_NUMBER[o.family];
+  if (!f) throw new Error(`nftlink: unknown family ${o.family} in a dump`);
+  return f;
+}
+
+function num(v: bigint | undefined): number | undefined {
+  return v === undefined ? undefined : Number(v);
+}
+
+function decodeTable(o: WireObject): Table {
+  const t: Table = { family: familyOf(o), name: getStr(o.attrs, TABLE_ATTR.NAME) ?? '' };
+  const flags = getU32(o.attrs, TABLE_ATTR.FLAGS) ?? 0;
+  const names = (Object.keys(NFT_TABLE_F) as (keyof typeof NFT_TABLE_F)[]).filter((f) => flags & NFT_TABLE_F[f]);
+  if (names.length) t.flags = names;
+  const comment = udataString(parseUdata(getBytes(o.attrs, TABLE_ATTR.USERDATA)).get(UDATA.TABLE_COMMENT));
+  if (comment !== undefined) t.comment = comment;
+  const handle = num(getU64(o.attrs, TABLE_ATTR.HANDLE));
+  if (handle !== undefined) t.handle = handle;
+  return t;
+}
+
+function decodeChain(o: WireObject): Chain {
+  const c: Chain = {
+    family: familyOf(o),
+    table: getStr(o.attrs, CHAIN_ATTR.TABLE) ?? '',
+    name: getStr(o.attrs, CHAIN_ATTR.NAME) ?? '',
+  };
+  const hook = getU32(o.attrs, CHAIN_ATTR.HOOKNUM);
+  if (hook !== undefined) {
+    c.base = {
+      type: (getStr(o.attrs, CHAIN_ATTR.TYPE) ?? 'filter') as ChainType,
+      hook: HOOK_BY_NUMBER[hook] ?? 'prerouting',
+      priority: getS32(o.attrs, CHAIN_ATTR.PRIO) ?? 0,
+    };
+    const policy = getU32(o.attrs, CHAIN_ATTR.POLICY);
+    if (policy !== undefined) c.base.policy = policy === 1 ? 'accept' : 'drop';
+  }
+  const comment = udataString(parseUdata(getBytes(o.attrs, CHAIN_ATTR.USERDATA)).get(UDATA.CHAIN_COMMENT));
+  if (comment !== undefined) c.comment = comment;
+  const handle = num(getU64(o.attrs, CHAIN_ATTR.HANDLE));
+  if (handle !== undefined) c.handle = handle;
+  return c;
+}
+
+function decodeSet(o: WireObject): NftSet {
+  const flags = getU32(o.attrs, SET_ATTR.FLAGS) ?? 0;
+  const s: NftSet = {
+    family: familyOf(o),
+    table: getStr(o.attrs, SET_ATTR.TABLE) ?? '',
+    name: getStr(o.attrs, SET_ATTR.NAME) ?? '',
+    key: typesFromId(getU32(o.attrs, SET_ATTR.KEY_TYPE) ?? 0, getU32(o.attrs, SET_ATTR.KEY_LEN) ?? 0),
+  };
+  if (flags & NFT_SET_F.map) {
+    const dt = getU32(o.attrs, SET_ATTR.DATA_TYPE) ?? 0;
+    s.data = dt === NFT_DATA_VERDICT ? 'verdict' : typesFromId(dt, getU32(o.attrs, SET_ATTR.DATA_LEN) ?? 0);
+  }
+  const fl: SetFlag[] = [];
+  if (flags & NFT_SET_F.anonymous) s.anonymous = true;
+  else if (flags & NFT_SET_F.constant) fl.push('constant');
+  if (flags & NFT_SET_F.interval) fl.push('interval');
+  if (flags & NFT_SET_F.timeout) fl.push('timeout');
+  if (flags & NFT_SET_F.eval) fl.push('dynamic');
+  if (fl.length) s.flags = fl;
+  const timeout = num(getU64(o.attrs, SET_ATTR.TIMEOUT));
+  if (timeout !== undefined) s.timeout = timeout;
+  const gc = getU32(o.attrs, SET_ATTR.GC_INTERVAL);
+  if (gc !== undefined) s.gcInterval = gc;
+  const size = getU32(o.attrs, SET_ATTR.DESC_SIZE);
+  if (size !== undefined) s.size = size;
+  const policy = getU32(o.attrs, SET_ATTR.POLICY);
+  if (policy !== undefined) s.policy = policy === 1 ? 'memory' : 'performance';
+  const comment = udataString(parseUdata(getBytes(o.attrs, SET_ATTR.USERDATA)).get(UDATA.SET_COMMENT));
+  if (comment !== undefined) s.comment = comment;
+  const handle = num(getU64(o.attrs, SET_ATTR.HANDLE));
+  if (handle !== undefined) s.handle = handle;
+  return s;
+}
+
+function elementPayload(s: NftSet, e: WireElement, out: SetElement): void {
+  if (s.data === 'verdict') {
+    const code = getU32(e.attrs, ELEM_ATTR.VERDICT);
+    if (code !== undefined) out.value = verdictFromCode(code, getStr(e.attrs, ELEM_ATTR.CHAIN));
+  } else if (s.data) {
+    const data = getBytes(e.attrs, ELEM_ATTR.DATA);
+    if (data) out.value = decodeValues(s.data, data);
+  }
+  const timeout = num(getU64(e.attrs, ELEM_ATTR.TIMEOUT));
+  if (timeout !== undefined) out.timeout = timeout;
+  const expires = num(getU64(e.attrs, ELEM_ATTR.EXPIRATION));
+  if (expires !== undefined) out.expires = expires;
+  const comment = udataString(parseUdata(getBytes(e.attrs, ELEM_ATTR.USERDATA)).get(UDATA.SET_ELEM_COMMENT));
+  if (comment !== undefined) out.comment = comment;
+}
+
+/** Decodes the wire elements of a set (interval sets pair their start and end markers). */
+export function decodeElements(s: NftSet, elems: readonly WireElement[]): SetElement[] {
+  const interval = (s.flags ?? []).includes('interval');
+  if (interval && s.key.length === 1) {
+    const type: Datatype = s.key[0]!;
+    const marks = elems.map((e, index) => ({
+      key: getBytes(e.attrs, ELEM_ATTR.KEY) ?? new Uint8Array(type.size),
+      end: ((getU32(e.attrs, ELEM_ATTR.FLAGS) ?? 0) & NFT_SET_ELEM_F.interval_end) !== 0,
+      index,
+    }));
+    return rangesFromIntervalElements(type, marks).map((r) => {
+      const out: SetElement = { key: [type.toValue(r.from)] };
+      if (!bytesEqual(r.from, r.to)) out.keyEnd = [type.toValue(r.to)];
+      elementPayload(s, elems[r.index]!, out);
+      return out;
+    });
+  }
+  return elems.map((e) => {
+    const key = getBytes(e.attrs, ELEM_ATTR.KEY) ?? new Uint8Array(0);
+    const out: SetElement = { key: decodeValues(s.key, key) };
+    const keyEnd = getBytes(e.attrs, ELEM_ATTR.KEY_END);
+    if (keyEnd) {
+      const from = splitFields(s.key, key);
+      const to = splitFields(s.key, keyEnd);
+      if (from.some((f, i) => !bytesEqual(f, to[i]!))) out.keyEnd = decodeValues(s.key, keyEnd);
+    }
+    elementPayload(s, e, out);
+    return out;
+  });
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function decodeRule(o: WireObject): Rule {
+  const r: Rule = {
+    family: familyOf(o),
+    table: getStr(o.attrs, RULE_ATTR.TABLE) ?? '',
+    chain: getStr(o.attrs, RULE_ATTR.CHAIN) ?? '',
+    exprs: o.exprs.map(decodeExpr),
+  };
+  const comment = udataString(parseUdata(getBytes(o.attrs, RULE_ATTR.USERDATA)).get(UDATA.RULE_COMMENT));
+  if (comment !== undefined) r.comment = comment;
+  const handle = num(getU64(o.attrs, RULE_ATTR.HANDLE));
+  if (handle !== undefined) r.handle = handle;
+  return r;
+}
+
+const setKey = (family: string, table: string, name: string): string => `${family}\0${table}\0${name}`;
+
+/** Decodes a dump buffer from the addon. Anonymous sets move into the lookups that bind them. */
+export function decodeRuleset(buf: Uint8Array): Ruleset {
+  const msg = new WireReader(buf).message();
+  const out: Ruleset = { generation: msg.genid, tables: [], chains: [], sets: [], rules: [] };
+  const sets = new Map<string, NftSet>();
+  for (const o of msg.objects) {
+    switch (o.kind) {
+      case WireKind.Table:
+        out.tables.push(decodeTable(o));
+        break;
+      case WireKind.Chain:
+        out.chains.push(decodeChain(o));
+        break;
+      case WireKind.Set: {
+        const s = decodeSet(o);
+        sets.set(setKey(s.family, s.table, s.name), s);
+        out.sets.push(s);
+        break;
+      }
+      case WireKind.Elements: {
+        const family = familyOf(o);
+        const s = sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
+        if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
+        s.elements = [...(s.elements ?? []), ...decodeElements(s, o.elements)];
+        break;
+      }
+      case WireKind.Rule:
+        out.rules.push(decodeRule(o));
+        break;
+    }
+  }
+  for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets));
+  out.sets = out.sets.filter((s) => !s.anonymous);
+  return out;
+}
+
+function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>): Expr {
+  if (e.type !== 'lookup') return e;
+  const s = sets.get(setKey(r.family, r.table, e.set));
+  if (!s || !s.anonymous) return e;
+  return { ...e, inline: s };
+}
+
+/** Decodes a one-set element dump (the reconciler's resync) against the set's declared types. */
+export function decodeSetElements(buf: Uint8Array, set: NftSet): { generation: number; elements: SetElement[] } {
+  const msg = new WireReader(buf).message();
+  const elements: SetElement[] = [];
+  for (const o of msg.objects) if (o.kind === WireKind.Elements) elements.push(...decodeElements(set, o.elements));
+  return { generation: msg.genid, elements };
+}

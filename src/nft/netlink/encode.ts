@@ -1,0 +1,365 @@
+// Operations -> the compact request buffer. Each operation becomes one or more kernel messages
+// (a rule with an inline set is NEWSET + NEWSETELEM + NEWRULE, as nft sends it); `origins` maps
+// every wire operation back to the caller's operation and element so errors name the right one.
+
+import { encodeExpr, type Expr } from '../expr/index.js';
+import type { Chain, NftSet, Rule, SetElement, Table } from '../objects.js';
+import type { Operation } from '../operations.js';
+import { typeIdOf, type Datatype } from '../types/datatypes.js';
+import { verdictCode, type Verdict } from '../types/verdict.js';
+import { encodeValues, intervalElements, parseIntervalValue } from '../values.js';
+import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
+import { NF_INET_HOOK, NFPROTO, NFT_DATA_VERDICT, NFT_MSG, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, NLM_F } from './constants.js';
+import { commentUdata, UdataBuilder } from './udata.js';
+import { WireKind, WireWriter, WIRE_FLAG_CHECK, WIRE_FLAG_GENID } from './wire.js';
+
+/** Where a wire operation came from. */
+export interface WireOrigin {
+  /** Index of the caller's operation. */
+  op: number;
+  /** For element messages: wire element index -> caller element index (-1: nft's leading interval marker). */
+  elements?: Int32Array;
+}
+
+export interface EncodedRequest {
+  buffer: Uint8Array;
+  origins: WireOrigin[];
+}
+
+export interface EncodeOptions {
+  check?: boolean;
+  /** Compare-and-swap: the kernel refuses the batch unless the ruleset is still at this generation. */
+  generation?: number;
+}
+
+/** EXPR_CONCAT in nft's enum expr_types: what nft 1.0.6 writes as the typeof of a `type a . b` key. */
+const NFT_EXPR_CONCAT = 13;
+
+export class RequestEncoder {
+  readonly w = new WireWriter(1 << 16);
+  readonly origins: WireOrigin[] = [];
+  private nextSetId = 1;
+  private opIndex = 0;
+
+  private readonly countAt: number;
+
+  constructor() {
+    this.countAt = this.w.header(0, 0);
+  }
+
+  private begin(msgType: number, kind: WireKind, nlFlags: number, family: string, origin?: Partial<WireOrigin>): void {
+    this.w.op(msgType, kind, nlFlags, NFPROTO[family as keyof typeof NFPROTO]);
+    this.origins.push({ op: this.opIndex, ...origin });
+  }
+
+  /** Encodes one operation; if it throws, nothing of it stays in the buffer. */
+  add(op: Operation, index: number): void {
+    const mark = this.w.mark();
+    const origins = this.origins.length;
+    const nextSetId = this.nextSetId;
+    try {
+      this.operation(op, index);
+    } catch (err) {
+      this.w.reset(mark);
+      this.origins.length = origins;
+      this.nextSetId = nextSetId;
+      throw err;
+    }
+  }
+
+  private operation(op: Operation, index: number): void {
+    this.opIndex = index;
+    switch (op.kind) {
+      case 'table':
+        return this.table(op.verb, op.table);
+      case 'chain':
+        return this.chain(op.verb, op.chain);
+      case 'rule':
+        return this.rule(op.verb, op.rule);
+      case 'set':
+        this.set(op.verb, op.set);
+        return;
+      case 'element':
+        return this.elements(op.verb, op.set, op.elements);
+    }
+  }
+
+  private table(verb: Operation['verb'], t: Table): void {
+    if (verb === 'flush') return this.flushRules(t.family, t.name, undefined);
+    const msg = verb === 'delete' ? NFT_MSG.DELTABLE : verb === 'destroy' ? NFT_MSG.DESTROYTABLE : NFT_MSG.NEWTABLE;
+    this.begin(msg, WireKind.Table, createFlags(verb), t.family);
+    const w = this.w;
+    w.openList();
+    w.attrStr(TABLE_ATTR.NAME, t.name);
+    if (msg === NFT_MSG.NEWTABLE) {
+      // nft always sends the flags, so that `add table` clears a dormant flag left by someone else.
+      w.attrU32(TABLE_ATTR.FLAGS, (t.flags ?? []).reduce((acc, f) => acc | NFT_TABLE_F[f], 0));
+      const ud = commentUdata(t.comment);
+      if (ud) w.attrBytes(TABLE_ATTR.USERDATA, ud);
+    } else if (t.handle !== undefined) w.attrU64(TABLE_ATTR.HANDLE, BigInt(t.handle));
+    w.closeList();
+    this.noExprs();
+  }
+
+  private chain(verb: Operation['verb'], c: Chain): void {
+    if (verb === 'flush') return this.flushRules(c.family, c.table, c.name);
+    const msg = verb === 'delete' ? NFT_MSG.DELCHAIN : verb === 'destroy' ? NFT_MSG.DESTROYCHAIN : NFT_MSG.NEWCHAIN;
+    this.begin(msg, WireKind.Chain, createFlags(verb), c.family);
+    const w = this.w;
+    w.openList();
+    w.attrStr(CHAIN_ATTR.TABLE, c.table);
+    w.attrStr(CHAIN_ATTR.NAME, c.name);
+    if (msg === NFT_MSG.NEWCHAIN) {
+      if (c.base) {
+        w.attrStr(CHAIN_ATTR.TYPE, c.base.type);
+        w.attrU32(CHAIN_ATTR.HOOKNUM, NF_INET_HOOK[c.base.hook]);
+        w.attrS32(CHAIN_ATTR.PRIO, c.base.priority);
+        if (c.base.policy) w.attrU32(CHAIN_ATTR.POLICY, c.base.policy === 'accept' ? 1 : 0);
+      }
+      const ud = commentUdata(c.comment);
+      if (ud) w.attrBytes(CHAIN_ATTR.USERDATA, ud);
+    } else if (c.handle !== undefined) w.attrU64(CHAIN_ATTR.HANDLE, BigInt(c.handle));
+    w.closeList();
+    this.noExprs();
+  }
+
+  private flushRules(family: string, table: string, chain: string | undefined): void {
+    this.begin(NFT_MSG.DELRULE, WireKind.Rule, 0, family);
+    const w = this.w;
+    w.openList();
+    w.attrStr(RULE_ATTR.TABLE, table);
+    if (chain !== undefined) w.attrStr(RULE_ATTR.CHAIN, chain);
+    w.closeList();
+    this.noExprs();
+  }
+
+  private rule(verb: Operation['verb'], r: Rule): void {
+    // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
+    const exprs = verb === 'delete' || verb === 'destroy' ? [] : r.exprs.map((e) => this.bindInline(e, r));
+    const msg = verb === 'delete' ? NFT_MSG.DELRULE : verb === 'destroy' ? NFT_MSG.DESTROYRULE : NFT_MSG.NEWRULE;
+    const nlFlags =
+      verb === 'add' ? NLM_F.CREATE | NLM_F.APPEND : verb === 'insert' ? NLM_F.CREATE : verb === 'replace' ? NLM_F.REPLACE : 0;
+    this.begin(msg, WireKind.Rule, nlFlags, r.family);
+    const w = this.w;
+    w.openList();
+    w.attrStr(RULE_ATTR.TABLE, r.table);
+    w.attrStr(RULE_ATTR.CHAIN, r.chain);
+    if (verb !== 'add' && verb !== 'insert' && r.handle !== undefined) w.attrU64(RULE_ATTR.HANDLE, BigInt(r.handle));
+    if ((verb === 'add' || verb === 'insert') && r.position !== undefined) w.attrU64(RULE_ATTR.POSITION, BigInt(r.position));
+    if (msg === NFT_MSG.NEWRULE) {
+      const ud = commentUdata(r.comment);
+      if (ud) w.attrBytes(RULE_ATTR.USERDATA, ud);
+    }
+    w.closeList();
+    w.openList();
+    for (const e of exprs) encodeExpr(w, e);
+    w.closeList();
+  }
+
+  private bindInline(e: Expr, r: Rule): Expr {
+    if (e.type !== 'lookup' || !e.inline) return e;
+    const s: NftSet = { ...e.inline, family: r.family, table: r.table, anonymous: true };
+    if (!s.name || s.name.includes('%d')) s.name = s.data ? '__map%d' : '__set%d';
+    const id = this.set('add', s);
+    return { ...e, set: s.name, setId: id };
+  }
+
+  /** Returns the set's transaction id. */
+  private set(verb: Operation['verb'], s: NftSet): number {
+    if (verb === 'flush') {
+      this.begin(NFT_MSG.DELSETELEM, WireKind.Elements, 0, s.family);
+      this.setNameAttrs(s, undefined);
+      this.noExprs();
+      this.w.u32(0);
+      return 0;
+    }
+    const msg = verb === 'delete' ? NFT_MSG.DELSET : verb === 'destroy' ? NFT_MSG.DESTROYSET : NFT_MSG.NEWSET;
+    this.begin(msg, WireKind.Set, createFlags(verb), s.family);
+    const w = this.w;
+    const id = this.nextSetId++;
+    w.openList();
+    w.attrStr(SET_ATTR.TABLE, s.table);
+    w.attrStr(SET_ATTR.NAME, s.name);
+    if (msg === NFT_MSG.NEWSET) {
+      const key = typeIdOf(s.key);
+      const flags = setFlags(s);
+      w.attrU32(SET_ATTR.FLAGS, flags);
+      w.attrU32(SET_ATTR.KEY_TYPE, key.id);
+      w.attrU32(SET_ATTR.KEY_LEN, key.len);
+      if (s.data === 'verdict') {
+        w.attrU32(SET_ATTR.DATA_TYPE, NFT_DATA_VERDICT);
+        w.attrU32(SET_ATTR.DATA_LEN, 0);
+      } else if (s.data) {
+        const data = typeIdOf(s.data);
+        w.attrU32(SET_ATTR.DATA_TYPE, data.id);
+        w.attrU32(SET_ATTR.DATA_LEN, data.len);
+      }
+      w.attrU32(SET_ATTR.ID, id);
+      if (s.policy) w.attrU32(SET_ATTR.POLICY, s.policy === 'memory' ? 1 : 0);
+      const size = s.size ?? (s.anonymous ? s.elements?.length : undefined);
+      if (size !== undefined) w.attrU32(SET_ATTR.DESC_SIZE, size);
+      if (flags & NFT_SET_F.concat) {
+        // NFTA_SET_DESC_CONCAT: one field length per key part, as libnftnl takes it (u8s, 0-terminated).
+        w.attrBytes(SET_ATTR.DESC_CONCAT, Uint8Array.from([...s.key.map((t) => t.size), 0]));
+      }
+      if (s.timeout !== undefined) w.attrU64(SET_ATTR.TIMEOUT, BigInt(s.timeout));
+      if (s.gcInterval !== undefined) w.attrU32(SET_ATTR.GC_INTERVAL, s.gcInterval);
+      w.attrBytes(SET_ATTR.USERDATA, setUdata(s));
+    } else if (s.handle !== undefined) w.attrU64(SET_ATTR.HANDLE, BigInt(s.handle));
+    w.closeList();
+    this.noExprs();
+    if (msg === NFT_MSG.NEWSET && s.elements?.length) this.elements('add', s, s.elements, id);
+    return id;
+  }
+
+  private setNameAttrs(s: NftSet, id: number | undefined): void {
+    const w = this.w;
+    w.openList();
+    w.attrStr(SET_ATTR.TABLE, s.table);
+    w.attrStr(SET_ATTR.NAME, s.name);
+    if (id !== undefined) w.attrU32(SET_ATTR.ID, id);
+    w.closeList();
+  }
+
+  private elements(verb: Operation['verb'], s: NftSet, elements: readonly SetElement[], setId?: number): void {
+    const msg =
+      verb === 'delete' ? NFT_MSG.DELSETELEM : verb === 'destroy' ? NFT_MSG.DESTROYSETELEM : NFT_MSG.NEWSETELEM;
+    const isNew = msg === NFT_MSG.NEWSETELEM;
+    const interval = (s.flags ?? []).includes('interval') || s.anonymous === true && elements.some(hasRangeSyntax);
+    const what = `${s.data ? 'map' : 'set'} ${s.table} ${s.name}`;
+    const w = this.w;
+    if (interval && s.key.length === 1) {
+      const type = s.key[0]!;
+      const ranges = elements.map((e, i) => parseIntervalValue(type, e.key[0]!, e.keyEnd?.[0], `${what} element ${i}`));
+      // Deleting ranges must leave nft's leading marker alone: the other ranges still need it.
+      const wire = intervalElements(type, ranges, what).filter((e) => isNew || e.source >= 0);
+      this.begin(msg, WireKind.Elements, createFlags(verb), s.family, {
+        elements: Int32Array.from(wire, (e) => e.source),
+      });
+      this.setNameAttrs(s, setId);
+      this.noExprs();
+      w.openList(true);
+      for (const we of wire) {
+        const src = we.source >= 0 ? elements[we.source]! : undefined;
+        w.item();
+        w.openList();
+        w.attrBytes(ELEM_ATTR.KEY, we.key);
+        if (we.end) w.attrU32(ELEM_ATTR.FLAGS, NFT_SET_ELEM_F.interval_end);
+        else if (src && isNew) this.elementPayload(s, src, what, we.source);
+        w.closeList();
+        this.noExprs();
+      }
+      w.closeList();
+      return;
+    }
+    this.begin(msg, WireKind.Elements, createFlags(verb), s.family);
+    this.setNameAttrs(s, setId);
+    this.noExprs();
+    w.openList(true);
+    for (let i = 0; i < elements.length; i++) {
+      const e = elements[i]!;
+      w.item();
+      w.openList();
+      if (interval) {
+        // Concatenated intervals (pipapo, Linux 5.6): the key and an inclusive KEY_END.
+        const from = s.key.map((t, f) => parseIntervalValue(t, e.key[f]!, e.keyEnd?.[f], `${what} element ${i}`));
+        w.attrBytes(ELEM_ATTR.KEY, encodeConcatBytes(s.key, from.map((r) => r.from)));
+        w.attrBytes(ELEM_ATTR.KEY_END, encodeConcatBytes(s.key, from.map((r) => r.to)));
+      } else {
+        w.attrBytes(ELEM_ATTR.KEY, encodeValues(s.key, e.key, `${what} element ${i} key`));
+      }
+      if (isNew) this.elementPayload(s, e, what, i);
+      w.closeList();
+      this.noExprs();
+    }
+    w.closeList();
+  }
+
+  private elementPayload(s: NftSet, e: SetElement, what: string, i: number): void {
+    const w = this.w;
+    if (s.data === 'verdict') {
+      const v = e.value as Verdict | undefined;
+      if (!v || Array.isArray(v)) throw new RangeError(`${what} element ${i}: a verdict map element needs a verdict value`);
+      w.attrU32(ELEM_ATTR.VERDICT, verdictCode(v));
+      if (v.kind === 'jump' || v.kind === 'goto') w.attrStr(ELEM_ATTR.CHAIN, v.chain);
+    } else if (s.data) {
+      if (!Array.isArray(e.value)) throw new RangeError(`${what} element ${i}: a map element needs a value`);
+      w.attrBytes(ELEM_ATTR.DATA, encodeValues(s.data, e.value, `${what} element ${i} value`));
+    }
+    if (e.timeout !== undefined) w.attrU64(ELEM_ATTR.TIMEOUT, BigInt(e.timeout));
+    const ud = commentUdata(e.comment);
+    if (ud) w.attrBytes(ELEM_ATTR.USERDATA, ud);
+  }
+
+  private noExprs(): void {
+    this.w.u16(0);
+  }
+
+  /** The request as it stands; later operations may still be added (the buffer is a view). */
+  finish(opts: EncodeOptions = {}): EncodedRequest {
+    const flags = (opts.check ? WIRE_FLAG_CHECK : 0) | (opts.generation !== undefined ? WIRE_FLAG_GENID : 0);
+    this.w.patchHeader(flags, opts.generation ?? 0);
+    this.w.patchU32(this.countAt, this.origins.length);
+    return { buffer: this.w.finish(), origins: this.origins.slice() };
+  }
+
+  get size(): number {
+    return this.w.length;
+  }
+}
+
+function encodeConcatBytes(types: readonly Datatype[], parts: readonly Uint8Array[]): Uint8Array {
+  if (types.length === 1) return parts[0]!;
+  const total = types.reduce((s, t) => s + Math.ceil(t.size / 4) * 4, 0);
+  const out = new Uint8Array(total);
+  let at = 0;
+  types.forEach((t, i) => {
+    out.set(parts[i]!, at);
+    at += Math.ceil(t.size / 4) * 4;
+  });
+  return out;
+}
+
+function hasRangeSyntax(e: SetElement): boolean {
+  return e.keyEnd !== undefined || e.key.some((k) => typeof k === 'string' && (k.includes('/') || /^[^:]+-/.test(k)));
+}
+
+function createFlags(verb: Operation['verb']): number {
+  if (verb === 'add') return NLM_F.CREATE;
+  if (verb === 'create') return NLM_F.CREATE | NLM_F.EXCL;
+  return 0;
+}
+
+export function setFlags(s: NftSet): number {
+  let f = 0;
+  const flags = s.flags ?? [];
+  if (s.anonymous) f |= NFT_SET_F.anonymous | NFT_SET_F.constant;
+  if (flags.includes('constant')) f |= NFT_SET_F.constant;
+  const interval = flags.includes('interval') || (s.anonymous === true && (s.elements ?? []).some(hasRangeSyntax));
+  if (interval) f |= NFT_SET_F.interval;
+  if (s.data) f |= NFT_SET_F.map;
+  if (flags.includes('timeout') || s.timeout !== undefined) f |= NFT_SET_F.timeout;
+  if (flags.includes('dynamic')) f |= NFT_SET_F.eval;
+  if (interval && s.key.length > 1) f |= NFT_SET_F.concat;
+  return f;
+}
+
+/** The set userdata nft 1.0.6 writes for a `type ...` declaration. */
+export function setUdata(s: NftSet): Uint8Array {
+  const u = new UdataBuilder();
+  const order = (types: readonly Datatype[]): number => (types.length > 1 ? 0 : types[0]!.byteorder === 'big' ? 2 : 1);
+  u.u32(UDATA.SET_KEYBYTEORDER, order(s.key));
+  if (s.data) u.u32(UDATA.SET_DATABYTEORDER, s.data === 'verdict' ? 0 : order(s.data));
+  if (s.key.length > 1) {
+    u.nest(UDATA.SET_KEY_TYPEOF, new UdataBuilder().u32(UDATA.SET_TYPEOF_EXPR, NFT_EXPR_CONCAT).nest(UDATA.SET_TYPEOF_DATA, new UdataBuilder()));
+  }
+  if (s.data) u.u32(UDATA.SET_DATA_INTERVAL, 0);
+  if (s.comment !== undefined) u.strz(UDATA.SET_COMMENT, s.comment);
+  return u.bytes();
+}
+
+export function encodeRequest(ops: readonly Operation[], opts: EncodeOptions = {}): EncodedRequest {
+  const enc = new RequestEncoder();
+  ops.forEach((op, i) => enc.add(op, i));
+  return enc.finish(opts);
+}

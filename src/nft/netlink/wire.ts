@@ -1,0 +1,335 @@
+// The compact format between TypeScript and the addon (specified in native/README.md): one buffer
+// per transaction, one per dump. Little-endian, no padding. The writer streams: counts are reserved
+// and patched, so encoding 200,000 elements allocates one growing buffer and nothing per element.
+
+export const WIRE_MAGIC = 0x4c54464e; // "NFTL"
+export const WIRE_VERSION = 1;
+export const WIRE_FLAG_CHECK = 0x1;
+export const WIRE_FLAG_GENID = 0x2;
+
+export const enum WireKind {
+  Table = 0,
+  Chain = 1,
+  Rule = 2,
+  Set = 3,
+  Elements = 4,
+}
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
+
+export class WireWriter {
+  private buf: Uint8Array;
+  private view: DataView;
+  private pos = 0;
+  /** Positions of the u16 counts being filled, innermost last, and how many items each has. */
+  private readonly countAt: number[] = [];
+  private readonly counts: number[] = [];
+  private readonly countWide: boolean[] = [];
+
+  constructor(initialSize = 4096) {
+    this.buf = new Uint8Array(initialSize);
+    this.view = new DataView(this.buf.buffer);
+  }
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  /** A point to roll back to when an operation fails to encode half way. */
+  mark(): number {
+    if (this.countAt.length !== 0) throw new Error('nftlink: internal error: mark inside an open list');
+    return this.pos;
+  }
+  reset(mark: number): void {
+    this.pos = mark;
+    this.countAt.length = 0;
+    this.counts.length = 0;
+    this.countWide.length = 0;
+  }
+  get length(): number {
+    return this.pos;
+  }
+  /** Header flags and generation, patched at commit time. */
+  patchHeader(flags: number, genid: number): void {
+    this.view.setUint16(6, flags, true);
+    this.view.setUint32(8, genid >>> 0, true);
+  }
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = v;
+  }
+  u16(v: number): void {
+    this.ensure(2);
+    this.view.setUint16(this.pos, v, true);
+    this.pos += 2;
+  }
+  u32(v: number): void {
+    this.ensure(4);
+    this.view.setUint32(this.pos, v >>> 0, true);
+    this.pos += 4;
+  }
+
+  header(flags: number, genid: number): number {
+    this.u32(WIRE_MAGIC);
+    this.u16(WIRE_VERSION);
+    this.u16(flags);
+    this.u32(genid);
+    const at = this.pos;
+    this.u32(0);
+    return at;
+  }
+
+  patchU32(at: number, v: number): void {
+    this.view.setUint32(at, v >>> 0, true);
+  }
+
+  op(msgType: number, kind: WireKind, nlFlags: number, family: number): void {
+    this.ensure(8);
+    this.buf[this.pos] = msgType;
+    this.buf[this.pos + 1] = kind;
+    this.view.setUint16(this.pos + 2, nlFlags, true);
+    this.buf[this.pos + 4] = family;
+    this.buf[this.pos + 5] = 0;
+    this.buf[this.pos + 6] = 0;
+    this.buf[this.pos + 7] = 0;
+    this.pos += 8;
+  }
+
+  /** Opens a counted list (attrs, exprs: u16; elements: u32). Items are counted by `item()`. */
+  openList(wide = false): void {
+    this.countAt.push(this.pos);
+    this.counts.push(0);
+    this.countWide.push(wide);
+    if (wide) this.u32(0);
+    else this.u16(0);
+  }
+  item(): void {
+    this.counts[this.counts.length - 1]!++;
+  }
+  closeList(): void {
+    const at = this.countAt.pop()!;
+    const n = this.counts.pop()!;
+    const wide = this.countWide.pop()!;
+    if (wide) this.view.setUint32(at, n, true);
+    else {
+      if (n > 0xffff) throw new RangeError(`nftlink: more than 65535 attributes or expressions in one object`);
+      this.view.setUint16(at, n, true);
+    }
+  }
+
+  private attrHead(id: number, len: number): void {
+    this.item();
+    this.ensure(6 + len);
+    this.view.setUint16(this.pos, id, true);
+    this.view.setUint32(this.pos + 2, len, true);
+    this.pos += 6;
+  }
+  attrU8(id: number, v: number): void {
+    this.attrHead(id, 1);
+    this.buf[this.pos++] = v;
+  }
+  attrU16(id: number, v: number): void {
+    this.attrHead(id, 2);
+    this.view.setUint16(this.pos, v, true);
+    this.pos += 2;
+  }
+  attrU32(id: number, v: number): void {
+    this.attrHead(id, 4);
+    this.view.setUint32(this.pos, v >>> 0, true);
+    this.pos += 4;
+  }
+  attrS32(id: number, v: number): void {
+    this.attrHead(id, 4);
+    this.view.setInt32(this.pos, v, true);
+    this.pos += 4;
+  }
+  attrU64(id: number, v: bigint): void {
+    this.attrHead(id, 8);
+    this.view.setBigUint64(this.pos, v, true);
+    this.pos += 8;
+  }
+  attrStr(id: number, s: string): void {
+    const bytes = textEncoder.encode(s);
+    this.attrHead(id, bytes.length + 1);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+    this.buf[this.pos++] = 0;
+  }
+  attrBytes(id: number, bytes: Uint8Array): void {
+    this.attrHead(id, bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+  exprName(name: string): void {
+    this.item();
+    const bytes = textEncoder.encode(name);
+    this.u8(bytes.length);
+    this.ensure(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  finish(): Uint8Array {
+    if (this.countAt.length !== 0) throw new Error('nftlink: internal error: unclosed list in wire writer');
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+/** One decoded attribute list: id -> value bytes (a view into the reply buffer). */
+export type WireAttrs = Map<number, Uint8Array>;
+
+export interface WireExpr {
+  name: string;
+  attrs: WireAttrs;
+  exprs: WireExpr[];
+}
+
+export interface WireElement {
+  attrs: WireAttrs;
+  exprs: WireExpr[];
+}
+
+export interface WireObject {
+  msgType: number;
+  kind: WireKind;
+  nlFlags: number;
+  family: number;
+  attrs: WireAttrs;
+  exprs: WireExpr[];
+  elements: WireElement[];
+}
+
+export interface WireMessage {
+  flags: number;
+  genid: number;
+  objects: WireObject[];
+}
+
+export class WireReader {
+  private pos = 0;
+  private readonly view: DataView;
+  constructor(private readonly buf: Uint8Array) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+  private need(n: number, what: string): void {
+    if (this.pos + n > this.buf.length) {
+      throw new Error(`nftlink: truncated reply from the addon at byte ${this.pos} (${what})`);
+    }
+  }
+  u8(): number {
+    this.need(1, 'u8');
+    return this.buf[this.pos++]!;
+  }
+  u16(): number {
+    this.need(2, 'u16');
+    const v = this.view.getUint16(this.pos, true);
+    this.pos += 2;
+    return v;
+  }
+  u32(): number {
+    this.need(4, 'u32');
+    const v = this.view.getUint32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+  bytes(n: number): Uint8Array {
+    this.need(n, 'bytes');
+    const b = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return b;
+  }
+  get done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+
+  attrs(): WireAttrs {
+    const n = this.u16();
+    const out: WireAttrs = new Map();
+    for (let i = 0; i < n; i++) {
+      const id = this.u16();
+      const len = this.u32();
+      out.set(id, this.bytes(len));
+    }
+    return out;
+  }
+  exprs(): WireExpr[] {
+    const n = this.u16();
+    const out: WireExpr[] = [];
+    for (let i = 0; i < n; i++) {
+      const name = textDecoder.decode(this.bytes(this.u8()));
+      const attrs = this.attrs();
+      out.push({ name, attrs, exprs: this.exprs() });
+    }
+    return out;
+  }
+  message(): WireMessage {
+    const magic = this.u32();
+    if (magic !== WIRE_MAGIC) throw new Error(`nftlink: bad magic 0x${magic.toString(16)} in a reply from the addon`);
+    const version = this.u16();
+    if (version !== WIRE_VERSION) throw new Error(`nftlink: addon speaks wire version ${version}, expected ${WIRE_VERSION}`);
+    const flags = this.u16();
+    const genid = this.u32();
+    const count = this.u32();
+    const objects: WireObject[] = [];
+    for (let i = 0; i < count; i++) {
+      const msgType = this.u8();
+      const kind = this.u8() as WireKind;
+      const nlFlags = this.u16();
+      const family = this.u8();
+      this.bytes(3);
+      const attrs = this.attrs();
+      const exprs = this.exprs();
+      const elements: WireElement[] = [];
+      if (kind === WireKind.Elements) {
+        const n = this.u32();
+        for (let e = 0; e < n; e++) elements.push({ attrs: this.attrs(), exprs: this.exprs() });
+      }
+      objects.push({ msgType, kind, nlFlags, family, attrs, exprs, elements });
+    }
+    return { flags, genid, objects };
+  }
+}
+
+// Attribute value helpers for decoding (host order, as libnftnl's getters return them).
+export function getU32(attrs: WireAttrs, id: number): number | undefined {
+  const b = attrs.get(id);
+  if (!b) return undefined;
+  if (b.length < 4) throw new Error(`nftlink: attribute ${id} is ${b.length} bytes, expected 4`);
+  return new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true);
+}
+export function getS32(attrs: WireAttrs, id: number): number | undefined {
+  const v = getU32(attrs, id);
+  return v === undefined ? undefined : v | 0;
+}
+export function getU8(attrs: WireAttrs, id: number): number | undefined {
+  const b = attrs.get(id);
+  return b ? b[0] : undefined;
+}
+export function getU16(attrs: WireAttrs, id: number): number | undefined {
+  const b = attrs.get(id);
+  if (!b) return undefined;
+  return new DataView(b.buffer, b.byteOffset, 2).getUint16(0, true);
+}
+export function getU64(attrs: WireAttrs, id: number): bigint | undefined {
+  const b = attrs.get(id);
+  if (!b) return undefined;
+  if (b.length < 8) throw new Error(`nftlink: attribute ${id} is ${b.length} bytes, expected 8`);
+  return new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
+}
+export function getStr(attrs: WireAttrs, id: number): string | undefined {
+  const b = attrs.get(id);
+  if (!b) return undefined;
+  const end = b.indexOf(0);
+  return textDecoder.decode(end >= 0 ? b.subarray(0, end) : b);
+}
+export function getBytes(attrs: WireAttrs, id: number): Uint8Array | undefined {
+  return attrs.get(id);
+}

@@ -1,0 +1,103 @@
+// The object model: plain data, the same shapes for what callers write and what a dump reads back.
+// Field names follow nft's vocabulary; anything the kernel assigns (handles) is optional.
+
+import type { Expr } from './expr/index.js';
+import type { Family, Hook } from './netlink/constants.js';
+import type { Datatype, Scalar } from './types/datatypes.js';
+import type { Verdict } from './types/verdict.js';
+
+export type { Family, Hook };
+
+export interface Table {
+  family: Family;
+  name: string;
+  /** `dormant` stops the table's hooks; `owner` (Linux 5.12) ties the table to the socket. */
+  flags?: ('dormant' | 'owner')[];
+  comment?: string;
+  handle?: number;
+}
+
+export type ChainType = 'filter' | 'nat' | 'route';
+
+export interface BaseChainSpec {
+  type: ChainType;
+  hook: Hook;
+  priority: number;
+  policy?: 'accept' | 'drop';
+}
+
+export interface Chain {
+  family: Family;
+  table: string;
+  name: string;
+  /** Present for base chains: where in the stack the chain hooks in. */
+  base?: BaseChainSpec;
+  comment?: string;
+  handle?: number;
+}
+
+export interface Rule {
+  family: Family;
+  table: string;
+  chain: string;
+  exprs: Expr[];
+  comment?: string;
+  /** The kernel's handle: read back from dumps; needed to replace or delete a rule. */
+  handle?: number;
+  /** For add/insert: the handle of the rule to add after (add) or before (insert). */
+  position?: number;
+}
+
+export type SetFlag = 'constant' | 'interval' | 'timeout' | 'dynamic';
+
+export interface NftSet {
+  family: Family;
+  table: string;
+  name: string;
+  /** One type, or several for a concatenation (`ipv4_addr . inet_proto . inet_service`). */
+  key: Datatype[];
+  /** Present for maps: the data types, or 'verdict' for a verdict map. */
+  data?: Datatype[] | 'verdict';
+  flags?: SetFlag[];
+  /** Default element timeout in milliseconds. */
+  timeout?: number;
+  gcInterval?: number;
+  size?: number;
+  policy?: 'performance' | 'memory';
+  comment?: string;
+  /** Anonymous sets are bound to one rule and printed inline by nft. */
+  anonymous?: boolean;
+  handle?: number;
+  /** Elements, when a dump read them (or when a transaction adds them with the set). */
+  elements?: SetElement[];
+}
+
+export interface SetElement {
+  /** One value per key type. In an interval set a single field may be "198.18.0.0/15" or "1000-2000". */
+  key: Scalar[];
+  /** Inclusive end of an interval element (decoded dumps set it; callers may too). */
+  keyEnd?: Scalar[];
+  /** Map data: one value per data type, or a verdict. */
+  value?: Scalar[] | Verdict;
+  /** Milliseconds. */
+  timeout?: number;
+  /** Milliseconds left before the element expires (dumps only). */
+  expires?: number;
+  comment?: string;
+}
+
+/** What a dump returns: everything in kernel order, with the generation it belongs to. */
+export interface Ruleset {
+  generation: number;
+  tables: Table[];
+  chains: Chain[];
+  sets: NftSet[];
+  rules: Rule[];
+}
+
+/** A reference to a set by name. Element operations need the key (and data) types to encode values. */
+export interface SetRef {
+  family: Family;
+  table: string;
+  name: string;
+}

@@ -1,0 +1,34 @@
+// The operations a transaction queues: one verb on one object, with nft's meaning of each verb.
+
+import type { Chain, NftSet, Rule, SetElement, SetRef, Table } from './objects.js';
+
+export type Verb = 'add' | 'create' | 'insert' | 'replace' | 'delete' | 'destroy' | 'flush';
+
+export type Operation =
+  | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'table'; table: Table }
+  | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'chain'; chain: Chain }
+  | { verb: 'add' | 'insert' | 'replace' | 'delete' | 'destroy'; kind: 'rule'; rule: Rule }
+  | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'set'; set: NftSet }
+  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: SetElement[] };
+
+export type OperationKind = Operation['kind'];
+
+/** What one queued operation names, for error messages: `rule ip kube-proxy services handle 7`. */
+export function describeTarget(op: Operation): string {
+  switch (op.kind) {
+    case 'table':
+      return `table ${op.table.family} ${op.table.name}`;
+    case 'chain':
+      return `chain ${op.chain.family} ${op.chain.table} ${op.chain.name}`;
+    case 'rule':
+      return `rule ${op.rule.family} ${op.rule.table} ${op.rule.chain}${op.rule.handle !== undefined ? ` handle ${op.rule.handle}` : ''}`;
+    case 'set':
+      return `${op.set.data ? 'map' : 'set'} ${op.set.family} ${op.set.table} ${op.set.name}`;
+    case 'element':
+      return `element ${op.set.family} ${op.set.table} ${op.set.name}`;
+  }
+}
+
+export function setRefOf(s: SetRef): SetRef {
+  return { family: s.family, table: s.table, name: s.name };
+}

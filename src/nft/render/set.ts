@@ -1,0 +1,63 @@
+// Sets and maps as nft text: the declaration body and the element list, shared by the ruleset
+// renderer (named sets), the rule renderer (inline anonymous sets) and the command renderer.
+
+import type { NftSet, SetElement } from '../objects.js';
+import type { Datatype, Scalar } from '../types/datatypes.js';
+import { renderVerdict, type Verdict } from '../types/verdict.js';
+import { encodeValues, formatRange, splitFields } from '../values.js';
+import { formatTime, quoteString } from './text.js';
+
+export function typeText(types: readonly Datatype[]): string {
+  return types.map((t) => t.name).join(' . ');
+}
+
+function fieldText(type: Datatype, value: Scalar, end: Scalar | undefined): string {
+  const from = type.parse(value);
+  if (end === undefined) {
+    // Prefix and range syntax given by the caller passes through as nft reads it.
+    return typeof value === 'string' && (value.includes('/') || /^[^:]+-/.test(value)) ? value : type.format(from);
+  }
+  return formatRange(type, from, type.parse(end));
+}
+
+export function elementKeyText(set: NftSet, e: SetElement): string {
+  return set.key.map((t, i) => fieldText(t, e.key[i]!, e.keyEnd?.[i])).join(' . ');
+}
+
+export function elementValueText(set: NftSet, e: SetElement): string | undefined {
+  if (!set.data || e.value === undefined) return undefined;
+  if (set.data === 'verdict') return renderVerdict(e.value as Verdict);
+  const data = set.data;
+  const bytes = encodeValues(data, e.value as Scalar[], `map ${set.name} value`);
+  return splitFields(data, bytes)
+    .map((b, i) => data[i]!.format(b))
+    .join(' . ');
+}
+
+export function elementText(set: NftSet, e: SetElement): string {
+  let s = elementKeyText(set, e);
+  if (e.timeout !== undefined) s += ` timeout ${formatTime(e.timeout)}`;
+  if (e.comment !== undefined) s += ` comment ${quoteString(e.comment)}`;
+  const v = elementValueText(set, e);
+  if (v !== undefined) s += ` : ${v}`;
+  return s;
+}
+
+export function elementsText(set: NftSet, elements: readonly SetElement[]): string {
+  return `{ ${elements.map((e) => elementText(set, e)).join(', ')} }`;
+}
+
+/** The statements inside `set NAME { ... }`, one per entry, without the elements. */
+export function setDeclarationLines(s: NftSet): string[] {
+  const lines: string[] = [];
+  const data = s.data === undefined ? '' : ` : ${s.data === 'verdict' ? 'verdict' : typeText(s.data)}`;
+  lines.push(`type ${typeText(s.key)}${data}`);
+  if (s.policy) lines.push(`policy ${s.policy}`);
+  if (s.size !== undefined) lines.push(`size ${s.size}`);
+  const flags = s.flags ?? [];
+  if (flags.length) lines.push(`flags ${flags.join(',')}`);
+  if (s.timeout !== undefined) lines.push(`timeout ${formatTime(s.timeout)}`);
+  if (s.gcInterval !== undefined) lines.push(`gc-interval ${formatTime(s.gcInterval)}`);
+  if (s.comment !== undefined) lines.push(`comment ${quoteString(s.comment)}`);
+  return lines;
+}

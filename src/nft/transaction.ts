@@ -1,0 +1,185 @@
+// A transaction: operations queued with nft's verbs, validated and encoded as they are queued, then
+// committed atomically as one netlink batch (the kernel applies all or nothing).
+
+import { NftValidationError } from './errors.js';
+import { RequestEncoder, type EncodedRequest, type EncodeOptions } from './netlink/encode.js';
+import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
+import { describeTarget, type Operation, type Verb } from './operations.js';
+import { renderCommands, renderOperation } from './render/commands.js';
+import { checkComment, checkName, jumpTargets } from './validate.js';
+
+export type TransactionObject =
+  | { table: Table }
+  | { chain: Chain }
+  | { rule: Rule }
+  | { set: NftSet; elements?: undefined }
+  | { set: NftSet | SetRef; elements: SetElement[] };
+
+export interface TransactionOptions {
+  /**
+   * What the kernel already holds (a dump): element operations find set types in it, and jumps are
+   * checked against its chains and the chains this transaction adds.
+   */
+  known?: Pick<Ruleset, 'chains' | 'sets'>;
+}
+
+const key = (family: string, table: string, name: string): string => `${family} ${table} ${name}`;
+
+export class Transaction {
+  readonly operations: Operation[] = [];
+  private readonly encoder = new RequestEncoder();
+  private readonly sets = new Map<string, NftSet>();
+  private readonly chains = new Set<string>();
+  private readonly strictTables = new Set<string>();
+  private readonly strict: boolean;
+
+  constructor(opts: TransactionOptions = {}) {
+    for (const s of opts.known?.sets ?? []) this.sets.set(key(s.family, s.table, s.name), s);
+    for (const c of opts.known?.chains ?? []) this.chains.add(key(c.family, c.table, c.name));
+    this.strict = opts.known !== undefined;
+  }
+
+  get size(): number {
+    return this.operations.length;
+  }
+
+  /** Encoded bytes so far (to keep cold-start transactions of a bounded size). */
+  get encodedSize(): number {
+    return this.encoder.size;
+  }
+
+  /** `add`: create if missing, no error if it exists (rules: append; elements: add). */
+  add(obj: TransactionObject): this {
+    return this.queue('add', obj);
+  }
+  /** `create`: like add, but an existing object is an error (EEXIST). */
+  create(obj: TransactionObject): this {
+    return this.queue('create', obj);
+  }
+  /** `insert`: a rule at the head of its chain, or before `rule.position`. */
+  insert(obj: { rule: Rule }): this {
+    return this.queue('insert', obj);
+  }
+  /** `replace`: the rule with `rule.handle` becomes this one. */
+  replace(obj: { rule: Rule }): this {
+    return this.queue('replace', obj);
+  }
+  /** `delete`: the object must exist (ENOENT otherwise). Rules by handle. */
+  delete(obj: TransactionObject): this {
+    return this.queue('delete', obj);
+  }
+  /** `destroy`: delete if it exists (Linux 6.3). */
+  destroy(obj: TransactionObject): this {
+    return this.queue('destroy', obj);
+  }
+  /** `flush`: a table's or chain's rules, or a set's elements. */
+  flush(obj: { table: Table } | { chain: Chain } | { set: NftSet | SetRef }): this {
+    return this.queue('flush', obj as TransactionObject);
+  }
+
+  private resolveSet(ref: NftSet | SetRef, what: string): NftSet {
+    if ('key' in ref && ref.key) return ref;
+    const known = this.sets.get(key(ref.family, ref.table, ref.name));
+    if (!known) {
+      throw new RangeError(`${what}: the types of set ${ref.family} ${ref.table} ${ref.name} are unknown: add the set in this transaction, pass the set object, or create the transaction with { known: dump }`);
+    }
+    return known;
+  }
+
+  private toOperation(verb: Verb, obj: TransactionObject): Operation {
+    if ('table' in obj) {
+      if (verb === 'insert' || verb === 'replace') throw new RangeError(`${verb} applies to rules only`);
+      checkName('table', obj.table.name);
+      checkComment('table', obj.table.comment);
+      return { verb, kind: 'table', table: obj.table };
+    }
+    if ('chain' in obj) {
+      if (verb === 'insert' || verb === 'replace') throw new RangeError(`${verb} applies to rules only`);
+      checkName('chain', obj.chain.name);
+      checkComment('chain', obj.chain.comment);
+      return { verb, kind: 'chain', chain: obj.chain };
+    }
+    if ('rule' in obj) {
+      const r = obj.rule;
+      if (verb === 'create' || verb === 'flush') throw new RangeError(`${verb} does not apply to rules`);
+      if ((verb === 'replace' || verb === 'delete' || verb === 'destroy') && r.handle === undefined) {
+        throw new RangeError(`${verb} rule in ${r.family} ${r.table} ${r.chain} needs the rule's handle`);
+      }
+      checkComment('rule', r.comment);
+      if (verb !== 'delete' && verb !== 'destroy') this.checkJumps(r);
+      return { verb, kind: 'rule', rule: r };
+    }
+    if (obj.elements !== undefined) {
+      if (verb === 'insert' || verb === 'replace' || verb === 'flush') throw new RangeError(`${verb} does not apply to elements`);
+      const set = this.resolveSet(obj.set, `${verb} element`);
+      for (const [i, e] of obj.elements.entries()) checkComment(`element ${i} of ${set.name}`, e.comment);
+      return { verb, kind: 'element', set, elements: obj.elements };
+    }
+    const set = obj.set as NftSet;
+    if (verb === 'insert' || verb === 'replace') throw new RangeError(`${verb} applies to rules only`);
+    checkName('set', set.name);
+    checkComment('set', set.comment);
+    if (verb === 'flush') return { verb, kind: 'set', set: this.resolveSet(set, 'flush set') };
+    if ((verb === 'add' || verb === 'create') && (!set.key || set.key.length === 0)) {
+      throw new RangeError(`set ${set.name} needs a key type`);
+    }
+    return { verb, kind: 'set', set };
+  }
+
+  private checkJumps(r: Rule): void {
+    const tableKey = `${r.family} ${r.table}`;
+    if (!this.strict && !this.strictTables.has(tableKey)) return;
+    for (const target of jumpTargets(r.exprs)) {
+      if (!this.chains.has(key(r.family, r.table, target))) {
+        throw new RangeError(`rule in chain ${r.chain} jumps to chain ${target}, which neither exists in table ${r.family} ${r.table} nor is added in this transaction`);
+      }
+    }
+  }
+
+  private queue(verb: Verb, obj: TransactionObject): this {
+    const index = this.operations.length;
+    let op: Operation | undefined;
+    try {
+      op = this.toOperation(verb, obj);
+      this.encoder.add(op, index);
+    } catch (err) {
+      const shown = op ?? ({ verb, kind: 'table', table: { family: 'ip', name: '?' } } as Operation);
+      const what = op ? `${verb} ${describeTarget(op)}` : `${verb} operation ${index}`;
+      throw new NftValidationError(`nftlink: ${what}: ${(err as Error).message}`, shown, index);
+    }
+    this.operations.push(op);
+    this.track(op);
+    return this;
+  }
+
+  private track(op: Operation): void {
+    if (op.kind === 'chain') {
+      const k = key(op.chain.family, op.chain.table, op.chain.name);
+      if (op.verb === 'add' || op.verb === 'create') this.chains.add(k);
+      else if (op.verb === 'delete' || op.verb === 'destroy') this.chains.delete(k);
+    } else if (op.kind === 'set') {
+      const k = key(op.set.family, op.set.table, op.set.name);
+      if (op.verb === 'add' || op.verb === 'create') this.sets.set(k, op.set);
+    } else if (op.kind === 'table' && op.verb === 'create') {
+      // A table created here is new: every chain a rule jumps to must come from this batch.
+      this.strictTables.add(`${op.table.family} ${op.table.name}`);
+    }
+  }
+
+  /** The request buffer for the addon. */
+  encode(opts: EncodeOptions = {}): EncodedRequest {
+    return this.encoder.finish(opts);
+  }
+
+  /** The transaction as `nft -f` text. */
+  render(): string {
+    return renderCommands(this.operations, { knownSets: [...this.sets.values()] });
+  }
+
+  /** One operation as an nft command (used in error messages). */
+  renderOperation(index: number, elementIndex?: number): string {
+    const op = this.operations[index]!;
+    const shown = op.kind === 'element' && elementIndex !== undefined && op.elements[elementIndex] ? { ...op, elements: [op.elements[elementIndex]] } : op;
+    return renderOperation(shown, [...this.sets.values()]);
+  }
+}

@@ -1,0 +1,291 @@
+// nft's data types: the ids it stores in a set's key/data type (concatenations fold them 6 bits at a
+// time), their size and byte order in a register, and the text nft reads and prints for a value.
+
+import { formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from './address.js';
+import { CT_STATE_BITS, CT_STATUS_BITS, RTN } from '../netlink/constants.js';
+
+/** A value as callers write it: addresses and names as strings, numbers as numbers. */
+export type Scalar = string | number | bigint;
+
+export type ByteOrder = 'big' | 'host';
+
+export interface Datatype {
+  /** nft's TYPE_* id. */
+  readonly id: number;
+  /** The name nft uses in `type ...` declarations. */
+  readonly name: string;
+  /** Size in bytes of one value in a register (and in a set key). */
+  readonly size: number;
+  readonly byteorder: ByteOrder;
+  /** Value -> register bytes; throws a RangeError that says why. */
+  parse(value: Scalar): Uint8Array;
+  /** Register bytes -> the text nft prints. */
+  format(bytes: Uint8Array): string;
+  /** Register bytes -> the value callers use (round-trips through parse). */
+  toValue(bytes: Uint8Array): Scalar;
+}
+
+const TYPE_BITS = 6;
+
+function uintBytes(value: Scalar, size: number, order: ByteOrder, what: string): Uint8Array {
+  let n: bigint;
+  if (typeof value === 'bigint') n = value;
+  else if (typeof value === 'number') {
+    if (!Number.isInteger(value)) throw new RangeError(`${what}: ${value} is not an integer`);
+    n = BigInt(value);
+  } else {
+    const t = value.trim();
+    if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(t)) throw new RangeError(`${what}: "${value}" is not a number`);
+    n = BigInt(t);
+  }
+  const max = (1n << BigInt(size * 8)) - 1n;
+  if (n < 0n || n > max) throw new RangeError(`${what}: ${value} is out of range 0..${max}`);
+  const out = new Uint8Array(size);
+  for (let i = 0; i < size; i++) {
+    const byte = Number((n >> BigInt(8 * i)) & 0xffn);
+    out[order === 'big' ? size - 1 - i : i] = byte;
+  }
+  return out;
+}
+
+export function bytesToUint(b: Uint8Array, order: ByteOrder): bigint {
+  let n = 0n;
+  if (order === 'big') for (let i = 0; i < b.length; i++) n = (n << 8n) | BigInt(b[i]!);
+  else for (let i = b.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(b[i]!);
+  return n;
+}
+
+function num(b: Uint8Array, order: ByteOrder): number | bigint {
+  const n = bytesToUint(b, order);
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+}
+
+function integerType(id: number, name: string, size: number, order: ByteOrder, hex: boolean): Datatype {
+  return {
+    id,
+    name,
+    size,
+    byteorder: order,
+    parse: (v) => uintBytes(v, size, order, name),
+    format: (b) => {
+      const n = bytesToUint(b, order);
+      return hex ? `0x${n.toString(16).padStart(size * 2, '0')}` : n.toString();
+    },
+    toValue: (b) => num(b, order),
+  };
+}
+
+function symbolicType(
+  id: number,
+  name: string,
+  size: number,
+  order: ByteOrder,
+  symbols: Record<string, number>,
+): Datatype {
+  const byValue = new Map(Object.entries(symbols).map(([k, v]) => [v, k]));
+  return {
+    id,
+    name,
+    size,
+    byteorder: order,
+    parse: (v) => {
+      if (typeof v === 'string' && v in symbols) return uintBytes(symbols[v]!, size, order, name);
+      return uintBytes(v, size, order, name);
+    },
+    format: (b) => {
+      const n = Number(bytesToUint(b, order));
+      return byValue.get(n) ?? n.toString();
+    },
+    toValue: (b) => {
+      const n = Number(bytesToUint(b, order));
+      return byValue.get(n) ?? n;
+    },
+  };
+}
+
+/** Bitmask types print as a comma list of flag names (`ct state established,related`). */
+function bitmaskType(id: number, name: string, size: number, bits: Record<string, number>): Datatype {
+  const entries = Object.entries(bits);
+  const parseOne = (v: Scalar): number => {
+    if (typeof v === 'string') {
+      let acc = 0;
+      for (const part of v.split(',').map((s) => s.trim())) {
+        const bit = bits[part];
+        if (bit === undefined) {
+          if (/^(0x[0-9a-f]+|\d+)$/i.test(part)) acc |= Number(part);
+          else throw new RangeError(`${name}: unknown flag "${part}" (known: ${entries.map((e) => e[0]).join(', ')})`);
+        } else acc |= bit;
+      }
+      return acc;
+    }
+    return Number(v);
+  };
+  return {
+    id,
+    name,
+    size,
+    byteorder: 'host',
+    parse: (v) => uintBytes(parseOne(v), size, 'host', name),
+    format: (b) => {
+      let n = Number(bytesToUint(b, 'host'));
+      const names: string[] = [];
+      for (const [k, bit] of entries) {
+        if (n & bit) {
+          names.push(k);
+          n &= ~bit;
+        }
+      }
+      if (n !== 0) names.push(`0x${n.toString(16)}`);
+      return names.length ? names.join(',') : '0x0';
+    },
+    toValue: (b) => {
+      const n = Number(bytesToUint(b, 'host'));
+      const names = entries.filter(([, bit]) => n & bit).map(([k]) => k);
+      return names.join(',');
+    },
+  };
+}
+
+export const ipv4_addr: Datatype = {
+  id: 7,
+  name: 'ipv4_addr',
+  size: 4,
+  byteorder: 'big',
+  parse: (v) => {
+    const b = typeof v === 'string' ? parseIPv4(v) : null;
+    if (!b) throw new RangeError(`ipv4_addr: "${String(v)}" is not an IPv4 address`);
+    return b;
+  },
+  format: formatIPv4,
+  toValue: formatIPv4,
+};
+
+export const ipv6_addr: Datatype = {
+  id: 8,
+  name: 'ipv6_addr',
+  size: 16,
+  byteorder: 'big',
+  parse: (v) => {
+    const b = typeof v === 'string' ? parseIPv6(v) : null;
+    if (!b) throw new RangeError(`ipv6_addr: "${String(v)}" is not an IPv6 address`);
+    return b;
+  },
+  format: formatIPv6,
+  toValue: formatIPv6,
+};
+
+export const INET_PROTOCOLS: Record<string, number> = {
+  icmp: 1,
+  igmp: 2,
+  tcp: 6,
+  udp: 17,
+  ipv6: 41,
+  gre: 47,
+  esp: 50,
+  ah: 51,
+  'ipv6-icmp': 58,
+  sctp: 132,
+  udplite: 136,
+};
+
+export const inet_proto = symbolicType(12, 'inet_proto', 1, 'big', INET_PROTOCOLS);
+export const inet_service = integerType(13, 'inet_service', 2, 'big', false);
+export const mark = integerType(19, 'mark', 4, 'host', true);
+export const nf_proto = symbolicType(2, 'nf_proto', 1, 'host', { ipv4: 2, ipv6: 10 });
+export const ct_state = bitmaskType(26, 'ct_state', 4, CT_STATE_BITS);
+export const ct_status = bitmaskType(28, 'ct_status', 4, CT_STATUS_BITS);
+export const fib_addrtype = symbolicType(38, 'fib_addrtype', 4, 'host', RTN);
+export const ether_addr: Datatype = {
+  id: 9,
+  name: 'ether_addr',
+  size: 6,
+  byteorder: 'big',
+  parse: (v) => {
+    const m = typeof v === 'string' ? /^([0-9a-f]{1,2})(:[0-9a-f]{1,2}){5}$/i.exec(v) : null;
+    if (!m) throw new RangeError(`ether_addr: "${String(v)}" is not a MAC address`);
+    return Uint8Array.from((v as string).split(':').map((h) => parseInt(h, 16)));
+  },
+  format: (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(':'),
+  toValue: (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(':'),
+};
+
+/** Interface names: a 16-byte NUL-padded string (IFNAMSIZ). */
+export const ifname: Datatype = {
+  id: 41,
+  name: 'ifname',
+  size: 16,
+  byteorder: 'host',
+  parse: (v) => {
+    const s = String(v);
+    const bytes = new TextEncoder().encode(s);
+    if (bytes.length >= 16) throw new RangeError(`ifname: "${s}" is longer than 15 bytes`);
+    const out = new Uint8Array(16);
+    out.set(bytes);
+    return out;
+  },
+  format: (b) => JSON.stringify(decodeCString(b)),
+  toValue: (b) => decodeCString(b),
+};
+
+function decodeCString(b: Uint8Array): string {
+  const end = b.indexOf(0);
+  return new TextDecoder().decode(end >= 0 ? b.subarray(0, end) : b);
+}
+
+/** A plain integer of a given width: numgen results, keys of `type integer` sets (host order). */
+export function integer(size = 4, order: ByteOrder = 'host'): Datatype {
+  return integerType(4, 'integer', size, order, false);
+}
+
+const BY_ID = new Map<number, Datatype>(
+  [ipv4_addr, ipv6_addr, inet_proto, inet_service, mark, nf_proto, ct_state, ct_status, fib_addrtype, ether_addr, ifname].map(
+    (t) => [t.id, t],
+  ),
+);
+const BY_NAME = new Map<string, Datatype>([...BY_ID.values()].map((t) => [t.name, t]));
+
+export function datatypeByName(name: string): Datatype {
+  if (name === 'integer') return integer();
+  const t = BY_NAME.get(name);
+  if (!t) throw new RangeError(`unknown data type "${name}" (known: integer, ${[...BY_NAME.keys()].join(', ')})`);
+  return t;
+}
+
+/** Concatenated fields take whole 32-bit registers: each is padded to a multiple of 4 bytes. */
+export function paddedSize(t: Datatype): number {
+  return Math.ceil(t.size / 4) * 4;
+}
+
+/** The key (or data) type id and length nft stores for a list of types. */
+export function typeIdOf(types: readonly Datatype[]): { id: number; len: number } {
+  if (types.length === 1) return { id: types[0]!.id, len: types[0]!.size };
+  let id = 0;
+  let len = 0;
+  for (const t of types) {
+    id = (id << TYPE_BITS) | t.id;
+    len += paddedSize(t);
+  }
+  return { id: id >>> 0, len };
+}
+
+/**
+ * Splits a stored type id back into the datatypes it folds. `len` disambiguates single integers
+ * of other widths (a `type integer` key of 2 bytes, say).
+ */
+export function typesFromId(id: number, len: number): Datatype[] {
+  const ids: number[] = [];
+  let rest = id >>> 0;
+  while (rest > 0) {
+    ids.unshift(rest & ((1 << TYPE_BITS) - 1));
+    rest = Math.floor(rest / (1 << TYPE_BITS));
+  }
+  if (ids.length <= 1) {
+    const t = BY_ID.get(id);
+    if (t && t.size === len) return [t];
+    return [integer(len, 'host')];
+  }
+  const types = ids.map((i) => BY_ID.get(i) ?? integer(4, 'host'));
+  const total = types.reduce((s, t) => s + paddedSize(t), 0);
+  if (total !== len) return [integer(len, 'host')];
+  return types;
+}

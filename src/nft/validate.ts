@@ -1,0 +1,36 @@
+// Checks made when an operation is queued, before anything reaches the kernel: the limits nf_tables
+// enforces (names up to 255 bytes, comments up to 128) and references inside the batch.
+
+import { NFT_COMMENT_MAXLEN, NFT_NAME_MAXLEN } from './netlink/constants.js';
+import type { Expr } from './expr/index.js';
+
+const enc = new TextEncoder();
+
+export function checkName(kind: string, name: string): void {
+  if (name.length === 0) throw new RangeError(`${kind} name is empty`);
+  const n = enc.encode(name).length;
+  if (n >= NFT_NAME_MAXLEN) throw new RangeError(`${kind} name "${name.slice(0, 40)}..." is ${n} bytes; nf_tables allows ${NFT_NAME_MAXLEN - 1}`);
+  if (name.includes('\0')) throw new RangeError(`${kind} name contains a NUL byte`);
+}
+
+export function checkComment(kind: string, comment: string | undefined): void {
+  if (comment === undefined) return;
+  const n = enc.encode(comment).length;
+  if (n > NFT_COMMENT_MAXLEN) throw new RangeError(`${kind} comment is ${n} bytes; at most ${NFT_COMMENT_MAXLEN}`);
+  if (comment.includes('"')) throw new RangeError(`${kind} comment contains a double quote, which nft text cannot carry`);
+}
+
+/** Chains a rule's verdicts (immediates and inline verdict maps) jump or go to. */
+export function jumpTargets(exprs: readonly Expr[]): string[] {
+  const out: string[] = [];
+  for (const e of exprs) {
+    if (e.type === 'immediate' && e.verdict && (e.verdict.kind === 'jump' || e.verdict.kind === 'goto')) out.push(e.verdict.chain);
+    if (e.type === 'lookup' && e.inline?.data === 'verdict') {
+      for (const el of e.inline.elements ?? []) {
+        const v = el.value;
+        if (v && !Array.isArray(v) && 'kind' in v && (v.kind === 'jump' || v.kind === 'goto')) out.push(v.chain);
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,183 @@
+// Element keys and data: caller values <-> the bytes the kernel stores, for single types and
+// concatenations (each field padded to a 32-bit register), and the interval encoding nft uses for
+// `flags interval` sets (start elements plus INTERVAL_END markers one past each range's end).
+
+import { parsePrefix, prefixMask } from './types/address.js';
+import { bytesToUint, paddedSize, type Datatype, type Scalar } from './types/datatypes.js';
+
+export function encodeValues(types: readonly Datatype[], values: readonly Scalar[], what: string): Uint8Array {
+  if (values.length !== types.length) {
+    throw new RangeError(`${what}: ${values.length} value(s) for ${types.length} type(s) (${types.map((t) => t.name).join(' . ')})`);
+  }
+  if (types.length === 1) return types[0]!.parse(values[0]!);
+  const total = types.reduce((s, t) => s + paddedSize(t), 0);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (let i = 0; i < types.length; i++) {
+    out.set(types[i]!.parse(values[i]!), at);
+    at += paddedSize(types[i]!);
+  }
+  return out;
+}
+
+export function decodeValues(types: readonly Datatype[], bytes: Uint8Array): Scalar[] {
+  if (types.length === 1) return [types[0]!.toValue(bytes.subarray(0, types[0]!.size))];
+  const out: Scalar[] = [];
+  let at = 0;
+  for (const t of types) {
+    out.push(t.toValue(bytes.subarray(at, at + t.size)));
+    at += paddedSize(t);
+  }
+  return out;
+}
+
+/** Splits concatenated bytes into one slice per field. */
+export function splitFields(types: readonly Datatype[], bytes: Uint8Array): Uint8Array[] {
+  if (types.length === 1) return [bytes.subarray(0, types[0]!.size)];
+  const out: Uint8Array[] = [];
+  let at = 0;
+  for (const t of types) {
+    out.push(bytes.subarray(at, at + t.size));
+    at += paddedSize(t);
+  }
+  return out;
+}
+
+/** An inclusive range of one field, as bytes in the type's register order. */
+export interface ByteRange {
+  from: Uint8Array;
+  to: Uint8Array;
+}
+
+/** "198.18.0.0/15", "1000-2000" or a plain value -> an inclusive range. */
+export function parseIntervalValue(type: Datatype, value: Scalar, end: Scalar | undefined, what: string): ByteRange {
+  if (end !== undefined) return { from: type.parse(value), to: type.parse(end) };
+  if (typeof value === 'string') {
+    if ((type.name === 'ipv4_addr' || type.name === 'ipv6_addr') && value.includes('/')) {
+      const p = parsePrefix(value, type.name === 'ipv4_addr' ? 4 : 6);
+      if (!p) throw new RangeError(`${what}: "${value}" is not a ${type.name} prefix`);
+      const mask = prefixMask(type.size, p.length);
+      const to = p.bytes.map((b, i) => b | (~mask[i]! & 0xff));
+      return { from: p.bytes, to };
+    }
+    const dash = value.indexOf('-', 1);
+    if (dash > 0 && type.name !== 'ipv6_addr') {
+      return { from: type.parse(value.slice(0, dash).trim()), to: type.parse(value.slice(dash + 1).trim()) };
+    }
+  }
+  const b = type.parse(value);
+  return { from: b, to: b };
+}
+
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length && i < b.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/** Big-endian increment; null when it wraps (the range ends at the type's maximum). */
+export function incrementBE(b: Uint8Array): Uint8Array | null {
+  const out = new Uint8Array(b);
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i] !== 0xff) {
+      out[i]!++;
+      return out;
+    }
+    out[i] = 0;
+  }
+  return null;
+}
+
+export function decrementBE(b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(b);
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i] !== 0) {
+      out[i]!--;
+      return out;
+    }
+    out[i] = 0xff;
+  }
+  return out;
+}
+
+/** Host-order values compare and step as numbers; the rbtree compares keys as big-endian bytes. */
+function toBE(type: Datatype, b: Uint8Array): Uint8Array {
+  return type.byteorder === 'big' ? b : Uint8Array.from(b).reverse();
+}
+function fromBE(type: Datatype, b: Uint8Array): Uint8Array {
+  return type.byteorder === 'big' ? b : Uint8Array.from(b).reverse();
+}
+
+export interface IntervalElement {
+  key: Uint8Array;
+  end: boolean;
+  /** Index of the caller's element this one came from (-1 for the leading marker). */
+  source: number;
+}
+
+/**
+ * nft's encoding of an interval set (rbtree, non-concatenated key): a leading INTERVAL_END marker at
+ * zero, then for each range its start and an INTERVAL_END one past its end (none when the range runs
+ * to the maximum). Ranges must not overlap.
+ */
+export function intervalElements(type: Datatype, ranges: readonly ByteRange[], what: string): IntervalElement[] {
+  const sorted = ranges
+    .map((r, i) => ({ from: toBE(type, r.from), to: toBE(type, r.to), source: i }))
+    .sort((a, b) => compareBytes(a.from, b.from));
+  const out: IntervalElement[] = [{ key: new Uint8Array(type.size), end: true, source: -1 }];
+  let prevTo: Uint8Array | null = null;
+  for (const r of sorted) {
+    if (compareBytes(r.from, r.to) > 0) throw new RangeError(`${what}: range start is above its end`);
+    if (prevTo && compareBytes(r.from, prevTo) <= 0) throw new RangeError(`${what}: intervals overlap`);
+    prevTo = r.to;
+    if (out.length === 1 && r.from.every((b) => b === 0)) out.length = 0;
+    out.push({ key: fromBE(type, r.from), end: false, source: r.source });
+    const next = incrementBE(r.to);
+    if (next) out.push({ key: fromBE(type, next), end: true, source: r.source });
+  }
+  return out;
+}
+
+/** The inverse of intervalElements, from a dump (any order). */
+export function rangesFromIntervalElements(
+  type: Datatype,
+  elems: readonly { key: Uint8Array; end: boolean; index: number }[],
+): { from: Uint8Array; to: Uint8Array; index: number }[] {
+  const sorted = elems
+    .map((e) => ({ key: toBE(type, e.key), end: e.end, index: e.index }))
+    .sort((a, b) => compareBytes(a.key, b.key));
+  const out: { from: Uint8Array; to: Uint8Array; index: number }[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const e = sorted[i]!;
+    if (e.end) continue;
+    const next = sorted[i + 1];
+    const to = next && next.end ? decrementBE(next.key) : new Uint8Array(type.size).fill(0xff);
+    out.push({ from: fromBE(type, e.key), to: fromBE(type, to), index: e.index });
+  }
+  return out;
+}
+
+/** The text of one field's range: a prefix when it is one, `a-b` otherwise, `a` for a single value. */
+export function formatRange(type: Datatype, from: Uint8Array, to: Uint8Array): string {
+  if (compareBytes(from, to) === 0) return type.format(from);
+  if (type.name === 'ipv4_addr' || type.name === 'ipv6_addr') {
+    const len = prefixLengthOf(from, to);
+    if (len >= 0) return `${type.format(from)}/${len}`;
+  }
+  return `${type.format(from)}-${type.format(to)}`;
+}
+
+function prefixLengthOf(from: Uint8Array, to: Uint8Array): number {
+  const bits = from.length * 8;
+  for (let len = 0; len <= bits; len++) {
+    const mask = prefixMask(from.length, len);
+    const ok = from.every((b, i) => (b & ~mask[i]! & 0xff) === 0 && (to[i]! | mask[i]!) === 0xff && (to[i]! & mask[i]!) === b);
+    if (ok) return len;
+  }
+  return -1;
+}
+
+export function bytesKey(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+}
+
+export { bytesToUint };
