@@ -99,7 +99,11 @@ export function decrementBE(b: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Host-order values compare and step as numbers; the rbtree compares keys as big-endian bytes. */
+/**
+ * The rbtree compares keys with memcmp, so interval sets keep host-order values (marks, numgen
+ * results) in network order, and the rule converts the packet's value with a byteorder expression
+ * before the lookup, as nft does.
+ */
 function toBE(type: Datatype, b: Uint8Array): Uint8Array {
   return type.byteorder === 'big' ? b : Uint8Array.from(b).reverse();
 }
@@ -119,20 +123,34 @@ export interface IntervalElement {
  * zero, then for each range its start and an INTERVAL_END one past its end (none when the range runs
  * to the maximum). Ranges must not overlap.
  */
-export function intervalElements(type: Datatype, ranges: readonly ByteRange[], what: string): IntervalElement[] {
+export function intervalElements(type: Datatype, ranges: readonly ByteRange[], what: string, merge = false): IntervalElement[] {
   const sorted = ranges
     .map((r, i) => ({ from: toBE(type, r.from), to: toBE(type, r.to), source: i }))
     .sort((a, b) => compareBytes(a.from, b.from));
+  for (const r of sorted) if (compareBytes(r.from, r.to) > 0) throw new RangeError(`${what}: range start is above its end`);
+  // Anonymous sets (not maps) merge overlapping and adjacent ranges, as nft does for `{ 198.18.0.0/15, 198.19.9.9 }`.
+  const ranges2: typeof sorted = [];
+  for (const r of sorted) {
+    const last = ranges2[ranges2.length - 1];
+    const adjacent = last ? incrementBE(last.to) : null;
+    if (merge && last && (compareBytes(r.from, last.to) <= 0 || (adjacent && compareBytes(r.from, adjacent) === 0))) {
+      if (compareBytes(r.to, last.to) > 0) last.to = r.to;
+      continue;
+    }
+    ranges2.push({ ...r });
+  }
   const out: IntervalElement[] = [{ key: new Uint8Array(type.size), end: true, source: -1 }];
   let prevTo: Uint8Array | null = null;
-  for (const r of sorted) {
-    if (compareBytes(r.from, r.to) > 0) throw new RangeError(`${what}: range start is above its end`);
+  for (let i = 0; i < ranges2.length; i++) {
+    const r = ranges2[i]!;
     if (prevTo && compareBytes(r.from, prevTo) <= 0) throw new RangeError(`${what}: intervals overlap`);
     prevTo = r.to;
     if (out.length === 1 && r.from.every((b) => b === 0)) out.length = 0;
-    out.push({ key: fromBE(type, r.from), end: false, source: r.source });
+    out.push({ key: r.from, end: false, source: r.source });
     const next = incrementBE(r.to);
-    if (next) out.push({ key: fromBE(type, next), end: true, source: r.source });
+    // A range that the next one continues needs no end marker: the next start ends it (as nft writes it).
+    const following = ranges2[i + 1];
+    if (next && !(following && compareBytes(following.from, next) === 0)) out.push({ key: next, end: true, source: r.source });
   }
   return out;
 }
@@ -142,18 +160,39 @@ export function rangesFromIntervalElements(
   type: Datatype,
   elems: readonly { key: Uint8Array; end: boolean; index: number }[],
 ): { from: Uint8Array; to: Uint8Array; index: number }[] {
-  const sorted = elems
-    .map((e) => ({ key: toBE(type, e.key), end: e.end, index: e.index }))
-    .sort((a, b) => compareBytes(a.key, b.key));
+  const sorted = [...elems].sort((a, b) => compareBytes(a.key, b.key));
   const out: { from: Uint8Array; to: Uint8Array; index: number }[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const e = sorted[i]!;
     if (e.end) continue;
+    // The range ends before the next marker: an end marker, or the start of an adjacent range.
     const next = sorted[i + 1];
-    const to = next && next.end ? decrementBE(next.key) : new Uint8Array(type.size).fill(0xff);
+    const to = next ? decrementBE(next.key) : new Uint8Array(type.size).fill(0xff);
     out.push({ from: fromBE(type, e.key), to: fromBE(type, to), index: e.index });
   }
   return out;
+}
+
+/**
+ * The elements of a single-field interval set as the kernel will hold them after nftlink encodes
+ * them: sorted, merged where the encoder merges (anonymous sets), prefixes and ranges as ranges.
+ */
+export function intervalView<E extends { key: readonly Scalar[]; keyEnd?: readonly Scalar[] }>(
+  type: Datatype,
+  elements: readonly E[],
+  merge: boolean,
+  what: string,
+): (E & { key: Scalar[]; keyEnd?: Scalar[] })[] {
+  const ranges = elements.map((e) => parseIntervalValue(type, e.key[0]!, e.keyEnd?.[0], what));
+  const encoded = intervalElements(type, ranges, what, merge);
+  const wire = encoded.map((w, index) => ({ key: w.key, end: w.end, index }));
+  return rangesFromIntervalElements(type, wire).map((r) => {
+    const src = elements[encoded[r.index]!.source]!;
+    const out = { ...src, key: [type.toValue(r.from)] } as E & { key: Scalar[]; keyEnd?: Scalar[] };
+    if (compareBytes(r.from, r.to) !== 0) out.keyEnd = [type.toValue(r.to)];
+    else delete out.keyEnd;
+    return out;
+  });
 }
 
 /** The text of one field's range: a prefix when it is one, `a-b` otherwise, `a` for a single value. */
@@ -178,6 +217,22 @@ function prefixLengthOf(from: Uint8Array, to: Uint8Array): number {
 
 export function bytesKey(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+}
+
+/**
+ * The identity of an element within its set: its key bytes (for interval sets, the range's ends).
+ * Two elements with the same identity are the same kernel element, whatever their data.
+ */
+export function elementKey(set: { name: string; key: readonly Datatype[]; flags?: readonly string[]; anonymous?: boolean }, e: { key: readonly Scalar[]; keyEnd?: readonly Scalar[] }): string {
+  if (set.flags?.includes('interval') || set.anonymous) {
+    return set.key
+      .map((t, i) => {
+        const r = parseIntervalValue(t, e.key[i]!, e.keyEnd?.[i], `set ${set.name}`);
+        return `${bytesKey(r.from)}-${bytesKey(r.to)}`;
+      })
+      .join('.');
+  }
+  return bytesKey(encodeValues(set.key, e.key, `set ${set.name}`));
 }
 
 export { bytesToUint };

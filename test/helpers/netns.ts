@@ -28,8 +28,9 @@ export class Netns {
     this.exec('nft', ['-f', '-'], text);
   }
 
+  /** `nft list ruleset`, with element expiry countdowns (which change every millisecond) removed. */
   nftList(): string {
-    return this.exec('nft', ['list', 'ruleset']);
+    return this.exec('nft', ['list', 'ruleset']).replace(/ expires [0-9dhms]+/g, '');
   }
 
   remove(): void {

@@ -3,12 +3,12 @@
 
 import { decodeExpr, type Expr } from '../expr/index.js';
 import type { Chain, ChainType, NftSet, Rule, Ruleset, SetElement, SetFlag, Table } from '../objects.js';
-import { typesFromId, type Datatype } from '../types/datatypes.js';
+import { integer, typesFromId, type Datatype } from '../types/datatypes.js';
 import { verdictFromCode } from '../types/verdict.js';
 import { decodeValues, rangesFromIntervalElements, splitFields } from '../values.js';
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
 import { FAMILY_BY_NUMBER, NF_INET_HOOK, NFT_DATA_VERDICT, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, type Family, type Hook } from './constants.js';
-import { parseUdata, udataString } from './udata.js';
+import { parseUdata, udataString, udataU32 } from './udata.js';
 import {
   getBytes,
   getS32,
@@ -68,24 +68,41 @@ function decodeChain(o: WireObject): Chain {
   return c;
 }
 
+/**
+ * A plain `integer` key has no byte order of its own: nft records it in the userdata (an interval
+ * map keyed by `numgen inc` stores network-order keys, converted by a byteorder expression).
+ */
+function withByteorder(types: Datatype[], order: number | undefined): Datatype[] {
+  if (types.length !== 1 || types[0]!.name !== 'integer' || order !== 2) return types;
+  return [integer(types[0]!.size, 'big')];
+}
+
 function decodeSet(o: WireObject): NftSet {
   const flags = getU32(o.attrs, SET_ATTR.FLAGS) ?? 0;
+  const udata = parseUdata(getBytes(o.attrs, SET_ATTR.USERDATA));
   const s: NftSet = {
     family: familyOf(o),
     table: getStr(o.attrs, SET_ATTR.TABLE) ?? '',
     name: getStr(o.attrs, SET_ATTR.NAME) ?? '',
-    key: typesFromId(getU32(o.attrs, SET_ATTR.KEY_TYPE) ?? 0, getU32(o.attrs, SET_ATTR.KEY_LEN) ?? 0),
+    key: withByteorder(
+      typesFromId(getU32(o.attrs, SET_ATTR.KEY_TYPE) ?? 0, getU32(o.attrs, SET_ATTR.KEY_LEN) ?? 0),
+      udataU32(udata.get(UDATA.SET_KEYBYTEORDER)),
+    ),
   };
   if (flags & NFT_SET_F.map) {
     const dt = getU32(o.attrs, SET_ATTR.DATA_TYPE) ?? 0;
-    s.data = dt === NFT_DATA_VERDICT ? 'verdict' : typesFromId(dt, getU32(o.attrs, SET_ATTR.DATA_LEN) ?? 0);
+    s.data =
+      dt === NFT_DATA_VERDICT
+        ? 'verdict'
+        : withByteorder(typesFromId(dt, getU32(o.attrs, SET_ATTR.DATA_LEN) ?? 0), udataU32(udata.get(UDATA.SET_DATABYTEORDER)));
   }
+  // The order nft lists them in: constant, dynamic, interval, timeout.
   const fl: SetFlag[] = [];
   if (flags & NFT_SET_F.anonymous) s.anonymous = true;
   else if (flags & NFT_SET_F.constant) fl.push('constant');
+  if (flags & NFT_SET_F.eval) fl.push('dynamic');
   if (flags & NFT_SET_F.interval) fl.push('interval');
   if (flags & NFT_SET_F.timeout) fl.push('timeout');
-  if (flags & NFT_SET_F.eval) fl.push('dynamic');
   if (fl.length) s.flags = fl;
   const timeout = num(getU64(o.attrs, SET_ATTR.TIMEOUT));
   if (timeout !== undefined) s.timeout = timeout;
@@ -95,7 +112,7 @@ function decodeSet(o: WireObject): NftSet {
   if (size !== undefined) s.size = size;
   const policy = getU32(o.attrs, SET_ATTR.POLICY);
   if (policy !== undefined) s.policy = policy === 1 ? 'memory' : 'performance';
-  const comment = udataString(parseUdata(getBytes(o.attrs, SET_ATTR.USERDATA)).get(UDATA.SET_COMMENT));
+  const comment = udataString(udata.get(UDATA.SET_COMMENT));
   if (comment !== undefined) s.comment = comment;
   const handle = num(getU64(o.attrs, SET_ATTR.HANDLE));
   if (handle !== undefined) s.handle = handle;

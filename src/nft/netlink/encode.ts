@@ -199,8 +199,8 @@ export class RequestEncoder {
       const size = s.size ?? (s.anonymous ? s.elements?.length : undefined);
       if (size !== undefined) w.attrU32(SET_ATTR.DESC_SIZE, size);
       if (flags & NFT_SET_F.concat) {
-        // NFTA_SET_DESC_CONCAT: one field length per key part, as libnftnl takes it (u8s, 0-terminated).
-        w.attrBytes(SET_ATTR.DESC_CONCAT, Uint8Array.from([...s.key.map((t) => t.size), 0]));
+        // NFTA_SET_DESC_CONCAT: one field length per key part, as libnftnl takes it (u8s, in bytes).
+        w.attrBytes(SET_ATTR.DESC_CONCAT, Uint8Array.from(s.key.map((t) => t.size)));
       }
       if (s.timeout !== undefined) w.attrU64(SET_ATTR.TIMEOUT, BigInt(s.timeout));
       if (s.gcInterval !== undefined) w.attrU32(SET_ATTR.GC_INTERVAL, s.gcInterval);
@@ -232,7 +232,7 @@ export class RequestEncoder {
       const type = s.key[0]!;
       const ranges = elements.map((e, i) => parseIntervalValue(type, e.key[0]!, e.keyEnd?.[0], `${what} element ${i}`));
       // Deleting ranges must leave nft's leading marker alone: the other ranges still need it.
-      const wire = intervalElements(type, ranges, what).filter((e) => isNew || e.source >= 0);
+      const wire = intervalElements(type, ranges, what, s.anonymous === true && !s.data).filter((e) => isNew || e.source >= 0);
       this.begin(msg, WireKind.Elements, createFlags(verb), s.family, {
         elements: Int32Array.from(wire, (e) => e.source),
       });

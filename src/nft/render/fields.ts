@@ -69,6 +69,20 @@ export function payloadField(base: PayloadBase, offset: number, len: number, l3:
   return undefined;
 }
 
+/**
+ * nft matches a byte-aligned prefix by loading only its bytes: `ip saddr 198.18.0.0/24` is a 3-byte
+ * load at the address's offset. This finds the address field such a short load belongs to.
+ */
+export function payloadPrefixField(base: PayloadBase, offset: number, len: number, l3: L3 | undefined): FieldName | undefined {
+  if (base !== 'network' || !l3) return undefined;
+  const table = l3 === 'ip' ? IP_FIELDS : IP6_FIELDS;
+  for (const [key, f] of Object.entries(table)) {
+    const [off, size] = key.split(':').map(Number) as [number, number];
+    if (off === offset && len < size && (f.dtype === ipv4_addr || f.dtype === ipv6_addr)) return f;
+  }
+  return undefined;
+}
+
 /** A raw payload reference nft reads back: `@nh,128,32` (offsets in bits). */
 export function rawPayload(base: PayloadBase, offset: number, len: number): FieldName {
   const b = base === 'll' ? 'll' : base === 'network' ? 'nh' : base === 'transport' ? 'th' : 'ih';

@@ -10,8 +10,8 @@ import type { NftSet } from '../objects.js';
 import { fib_addrtype, ifname, inet_service, integer, ipv4_addr, ipv6_addr, type Datatype } from '../types/datatypes.js';
 import { maskPrefixLength } from '../types/address.js';
 import { renderVerdict } from '../types/verdict.js';
-import { ctField, defaultL3, L4_BY_PROTO, metaField, payloadField, rawPayload, type L3, type L4 } from './fields.js';
-import { elementsText } from './set.js';
+import { ctField, defaultL3, L4_BY_PROTO, metaField, payloadField, payloadPrefixField, rawPayload, type L3, type L4 } from './fields.js';
+import { elementsText, sortedElements } from './set.js';
 import { formatTime, quoteString } from './text.js';
 
 export interface RuleRenderContext {
@@ -24,7 +24,7 @@ export class RenderError extends Error {}
 
 /** What a register holds. */
 type Sym =
-  | { k: 'field'; text: string; dtype: Datatype; len: number; payload?: { base: string; l4?: L4 } }
+  | { k: 'field'; text: string; dtype: Datatype; len: number; payload?: { base: string; l4?: L4 }; prefixBytes?: number }
   | { k: 'imm'; bytes: Uint8Array }
   | { k: 'expr'; text: string; dtype: Datatype; len: number; parts?: Datatype[] }
   | { k: 'masked'; base: Extract<Sym, { k: 'field' }>; mask: Uint8Array; xor: Uint8Array; len: number };
@@ -143,7 +143,7 @@ class RuleRenderer {
     if (e.inline) {
       const elements = e.inline.elements ?? [];
       if (!elements.length) throw new RenderError(`anonymous set ${e.set} has no elements`);
-      return { text: elementsText(e.inline, elements), set: e.inline };
+      return { text: elementsText(e.inline, sortedElements(e.inline, elements)), set: e.inline };
     }
     return { text: `@${e.set}`, set: this.ctx.findSet?.(e.set) };
   }
@@ -162,10 +162,14 @@ class RuleRenderer {
       case 'payload': {
         if (e.dreg === undefined) throw new RenderError('payload writes (mangling) are not supported by the renderer');
         const l4 = e.base === 'transport' ? this.l4 : undefined;
-        const f = payloadField(e.base, e.offset, e.len, this.l3, l4) ?? rawPayload(e.base, e.offset, e.len);
+        const named = payloadField(e.base, e.offset, e.len, this.l3, l4);
+        const prefixOf = named ? undefined : payloadPrefixField(e.base, e.offset, e.len, this.l3);
+        const f = named ?? prefixOf ?? rawPayload(e.base, e.offset, e.len);
         if (e.base === 'transport' && l4) this.consumeL4(l4);
-        if (e.base === 'network' && this.ctx.family === 'inet') this.consumeL3();
-        this.put(e.dreg, { k: 'field', text: f.text, dtype: f.dtype, len: e.len, payload: l4 ? { base: e.base, l4 } : { base: e.base } });
+        if (e.base === 'network' && this.ctx.family === 'inet' && (named || prefixOf)) this.consumeL3();
+        const sym: Sym = { k: 'field', text: f.text, dtype: f.dtype, len: e.len, payload: l4 ? { base: e.base, l4 } : { base: e.base } };
+        if (prefixOf) sym.prefixBytes = e.len;
+        this.put(e.dreg, sym);
         return false;
       }
       case 'meta': {
@@ -323,6 +327,10 @@ class RuleRenderer {
       }
       const fmt = (b: Uint8Array): string => (base.dtype.size === b.length ? base.dtype.format(b) : hex(b));
       this.emit(`${this.maskedText(s)} ${e.op === 'eq' ? '==' : opText.trim()} ${fmt(e.data)}`);
+      return false;
+    }
+    if (s.k === 'field' && s.prefixBytes !== undefined && (e.op === 'eq' || e.op === 'neq')) {
+      this.emit(`${s.text} ${opText}${s.dtype.format(padTo(e.data, s.dtype.size))}/${s.prefixBytes * 8}`);
       return false;
     }
     const dtype = this.dtypeOf(s);

@@ -4,7 +4,7 @@
 import type { Chain, NftSet, Rule, Ruleset, Table } from '../objects.js';
 import { quoteName } from '../types/verdict.js';
 import { renderRuleExprs, type RuleRenderContext } from './rule.js';
-import { elementsText, setDeclarationLines } from './set.js';
+import { elementsText, setDeclarationLines, sortedElements } from './set.js';
 import { quoteString } from './text.js';
 
 export function chainHeaderLine(c: Chain): string | undefined {
@@ -37,7 +37,7 @@ function tableBlock(t: Table, rs: Ruleset, ind: string): string[] {
   for (const s of sets) {
     const block = [`${ind}${s.data ? 'map' : 'set'} ${quoteName(s.name)} {`];
     for (const l of setDeclarationLines(s)) block.push(`${ind}${ind}${l}`);
-    if (s.elements?.length) block.push(`${ind}${ind}elements = ${elementsText(s, s.elements)}`);
+    if (s.elements?.length) block.push(`${ind}${ind}elements = ${elementsText(s, sortedElements(s, s.elements))}`);
     block.push(`${ind}}`);
     body.push(block);
   }

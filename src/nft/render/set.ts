@@ -4,7 +4,7 @@
 import type { NftSet, SetElement } from '../objects.js';
 import type { Datatype, Scalar } from '../types/datatypes.js';
 import { renderVerdict, type Verdict } from '../types/verdict.js';
-import { encodeValues, formatRange, splitFields } from '../values.js';
+import { elementKey, encodeValues, formatRange, parseIntervalValue, splitFields } from '../values.js';
 import { formatTime, quoteString } from './text.js';
 
 export function typeText(types: readonly Datatype[]): string {
@@ -12,12 +12,8 @@ export function typeText(types: readonly Datatype[]): string {
 }
 
 function fieldText(type: Datatype, value: Scalar, end: Scalar | undefined): string {
-  const from = type.parse(value);
-  if (end === undefined) {
-    // Prefix and range syntax given by the caller passes through as nft reads it.
-    return typeof value === 'string' && (value.includes('/') || /^[^:]+-/.test(value)) ? value : type.format(from);
-  }
-  return formatRange(type, from, type.parse(end));
+  const r = parseIntervalValue(type, value, end, `${type.name} value`);
+  return formatRange(type, r.from, r.to);
 }
 
 export function elementKeyText(set: NftSet, e: SetElement): string {
@@ -47,6 +43,15 @@ export function elementsText(set: NftSet, elements: readonly SetElement[]): stri
   return `{ ${elements.map((e) => elementText(set, e)).join(', ')} }`;
 }
 
+const FLAG_ORDER = ['constant', 'dynamic', 'interval', 'timeout'] as const;
+
+/** Elements in key order (the kernel returns hash order), for text that diffs. */
+export function sortedElements(set: NftSet, elements: readonly SetElement[]): SetElement[] {
+  const keyed = elements.map((e) => ({ e, k: elementKey(set, e) }));
+  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  return keyed.map((x) => x.e);
+}
+
 /** The statements inside `set NAME { ... }`, one per entry, without the elements. */
 export function setDeclarationLines(s: NftSet): string[] {
   const lines: string[] = [];
@@ -54,7 +59,7 @@ export function setDeclarationLines(s: NftSet): string[] {
   lines.push(`type ${typeText(s.key)}${data}`);
   if (s.policy) lines.push(`policy ${s.policy}`);
   if (s.size !== undefined) lines.push(`size ${s.size}`);
-  const flags = s.flags ?? [];
+  const flags = FLAG_ORDER.filter((f) => s.flags?.includes(f));
   if (flags.length) lines.push(`flags ${flags.join(',')}`);
   if (s.timeout !== undefined) lines.push(`timeout ${formatTime(s.timeout)}`);
   if (s.gcInterval !== undefined) lines.push(`gc-interval ${formatTime(s.gcInterval)}`);

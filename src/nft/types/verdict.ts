@@ -32,10 +32,11 @@ export function renderVerdict(v: Verdict): string {
   return v.kind === 'jump' || v.kind === 'goto' ? `${v.kind} ${quoteName(v.chain)}` : v.kind;
 }
 
-/** Names that nft's scanner would not read as one identifier are quoted. */
+/**
+ * Names print bare, as nft lists them. A name that is not an identifier (or that nft reserves as a
+ * keyword, such as `fwd`) cannot be written in nft 1.0.6's syntax at all: it rejects quoted names.
+ * Newer nft accepts them quoted, so those are quoted. The netlink path has no such limits.
+ */
 export function quoteName(name: string): string {
-  return /^[a-zA-Z_][a-zA-Z0-9_./-]*$/.test(name) && !RESERVED.has(name) ? name : JSON.stringify(name);
+  return /^[a-zA-Z_][a-zA-Z0-9_./-]*$/.test(name) ? name : JSON.stringify(name);
 }
-
-// Words nft's grammar reserves that are likely as object names; quoting them keeps `nft -f` happy.
-const RESERVED = new Set(['table', 'chain', 'set', 'map', 'rule', 'type', 'hook', 'priority', 'policy', 'flags', 'elements', 'size', 'timeout', 'comment', 'counter', 'accept', 'drop', 'return', 'jump', 'goto', 'continue', 'ip', 'ip6', 'inet', 'meta', 'ct', 'tcp', 'udp', 'th', 'filter', 'nat', 'route', 'dnat', 'snat', 'masquerade', 'reject', 'log', 'limit', 'fib', 'numgen', 'update', 'add', 'delete', 'define', 'include', 'flush', 'insert', 'replace', 'create', 'destroy', 'list', 'reset', 'monitor', 'export', 'describe', 'mark', 'dynamic', 'interval', 'constant', 'netdev', 'arp', 'bridge', 'vmap', 'to', 'at', 'with', 'sctp', 'icmp', 'icmpv6', 'icmpx', 'ether', 'vlan', 'state', 'status', 'random', 'inc', 'mod', 'offset', 'fully-random', 'persistent', 'daddr', 'saddr', 'dport', 'sport', 'protocol', 'typeof', 'devices', 'auto-merge', 'local']);

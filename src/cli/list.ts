@@ -1,0 +1,20 @@
+// `nftlink list`: the kernel's ruleset over netlink, printed as nft text that `nft -f` accepts.
+
+import { Nftables } from '../nft/client.js';
+import type { Family } from '../nft/netlink/constants.js';
+import { renderRuleset } from '../nft/render/ruleset.js';
+
+export interface ListOptions {
+  netns?: string;
+  table?: { family: Family; name: string };
+}
+
+export async function listRuleset(opts: ListOptions): Promise<string> {
+  const nft = Nftables.open(opts.netns !== undefined ? { netns: opts.netns } : {});
+  try {
+    const rs = await nft.dump(opts.table ? { family: opts.table.family, table: opts.table.name } : {});
+    return renderRuleset(rs);
+  } finally {
+    nft.close();
+  }
+}

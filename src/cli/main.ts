@@ -1,0 +1,56 @@
+// The `nftlink` command: one subcommand per file in this folder.
+
+import { parseArgs } from 'node:util';
+import { FAMILY_BY_NUMBER, type Family } from '../nft/netlink/constants.js';
+import { listRuleset } from './list.js';
+
+const USAGE = `usage: nftlink <command> [options]
+
+commands:
+  list [--netns NAME] [--table FAMILY NAME]   print the kernel's ruleset (over netlink) as nft text
+`;
+
+const FAMILIES = new Set<string>(Object.values(FAMILY_BY_NUMBER));
+
+async function list(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { netns: { type: 'string' }, table: { type: 'string' } },
+    allowPositionals: true,
+  });
+  let table: { family: Family; name: string } | undefined;
+  if (values.table !== undefined) {
+    const name = positionals.shift();
+    if (!FAMILIES.has(values.table) || name === undefined) {
+      throw new UsageError(`--table takes a family (${[...FAMILIES].join(', ')}) and a table name`);
+    }
+    table = { family: values.table as Family, name };
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
+  process.stdout.write(await listRuleset({ ...(values.netns !== undefined ? { netns: values.netns } : {}), ...(table ? { table } : {}) }));
+}
+
+class UsageError extends Error {}
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { list };
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (!cmd || cmd === '-h' || cmd === '--help') {
+    process.stdout.write(USAGE);
+    return cmd ? 0 : 2;
+  }
+  const run = COMMANDS[cmd];
+  if (!run) {
+    process.stderr.write(`nftlink: unknown command "${cmd}"\n${USAGE}`);
+    return 2;
+  }
+  try {
+    await run(rest);
+    return 0;
+  } catch (err) {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`nftlink ${cmd}: ${(err as Error).message}\n`);
+    return usage ? 2 : 1;
+  }
+}
