@@ -254,7 +254,9 @@ void checkValue(const AttrView &a, const char *ctx, const AttrSpec &spec) {
   };
   switch (spec.kind) {
     case K::None:
-      fail("is not defined in libnftnl 1.2.4");
+      if (std::strcmp(spec.name, "name") == 0 && a.id == 0)
+        fail("is NFTNL_EXPR_NAME, which cannot be set; the name goes in the expression's name field");
+      fail("is not defined in libnftnl 1.2.4 (or its setter refuses it)");
       break;
     case K::Pointer:
       fail("is a libnftnl object pointer and cannot be sent; put expressions in the expression list");

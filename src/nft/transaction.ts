@@ -112,7 +112,17 @@ export class Transaction {
     if (obj.elements !== undefined) {
       if (verb === 'insert' || verb === 'replace' || verb === 'flush') throw new RangeError(`${verb} does not apply to elements`);
       const set = this.resolveSet(obj.set, `${verb} element`);
-      for (const [i, e] of obj.elements.entries()) checkComment(`element ${i} of ${set.name}`, e.comment);
+      const elements = obj.elements;
+      for (let i = 0; i < elements.length; i++) {
+        if (elements[i]!.comment !== undefined) checkComment(`element ${i} of ${set.name}`, elements[i]!.comment);
+      }
+      if (set.data === 'verdict' && verb !== 'delete' && verb !== 'destroy') {
+        const targets = obj.elements.flatMap((e) => {
+          const v = e.value;
+          return v && !Array.isArray(v) && 'chain' in v ? [v.chain] : [];
+        });
+        this.checkTargets(set.family, set.table, targets, `an element of map ${set.name}`);
+      }
       return { verb, kind: 'element', set, elements: obj.elements };
     }
     const set = obj.set as NftSet;
@@ -127,11 +137,14 @@ export class Transaction {
   }
 
   private checkJumps(r: Rule): void {
-    const tableKey = `${r.family} ${r.table}`;
-    if (!this.strict && !this.strictTables.has(tableKey)) return;
-    for (const target of jumpTargets(r.exprs)) {
-      if (!this.chains.has(key(r.family, r.table, target))) {
-        throw new RangeError(`rule in chain ${r.chain} jumps to chain ${target}, which neither exists in table ${r.family} ${r.table} nor is added in this transaction`);
+    this.checkTargets(r.family, r.table, jumpTargets(r.exprs), `a rule in chain ${r.chain}`);
+  }
+
+  private checkTargets(family: string, table: string, targets: readonly string[], who: string): void {
+    if (!this.strict && !this.strictTables.has(`${family} ${table}`)) return;
+    for (const target of targets) {
+      if (!this.chains.has(key(family, table, target))) {
+        throw new RangeError(`${who} jumps to chain ${target}, which neither exists in table ${family} ${table} nor is added in this transaction`);
       }
     }
   }

@@ -9,15 +9,39 @@ export function encodeValues(types: readonly Datatype[], values: readonly Scalar
   if (values.length !== types.length) {
     throw new RangeError(`${what}: ${values.length} value(s) for ${types.length} type(s) (${types.map((t) => t.name).join(' . ')})`);
   }
-  if (types.length === 1) return types[0]!.parse(values[0]!);
-  const total = types.reduce((s, t) => s + paddedSize(t), 0);
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (let i = 0; i < types.length; i++) {
-    out.set(types[i]!.parse(values[i]!), at);
-    at += paddedSize(types[i]!);
+  try {
+    if (types.length === 1) return types[0]!.parse(values[0]!);
+    const total = types.reduce((s, t) => s + paddedSize(t), 0);
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (let i = 0; i < types.length; i++) {
+      out.set(types[i]!.parse(values[i]!), at);
+      at += paddedSize(types[i]!);
+    }
+    return out;
+  } catch (err) {
+    throw new RangeError(`${what}: ${(err as Error).message}`);
   }
-  return out;
+}
+
+/** The byte length of a key or data of these types (concatenations pad each field to 4 bytes). */
+export function valuesLength(types: readonly Datatype[]): number {
+  return types.length === 1 ? types[0]!.size : types.reduce((s, t) => s + paddedSize(t), 0);
+}
+
+/** encodeValues, written in place; the caller adds what the values belong to when it throws. */
+export function writeValues(types: readonly Datatype[], values: readonly Scalar[], out: Uint8Array, at: number): void {
+  if (values.length !== types.length) {
+    throw new RangeError(`${values.length} value(s) for ${types.length} type(s) (${types.map((t) => t.name).join(' . ')})`);
+  }
+  let pos = at;
+  for (let i = 0; i < types.length; i++) {
+    const t = types[i]!;
+    t.write(values[i]!, out, pos);
+    const padded = types.length === 1 ? t.size : paddedSize(t);
+    if (padded > t.size) out.fill(0, pos + t.size, pos + padded);
+    pos += padded;
+  }
 }
 
 export function decodeValues(types: readonly Datatype[], bytes: Uint8Array): Scalar[] {

@@ -209,7 +209,9 @@ export function decodeRuleset(buf: Uint8Array): Ruleset {
         const family = familyOf(o);
         const s = sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
         if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
-        s.elements = [...(s.elements ?? []), ...decodeElements(s, o.elements)];
+        const decoded = decodeElements(s, o.elements);
+        if (s.elements) for (const e of decoded) s.elements.push(e);
+        else s.elements = decoded;
         break;
       }
       case WireKind.Rule:
@@ -233,6 +235,9 @@ function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>): Expr {
 export function decodeSetElements(buf: Uint8Array, set: NftSet): { generation: number; elements: SetElement[] } {
   const msg = new WireReader(buf).message();
   const elements: SetElement[] = [];
-  for (const o of msg.objects) if (o.kind === WireKind.Elements) elements.push(...decodeElements(set, o.elements));
+  for (const o of msg.objects) {
+    if (o.kind !== WireKind.Elements) continue;
+    for (const e of decodeElements(set, o.elements)) elements.push(e);
+  }
   return { generation: msg.genid, elements };
 }

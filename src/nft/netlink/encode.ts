@@ -5,9 +5,9 @@
 import { encodeExpr, type Expr } from '../expr/index.js';
 import type { Chain, NftSet, Rule, SetElement, Table } from '../objects.js';
 import type { Operation } from '../operations.js';
-import { typeIdOf, type Datatype } from '../types/datatypes.js';
+import { typeIdOf, type Datatype, type Scalar } from '../types/datatypes.js';
 import { verdictCode, type Verdict } from '../types/verdict.js';
-import { encodeValues, intervalElements, parseIntervalValue } from '../values.js';
+import { intervalElements, parseIntervalValue, valuesLength, writeValues } from '../values.js';
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
 import { NF_INET_HOOK, NFPROTO, NFT_DATA_VERDICT, NFT_MSG, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, NLM_F } from './constants.js';
 import { commentUdata, UdataBuilder } from './udata.js';
@@ -266,7 +266,7 @@ export class RequestEncoder {
         w.attrBytes(ELEM_ATTR.KEY, encodeConcatBytes(s.key, from.map((r) => r.from)));
         w.attrBytes(ELEM_ATTR.KEY_END, encodeConcatBytes(s.key, from.map((r) => r.to)));
       } else {
-        w.attrBytes(ELEM_ATTR.KEY, encodeValues(s.key, e.key, `${what} element ${i} key`));
+        this.attrValues(ELEM_ATTR.KEY, s.key, e.key, what, i, 'key');
       }
       if (isNew) this.elementPayload(s, e, what, i);
       w.closeList();
@@ -284,11 +284,22 @@ export class RequestEncoder {
       if (v.kind === 'jump' || v.kind === 'goto') w.attrStr(ELEM_ATTR.CHAIN, v.chain);
     } else if (s.data) {
       if (!Array.isArray(e.value)) throw new RangeError(`${what} element ${i}: a map element needs a value`);
-      w.attrBytes(ELEM_ATTR.DATA, encodeValues(s.data, e.value, `${what} element ${i} value`));
+      this.attrValues(ELEM_ATTR.DATA, s.data, e.value, what, i, 'value');
     }
     if (e.timeout !== undefined) w.attrU64(ELEM_ATTR.TIMEOUT, BigInt(e.timeout));
     const ud = commentUdata(e.comment);
     if (ud) w.attrBytes(ELEM_ATTR.USERDATA, ud);
+  }
+
+  /** Element keys and values go straight into the request buffer: no allocation per element. */
+  private attrValues(id: number, types: readonly Datatype[], values: readonly Scalar[], what: string, i: number, part: string): void {
+    const w = this.w;
+    const at = w.attrInPlace(id, valuesLength(types));
+    try {
+      writeValues(types, values, w.bytes, at);
+    } catch (err) {
+      throw new RangeError(`${what} element ${i} ${part}: ${(err as Error).message}`);
+    }
   }
 
   private noExprs(): void {

@@ -163,6 +163,17 @@ export class WireWriter {
     this.pos += bytes.length;
     this.buf[this.pos++] = 0;
   }
+  /** An attribute whose `len` bytes the caller writes in place at the returned offset of `bytes`. */
+  attrInPlace(id: number, len: number): number {
+    this.attrHead(id, len);
+    const at = this.pos;
+    this.pos += len;
+    return at;
+  }
+  /** The buffer attrInPlace offsets point into (valid until the next write). */
+  get bytes(): Uint8Array {
+    return this.buf;
+  }
   attrBytes(id: number, bytes: Uint8Array): void {
     this.attrHead(id, bytes.length);
     this.buf.set(bytes, this.pos);

@@ -1,7 +1,7 @@
 // nft's data types: the ids it stores in a set's key/data type (concatenations fold them 6 bits at a
 // time), their size and byte order in a register, and the text nft reads and prints for a value.
 
-import { formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from './address.js';
+import { formatIPv4, formatIPv6, parseIPv4Into, parseIPv6 } from './address.js';
 import { CT_STATE_BITS, CT_STATUS_BITS, RTN } from '../netlink/constants.js';
 
 /** A value as callers write it: addresses and names as strings, numbers as numbers. */
@@ -19,6 +19,8 @@ export interface Datatype {
   readonly byteorder: ByteOrder;
   /** Value -> register bytes; throws a RangeError that says why. */
   parse(value: Scalar): Uint8Array;
+  /** The same, written in place (`size` bytes at `at`): the encoder's allocation-free path. */
+  write(value: Scalar, out: Uint8Array, at: number): void;
   /** Register bytes -> the text nft prints. */
   format(bytes: Uint8Array): string;
   /** Register bytes -> the value callers use (round-trips through parse). */
@@ -26,6 +28,36 @@ export interface Datatype {
 }
 
 const TYPE_BITS = 6;
+
+function writeUint(value: Scalar, size: number, order: ByteOrder, what: string, out: Uint8Array, at: number): void {
+  // Fast paths (the hot ones: ports, protocols, marks): a small integer in 1, 2 or 4 bytes.
+  if (typeof value === 'number' && (value >>> 0) === value) {
+    if (size === 1 && value < 0x100) {
+      out[at] = value;
+      return;
+    }
+    if (size === 2 && value < 0x10000) {
+      out[at + (order === 'big' ? 0 : 1)] = value >>> 8;
+      out[at + (order === 'big' ? 1 : 0)] = value & 0xff;
+      return;
+    }
+    if (size === 4) {
+      if (order === 'big') {
+        out[at] = value >>> 24;
+        out[at + 1] = (value >>> 16) & 0xff;
+        out[at + 2] = (value >>> 8) & 0xff;
+        out[at + 3] = value & 0xff;
+      } else {
+        out[at] = value & 0xff;
+        out[at + 1] = (value >>> 8) & 0xff;
+        out[at + 2] = (value >>> 16) & 0xff;
+        out[at + 3] = value >>> 24;
+      }
+      return;
+    }
+  }
+  out.set(uintBytes(value, size, order, what), at);
+}
 
 function uintBytes(value: Scalar, size: number, order: ByteOrder, what: string): Uint8Array {
   let n: bigint;
@@ -48,7 +80,16 @@ function uintBytes(value: Scalar, size: number, order: ByteOrder, what: string):
   return out;
 }
 
+/** Unsigned value of up to 6 bytes as a number (the common case, without BigInt). */
+function bytesToNumber(b: Uint8Array, order: ByteOrder): number {
+  let n = 0;
+  if (order === 'big') for (let i = 0; i < b.length; i++) n = n * 256 + b[i]!;
+  else for (let i = b.length - 1; i >= 0; i--) n = n * 256 + b[i]!;
+  return n;
+}
+
 export function bytesToUint(b: Uint8Array, order: ByteOrder): bigint {
+  if (b.length <= 6) return BigInt(bytesToNumber(b, order));
   let n = 0n;
   if (order === 'big') for (let i = 0; i < b.length; i++) n = (n << 8n) | BigInt(b[i]!);
   else for (let i = b.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(b[i]!);
@@ -56,17 +97,29 @@ export function bytesToUint(b: Uint8Array, order: ByteOrder): bigint {
 }
 
 function num(b: Uint8Array, order: ByteOrder): number | bigint {
+  if (b.length <= 6) return bytesToNumber(b, order);
   const n = bytesToUint(b, order);
   return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
 }
 
+/** parse() in terms of write(), for types whose write is the primitive. */
+function parseVia(size: number, write: (v: Scalar, out: Uint8Array, at: number) => void): (v: Scalar) => Uint8Array {
+  return (v) => {
+    const out = new Uint8Array(size);
+    write(v, out, 0);
+    return out;
+  };
+}
+
 function integerType(id: number, name: string, size: number, order: ByteOrder, hex: boolean): Datatype {
+  const write = (v: Scalar, out: Uint8Array, at: number): void => writeUint(v, size, order, name, out, at);
   return {
     id,
     name,
     size,
     byteorder: order,
-    parse: (v) => uintBytes(v, size, order, name),
+    write,
+    parse: parseVia(size, write),
     format: (b) => {
       const n = bytesToUint(b, order);
       return hex ? `0x${n.toString(16).padStart(size * 2, '0')}` : n.toString();
@@ -83,21 +136,23 @@ function symbolicType(
   symbols: Record<string, number>,
 ): Datatype {
   const byValue = new Map(Object.entries(symbols).map(([k, v]) => [v, k]));
+  const write = (v: Scalar, out: Uint8Array, at: number): void => {
+    const known = typeof v === 'string' ? symbols[v] : undefined;
+    writeUint(known ?? v, size, order, name, out, at);
+  };
   return {
     id,
     name,
     size,
     byteorder: order,
-    parse: (v) => {
-      if (typeof v === 'string' && v in symbols) return uintBytes(symbols[v]!, size, order, name);
-      return uintBytes(v, size, order, name);
-    },
+    write,
+    parse: parseVia(size, write),
     format: (b) => {
-      const n = Number(bytesToUint(b, order));
+      const n = bytesToNumber(b, order);
       return byValue.get(n) ?? n.toString();
     },
     toValue: (b) => {
-      const n = Number(bytesToUint(b, order));
+      const n = bytesToNumber(b, order);
       return byValue.get(n) ?? n;
     },
   };
@@ -120,14 +175,16 @@ function bitmaskType(id: number, name: string, size: number, bits: Record<string
     }
     return Number(v);
   };
+  const write = (v: Scalar, out: Uint8Array, at: number): void => writeUint(parseOne(v), size, 'host', name, out, at);
   return {
     id,
     name,
     size,
     byteorder: 'host',
-    parse: (v) => uintBytes(parseOne(v), size, 'host', name),
+    write,
+    parse: parseVia(size, write),
     format: (b) => {
-      let n = Number(bytesToUint(b, 'host'));
+      let n = bytesToNumber(b, 'host');
       const names: string[] = [];
       for (const [k, bit] of entries) {
         if (n & bit) {
@@ -139,37 +196,39 @@ function bitmaskType(id: number, name: string, size: number, bits: Record<string
       return names.length ? names.join(',') : '0x0';
     },
     toValue: (b) => {
-      const n = Number(bytesToUint(b, 'host'));
+      const n = bytesToNumber(b, 'host');
       const names = entries.filter(([, bit]) => n & bit).map(([k]) => k);
       return names.join(',');
     },
   };
 }
 
+const writeIPv4 = (v: Scalar, out: Uint8Array, at: number): void => {
+  if (typeof v !== 'string' || !parseIPv4Into(v, out, at)) throw new RangeError(`ipv4_addr: "${String(v)}" is not an IPv4 address`);
+};
 export const ipv4_addr: Datatype = {
   id: 7,
   name: 'ipv4_addr',
   size: 4,
   byteorder: 'big',
-  parse: (v) => {
-    const b = typeof v === 'string' ? parseIPv4(v) : null;
-    if (!b) throw new RangeError(`ipv4_addr: "${String(v)}" is not an IPv4 address`);
-    return b;
-  },
+  write: writeIPv4,
+  parse: parseVia(4, writeIPv4),
   format: formatIPv4,
   toValue: formatIPv4,
 };
 
+const parseV6 = (v: Scalar): Uint8Array => {
+  const b = typeof v === 'string' ? parseIPv6(v) : null;
+  if (!b) throw new RangeError(`ipv6_addr: "${String(v)}" is not an IPv6 address`);
+  return b;
+};
 export const ipv6_addr: Datatype = {
   id: 8,
   name: 'ipv6_addr',
   size: 16,
   byteorder: 'big',
-  parse: (v) => {
-    const b = typeof v === 'string' ? parseIPv6(v) : null;
-    if (!b) throw new RangeError(`ipv6_addr: "${String(v)}" is not an IPv6 address`);
-    return b;
-  },
+  parse: parseV6,
+  write: (v, out, at) => out.set(parseV6(v), at),
   format: formatIPv6,
   toValue: formatIPv6,
 };
@@ -195,34 +254,37 @@ export const nf_proto = symbolicType(2, 'nf_proto', 1, 'host', { ipv4: 2, ipv6: 
 export const ct_state = bitmaskType(26, 'ct_state', 4, CT_STATE_BITS);
 export const ct_status = bitmaskType(28, 'ct_status', 4, CT_STATUS_BITS);
 export const fib_addrtype = symbolicType(38, 'fib_addrtype', 4, 'host', RTN);
+const parseEther = (v: Scalar): Uint8Array => {
+  const m = typeof v === 'string' ? /^([0-9a-f]{1,2})(:[0-9a-f]{1,2}){5}$/i.exec(v) : null;
+  if (!m) throw new RangeError(`ether_addr: "${String(v)}" is not a MAC address`);
+  return Uint8Array.from((v as string).split(':').map((h) => parseInt(h, 16)));
+};
 export const ether_addr: Datatype = {
   id: 9,
   name: 'ether_addr',
   size: 6,
   byteorder: 'big',
-  parse: (v) => {
-    const m = typeof v === 'string' ? /^([0-9a-f]{1,2})(:[0-9a-f]{1,2}){5}$/i.exec(v) : null;
-    if (!m) throw new RangeError(`ether_addr: "${String(v)}" is not a MAC address`);
-    return Uint8Array.from((v as string).split(':').map((h) => parseInt(h, 16)));
-  },
+  parse: parseEther,
+  write: (v, out, at) => out.set(parseEther(v), at),
   format: (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(':'),
   toValue: (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(':'),
 };
 
 /** Interface names: a 16-byte NUL-padded string (IFNAMSIZ). */
+const writeIfname = (v: Scalar, out: Uint8Array, at: number): void => {
+  const s = String(v);
+  const bytes = new TextEncoder().encode(s);
+  if (bytes.length >= 16) throw new RangeError(`ifname: "${s}" is longer than 15 bytes`);
+  out.fill(0, at, at + 16);
+  out.set(bytes, at);
+};
 export const ifname: Datatype = {
   id: 41,
   name: 'ifname',
   size: 16,
   byteorder: 'host',
-  parse: (v) => {
-    const s = String(v);
-    const bytes = new TextEncoder().encode(s);
-    if (bytes.length >= 16) throw new RangeError(`ifname: "${s}" is longer than 15 bytes`);
-    const out = new Uint8Array(16);
-    out.set(bytes);
-    return out;
-  },
+  write: writeIfname,
+  parse: parseVia(16, writeIfname),
   format: (b) => JSON.stringify(decodeCString(b)),
   toValue: (b) => decodeCString(b),
 };

@@ -1,0 +1,153 @@
+// A transaction with one bad operation fails as a whole: the error names that operation (and the
+// element) and the errno, and a dump afterwards shows the kernel exactly as it was.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NftCommitError, NftGenerationError, NftValidationError, Nftables, renderRuleset, rule, ip, tcp, Transaction, types } from '../../src/index.js';
+import type { NftSet } from '../../src/index.js';
+import { Netns } from '../helpers/netns.js';
+
+const { ipv4_addr, inet_service } = types;
+let ns: Netns;
+let nft: Nftables;
+const set: NftSet = { family: 'ip', table: 'err', name: 'addrs', key: [ipv4_addr] };
+
+beforeAll(async () => {
+  ns = Netns.create();
+  nft = Nftables.open({ netns: ns.name });
+  const tx = new Transaction()
+    .add({ table: { family: 'ip', name: 'err' } })
+    .add({ chain: { family: 'ip', table: 'err', name: 'c' } })
+    .add({ set })
+    .add({ set, elements: [{ key: ['198.18.0.1'] }] });
+  await nft.commit(tx);
+});
+afterAll(() => {
+  nft?.close();
+  ns?.remove();
+});
+
+async function expectUnchanged(run: () => Promise<unknown>): Promise<NftCommitError> {
+  const before = renderRuleset(await nft.dump());
+  const genBefore = await nft.generation();
+  const err = await run().then(
+    () => {
+      throw new Error('the commit should have failed');
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(NftCommitError);
+  expect(renderRuleset(await nft.dump())).toBe(before);
+  expect(await nft.generation()).toBe(genBefore);
+  return err as NftCommitError;
+}
+
+function goodOps(tx: Transaction, n: number, prefix: string): Transaction {
+  for (let i = 0; i < n; i++) tx.add({ chain: { family: 'ip', table: 'err', name: `${prefix}${i}` } });
+  return tx;
+}
+
+describe('one bad operation in the middle', () => {
+  it('a jump to a missing chain: ENOENT, names the rule', async () => {
+    const tx = goodOps(new Transaction(), 5, 'a');
+    tx.add({ rule: rule('ip').match(tcp.dport, 80).jump('missing').rule('err', 'c') });
+    goodOps(tx, 5, 'b');
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.errno).toBe(2);
+    expect(err.code).toBe('ENOENT');
+    expect(err.operationIndex).toBe(5);
+    expect(err.command).toBe('add rule ip err c tcp dport 80 jump missing');
+    expect(err.message).toContain('operation 5');
+  });
+
+  it('a duplicate create: EEXIST', async () => {
+    const tx = goodOps(new Transaction(), 3, 'd');
+    tx.create({ chain: { family: 'ip', table: 'err', name: 'c' } });
+    goodOps(tx, 3, 'e');
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('EEXIST');
+    expect(err.operationIndex).toBe(3);
+    expect(err.command).toBe('create chain ip err c');
+  });
+
+  it('an element of the wrong length: EINVAL, with the element index', async () => {
+    // A set whose declared type the caller got wrong: 2-byte keys into a 4-byte set.
+    const wrong: NftSet = { ...set, key: [inet_service] };
+    const tx = goodOps(new Transaction(), 2, 'f');
+    tx.add({ set, elements: [{ key: ['198.18.0.2'] }] });
+    tx.add({ set: wrong, elements: [{ key: [1] }, { key: [2] }, { key: [3] }] });
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('EINVAL');
+    expect(err.operationIndex).toBe(3);
+    expect(err.elementIndex).toBe(0);
+  });
+
+  it('a bad element deep inside a large element list is attributed to that element', async () => {
+    const elements = Array.from({ length: 5000 }, (_, i) => ({ key: [`198.18.${(i >> 8) & 255}.${i & 255}`] }));
+    const tx = new Transaction().add({ set, elements });
+    // Delete one element that does not exist, at position 3777 of a 5000-element delete.
+    const del = elements.slice(0, 5000).map((e, i) => (i === 3777 ? { key: ['198.19.255.255'] } : e));
+    tx.delete({ set, elements: del });
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('ENOENT');
+    expect(err.operationIndex).toBe(1);
+    expect(err.elementIndex).toBe(3777);
+    expect(err.command).toBe('delete element ip err addrs { 198.19.255.255 }');
+  });
+
+  it('10,000 operations with one bad one at a random position: always attributed right', async () => {
+    for (let trial = 0; trial < 5; trial++) {
+      const bad = Math.floor(Math.random() * 10_000);
+      const tx = new Transaction();
+      for (let i = 0; i < 10_000; i++) {
+        if (i === bad) tx.add({ rule: rule('ip').match(ip.daddr, '198.18.0.9').jump(`nowhere-${trial}`).rule('err', 'c') });
+        else tx.add({ set, elements: [{ key: [`198.18.${(i >> 8) & 255}.${i & 255}`] }] });
+      }
+      const err = await expectUnchanged(() => nft.commit(tx));
+      expect(err.operationIndex).toBe(bad);
+      expect(err.code).toBe('ENOENT');
+    }
+  });
+});
+
+describe('check mode and generations', () => {
+  it('check() validates without applying, and reports the same errors', async () => {
+    const good = new Transaction().add({ chain: { family: 'ip', table: 'err', name: 'checked' } });
+    await nft.check(good);
+    expect((await nft.dump()).chains.map((c) => c.name)).not.toContain('checked');
+    const bad = new Transaction().add({ rule: rule('ip').jump('nope').rule('err', 'c') });
+    const err = await expectUnchanged(() => nft.check(bad));
+    expect(err.code).toBe('ENOENT');
+  });
+
+  it('a stale generation is refused and nothing is applied', async () => {
+    const gen = await nft.generation();
+    await nft.commit(new Transaction().add({ chain: { family: 'ip', table: 'err', name: 'moved-on' } }));
+    const tx = new Transaction().add({ chain: { family: 'ip', table: 'err', name: 'stale' } });
+    const err = await expectUnchanged(() => nft.commit(tx, { generation: gen }));
+    expect(err).toBeInstanceOf(NftGenerationError);
+    await nft.commit(tx, { generation: await nft.generation() });
+    expect((await nft.dump()).chains.map((c) => c.name)).toContain('stale');
+  });
+});
+
+describe('validation when an operation is queued', () => {
+  it('names over 255 bytes, comments over 128 bytes, values of the wrong type', () => {
+    const tx = new Transaction();
+    expect(() => tx.add({ chain: { family: 'ip', table: 'err', name: 'x'.repeat(256) } })).toThrow(/255/);
+    expect(() => tx.add({ chain: { family: 'ip', table: 'err', name: 'ok', comment: 'y'.repeat(129) } })).toThrow(/128/);
+    expect(() => tx.add({ set, elements: [{ key: ['198.18.0.1'] }, { key: ['not-an-address'] }] })).toThrow(/element 1 key: ipv4_addr: "not-an-address"/);
+    expect(() => tx.add({ set: { family: 'ip', table: 'err', name: 'unknown' }, elements: [{ key: [1] }] })).toThrow(/types of set/);
+    expect(tx.size).toBe(0);
+    expect(() => tx.add({ chain: { family: 'ip', table: 'err', name: 'fine' } })).not.toThrow();
+    expect(tx.size).toBe(1);
+  });
+
+  it('with known state, a jump to a chain that neither exists nor is added is refused', async () => {
+    const known = await nft.dump();
+    const tx = new Transaction({ known });
+    expect(() => tx.add({ rule: rule('ip').jump('absent').rule('err', 'c') })).toThrow(NftValidationError);
+    tx.add({ chain: { family: 'ip', table: 'err', name: 'present' } });
+    expect(() => tx.add({ rule: rule('ip').jump('present').rule('err', 'c') })).not.toThrow();
+    expect(() => tx.add({ rule: rule('ip').jump('c').rule('err', 'present') })).not.toThrow();
+  });
+});
