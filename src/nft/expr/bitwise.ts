@@ -34,8 +34,8 @@ export const bitwiseCodec: ExprCodec<BitwiseExpr> = {
       sreg: required(getU32(x.attrs, A.SREG), 'bitwise', 'sreg'),
       dreg: required(getU32(x.attrs, A.DREG), 'bitwise', 'dreg'),
       len: required(getU32(x.attrs, A.LEN), 'bitwise', 'len'),
-      mask: required(copyBytes(x.attrs.get(A.MASK)), 'bitwise', 'mask'),
-      xor: required(copyBytes(x.attrs.get(A.XOR)), 'bitwise', 'xor'),
+      mask: required(copyBytes(x.attrs[A.MASK]), 'bitwise', 'mask'),
+      xor: required(copyBytes(x.attrs[A.XOR]), 'bitwise', 'xor'),
     };
   },
 };

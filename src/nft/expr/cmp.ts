@@ -27,7 +27,7 @@ export const cmpCodec: ExprCodec<CmpExpr> = {
       type: 'cmp',
       sreg: required(getU32(x.attrs, A.SREG), 'cmp', 'sreg'),
       op: OP_BY_NUMBER[required(getU32(x.attrs, A.OP), 'cmp', 'op')] ?? 'eq',
-      data: required(copyBytes(x.attrs.get(A.DATA)), 'cmp', 'data'),
+      data: required(copyBytes(x.attrs[A.DATA]), 'cmp', 'data'),
     };
   },
 };

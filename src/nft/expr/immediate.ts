@@ -29,6 +29,6 @@ export const immediateCodec: ExprCodec<ImmediateExpr> = {
     if (dreg === NFT_REG.VERDICT && code !== undefined) {
       return { type: 'immediate', dreg: 0, verdict: verdictFromCode(code, getStr(x.attrs, A.CHAIN)) };
     }
-    return { type: 'immediate', dreg, data: required(copyBytes(x.attrs.get(A.DATA)), 'immediate', 'data') };
+    return { type: 'immediate', dreg, data: required(copyBytes(x.attrs[A.DATA]), 'immediate', 'data') };
   },
 };

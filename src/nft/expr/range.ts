@@ -28,8 +28,8 @@ export const rangeCodec: ExprCodec<RangeExpr> = {
       type: 'range',
       sreg: required(getU32(x.attrs, A.SREG), 'range', 'sreg'),
       op: getU32(x.attrs, A.OP) === NFT_RANGE.neq ? 'neq' : 'eq',
-      from: required(copyBytes(x.attrs.get(A.FROM_DATA)), 'range', 'from'),
-      to: required(copyBytes(x.attrs.get(A.TO_DATA)), 'range', 'to'),
+      from: required(copyBytes(x.attrs[A.FROM_DATA]), 'range', 'from'),
+      to: required(copyBytes(x.attrs[A.TO_DATA]), 'range', 'to'),
     };
   },
 };

@@ -131,8 +131,11 @@ function elementPayload(s: NftSet, e: WireElement, out: SetElement): void {
   if (timeout !== undefined) out.timeout = timeout;
   const expires = num(getU64(e.attrs, ELEM_ATTR.EXPIRATION));
   if (expires !== undefined) out.expires = expires;
-  const comment = udataString(parseUdata(getBytes(e.attrs, ELEM_ATTR.USERDATA)).get(UDATA.SET_ELEM_COMMENT));
-  if (comment !== undefined) out.comment = comment;
+  const udata = getBytes(e.attrs, ELEM_ATTR.USERDATA);
+  if (udata) {
+    const comment = udataString(parseUdata(udata).get(UDATA.SET_ELEM_COMMENT));
+    if (comment !== undefined) out.comment = comment;
+  }
 }
 
 /** Decodes the wire elements of a set (interval sets pair their start and end markers). */

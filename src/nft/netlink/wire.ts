@@ -194,8 +194,11 @@ export class WireWriter {
   }
 }
 
-/** One decoded attribute list: id -> value bytes (a view into the reply buffer). */
-export type WireAttrs = Map<number, Uint8Array>;
+/**
+ * One decoded attribute list: index = attribute id, value = bytes (a view into the reply buffer).
+ * An array, not a Map: a dump of 100,000 elements decodes 100,000 of these.
+ */
+export type WireAttrs = (Uint8Array | undefined)[];
 
 export interface WireExpr {
   name: string;
@@ -223,6 +226,9 @@ export interface WireMessage {
   genid: number;
   objects: WireObject[];
 }
+
+/** Shared by every object without expressions (most elements): one allocation fewer per element. */
+const NO_EXPRS: WireExpr[] = Object.freeze([]) as unknown as WireExpr[];
 
 export class WireReader {
   private pos = 0;
@@ -263,16 +269,17 @@ export class WireReader {
 
   attrs(): WireAttrs {
     const n = this.u16();
-    const out: WireAttrs = new Map();
+    const out: WireAttrs = [];
     for (let i = 0; i < n; i++) {
       const id = this.u16();
       const len = this.u32();
-      out.set(id, this.bytes(len));
+      out[id] = this.bytes(len);
     }
     return out;
   }
   exprs(): WireExpr[] {
     const n = this.u16();
+    if (n === 0) return NO_EXPRS;
     const out: WireExpr[] = [];
     for (let i = 0; i < n; i++) {
       const name = textDecoder.decode(this.bytes(this.u8()));
@@ -311,7 +318,7 @@ export class WireReader {
 
 // Attribute value helpers for decoding (host order, as libnftnl's getters return them).
 export function getU32(attrs: WireAttrs, id: number): number | undefined {
-  const b = attrs.get(id);
+  const b = attrs[id];
   if (!b) return undefined;
   if (b.length < 4) throw new Error(`nftlink: attribute ${id} is ${b.length} bytes, expected 4`);
   return new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true);
@@ -321,26 +328,26 @@ export function getS32(attrs: WireAttrs, id: number): number | undefined {
   return v === undefined ? undefined : v | 0;
 }
 export function getU8(attrs: WireAttrs, id: number): number | undefined {
-  const b = attrs.get(id);
+  const b = attrs[id];
   return b ? b[0] : undefined;
 }
 export function getU16(attrs: WireAttrs, id: number): number | undefined {
-  const b = attrs.get(id);
+  const b = attrs[id];
   if (!b) return undefined;
   return new DataView(b.buffer, b.byteOffset, 2).getUint16(0, true);
 }
 export function getU64(attrs: WireAttrs, id: number): bigint | undefined {
-  const b = attrs.get(id);
+  const b = attrs[id];
   if (!b) return undefined;
   if (b.length < 8) throw new Error(`nftlink: attribute ${id} is ${b.length} bytes, expected 8`);
   return new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
 }
 export function getStr(attrs: WireAttrs, id: number): string | undefined {
-  const b = attrs.get(id);
+  const b = attrs[id];
   if (!b) return undefined;
   const end = b.indexOf(0);
   return textDecoder.decode(end >= 0 ? b.subarray(0, end) : b);
 }
 export function getBytes(attrs: WireAttrs, id: number): Uint8Array | undefined {
-  return attrs.get(id);
+  return attrs[id];
 }

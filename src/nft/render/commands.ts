@@ -54,7 +54,8 @@ export function renderOperation(op: Operation, sets: readonly NftSet[]): string 
     }
     case 'element': {
       const s = op.set;
-      return `${op.verb} element ${s.family} ${quoteName(s.table)} ${quoteName(s.name)} ${elementsText(s, op.elements)}`;
+      const keysOnly = op.verb === 'delete' || op.verb === 'destroy';
+      return `${op.verb} element ${s.family} ${quoteName(s.table)} ${quoteName(s.name)} ${elementsText(s, op.elements, keysOnly)}`;
     }
   }
 }

@@ -39,8 +39,9 @@ export function elementText(set: NftSet, e: SetElement): string {
   return s;
 }
 
-export function elementsText(set: NftSet, elements: readonly SetElement[]): string {
-  return `{ ${elements.map((e) => elementText(set, e)).join(', ')} }`;
+/** `{ a, b }`; with keysOnly, what a delete names (nft needs no data to delete an element). */
+export function elementsText(set: NftSet, elements: readonly SetElement[], keysOnly = false): string {
+  return `{ ${elements.map((e) => (keysOnly ? elementKeyText(set, e) : elementText(set, e))).join(', ')} }`;
 }
 
 const FLAG_ORDER = ['constant', 'dynamic', 'interval', 'timeout'] as const;
