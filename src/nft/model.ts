@@ -16,6 +16,9 @@ export class RulesetModel {
   private readonly sets = new Map<string, NftSet>();
   private readonly rules = new Map<string, Rule[]>();
 
+  /** kernelDefaults: also apply what the kernel fills in by itself (false: exactly what was written). */
+  constructor(private readonly opts: { kernelDefaults?: boolean } = {}) {}
+
   apply(ops: readonly Operation[]): this {
     for (const op of ops) this.applyOne(op);
     return this;
@@ -69,7 +72,7 @@ export class RulesetModel {
           if (!this.sets.has(k)) {
             const copy: NftSet = { ...s, elements: [] };
             // Linux (seen on 6.18) reports a size of 65535 for a dynamic set created without one.
-            if (copy.size === undefined && s.flags?.includes('dynamic')) copy.size = 65535;
+            if (this.opts.kernelDefaults !== false && copy.size === undefined && s.flags?.includes('dynamic')) copy.size = 65535;
             this.sets.set(k, copy);
           }
           if (s.elements?.length) this.addElements(this.sets.get(k)!, s.elements);

@@ -43,6 +43,8 @@ export const lookupCodec: ExprCodec<LookupExpr> = {
     };
     const dreg = getU32(x.attrs, A.DREG);
     if (dreg !== undefined) e.dreg = dreg;
+    const setId = getU32(x.attrs, A.SET_ID);
+    if (setId !== undefined) e.setId = setId;
     if ((getU32(x.attrs, A.FLAGS) ?? 0) & NFT_LOOKUP_F_INV) e.invert = true;
     return e;
   },

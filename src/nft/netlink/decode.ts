@@ -194,6 +194,8 @@ export function decodeRuleset(buf: Uint8Array): Ruleset {
   const msg = new WireReader(buf).message();
   const out: Ruleset = { generation: msg.genid, tables: [], chains: [], sets: [], rules: [] };
   const sets = new Map<string, NftSet>();
+  // Requests name anonymous sets "__set%d" and tell them apart by transaction id; dumps by name.
+  const byId = new Map<number, NftSet>();
   for (const o of msg.objects) {
     switch (o.kind) {
       case WireKind.Table:
@@ -205,12 +207,15 @@ export function decodeRuleset(buf: Uint8Array): Ruleset {
       case WireKind.Set: {
         const s = decodeSet(o);
         sets.set(setKey(s.family, s.table, s.name), s);
+        const id = getU32(o.attrs, SET_ATTR.ID);
+        if (id !== undefined) byId.set(id, s);
         out.sets.push(s);
         break;
       }
       case WireKind.Elements: {
         const family = familyOf(o);
-        const s = sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
+        const id = getU32(o.attrs, SET_ATTR.ID);
+        const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
         if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
         const decoded = decodeElements(s, o.elements);
         if (s.elements) for (const e of decoded) s.elements.push(e);
@@ -222,16 +227,17 @@ export function decodeRuleset(buf: Uint8Array): Ruleset {
         break;
     }
   }
-  for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets));
+  for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
   out.sets = out.sets.filter((s) => !s.anonymous);
   return out;
 }
 
-function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>): Expr {
+function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>, byId: Map<number, NftSet>): Expr {
   if (e.type !== 'lookup') return e;
-  const s = sets.get(setKey(r.family, r.table, e.set));
+  const s = (e.setId !== undefined ? byId.get(e.setId) : undefined) ?? sets.get(setKey(r.family, r.table, e.set));
   if (!s || !s.anonymous) return e;
-  return { ...e, inline: s };
+  const { setId: _id, ...rest } = e;
+  return { ...rest, inline: s };
 }
 
 /** Decodes a one-set element dump (the reconciler's resync) against the set's declared types. */

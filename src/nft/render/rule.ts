@@ -55,6 +55,9 @@ function hex(b: Uint8Array): string {
 
 class RuleRenderer {
   private readonly regs = new Map<number, Sym>();
+  /** Load order of each register's symbol: a concatenation is loaded word after word, in order. */
+  private readonly loadedAt = new Map<number, number>();
+  private loads = 0;
   private readonly items: Item[] = [];
   private l3: L3 | undefined;
   private l4: L4 | undefined;
@@ -69,6 +72,23 @@ class RuleRenderer {
     const w = wordOf(reg);
     for (let i = 0; i < words(symLen(s)); i++) this.regs.delete(w + i);
     this.regs.set(w, s);
+    this.loadedAt.set(w, ++this.loads);
+  }
+
+  /** Without the set's declaration: the symbols loaded one after another from `reg` on. */
+  private loadedRun(reg: number): Sym[] {
+    let w = wordOf(reg);
+    const out: Sym[] = [];
+    let last = -1;
+    for (;;) {
+      const s = this.regs.get(w);
+      const at = this.loadedAt.get(w) ?? -1;
+      if (!s || at <= last) break;
+      out.push(s);
+      last = at;
+      w += words(symLen(s));
+    }
+    return out;
   }
 
   private get(reg: number, what: string): Sym {
@@ -154,7 +174,10 @@ class RuleRenderer {
       const parts = set.key.length > 1 ? this.getConcat(e.sreg, len, what) : [this.get(e.sreg, what)];
       return parts.map((p, i) => this.symText(p, set.key[i])).join(' . ');
     }
-    return this.symText(this.get(e.sreg, what));
+    this.get(e.sreg, what);
+    return this.loadedRun(e.sreg)
+      .map((p) => this.symText(p))
+      .join(' . ');
   }
 
   expr(e: Expr, next: Expr | undefined): boolean {

@@ -1,0 +1,27 @@
+# nftlink: a multi-stage build. The builder compiles the addon against libnftnl/libmnl and the
+# TypeScript; the runtime image has only the shared libraries (no nft binary: nftlink never runs it).
+
+FROM node:20-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libnftnl-dev libmnl-dev pkg-config build-essential python3 \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY package.json package-lock.json binding.gyp tsconfig.json ./
+COPY native ./native
+RUN npm ci --no-audit --no-fund
+COPY src ./src
+COPY bin ./bin
+RUN npm run build:ts && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libnftnl11 libmnl0 \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY --from=build /src/bin ./bin
+COPY --from=build /src/build/Release/nftlink.node ./build/Release/nftlink.node
+ENTRYPOINT ["node", "/app/bin/nftlink.js"]
+CMD ["--help"]

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The main job: sets everything up, then programs a kube-proxy-style ruleset over netlink in a fresh
+# network namespace and sends real TCP connections through its DNAT rule. Run as root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec node dist/demo/dnat-demo.js

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets everything up and runs the whole test suite: unit tests, kernel tests in fresh network
+# namespaces, the native addon's tests and its fuzzing. Run as root: kernel tests fail (they never
+# skip) without the privileges to create namespaces.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+mkdir -p build
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json=build/test-results.json || status=$?
+# One closing line in the form every CI reader understands.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync("build/test-results.json", "utf8"));
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' || status=1
+exit "$status"

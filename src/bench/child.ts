@@ -1,0 +1,94 @@
+// The nftlink side of one run, as its own process, so that its wall, user, sys and peak RSS are the
+// process's own (node start-up and module loading included, as `nft`'s start-up is on the other side),
+// measured from outside exactly as `nft` is.
+//
+//   node dist/bench/child.js load   <netns> --elements N
+//   node dist/bench/child.js shape  <netns> --shape 1..5 --services N --endpoints E
+//   node dist/bench/child.js update <netns> --elements N --updates K   (the big map must be loaded)
+//   node dist/bench/child.js dump   <netns> --elements N               (the big map must be loaded)
+//
+// Prints one JSON line: in-process phase times (ms) and process.resourceUsage() as a cross-check.
+
+import { Nftables } from '../nft/index.js';
+import { bigMap, bigMapLoad, bigMapUpdate, serviceShape, type ShapeId } from './shapes.js';
+
+const now = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+function option(args: string[], name: string): number {
+  const i = args.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(args[i + 1]) : NaN;
+  if (!Number.isInteger(v) || v < 0) throw new Error(`child: --${name} needs a non-negative integer`);
+  return v;
+}
+
+async function main(): Promise<Record<string, unknown>> {
+  const [what, netns, ...args] = process.argv.slice(2);
+  if (!what || !netns) throw new Error('usage: child.js load|shape|update|dump <netns> [options]');
+  const nft = Nftables.open({ netns });
+  try {
+    switch (what) {
+      case 'load': {
+        const t0 = now();
+        const tx = bigMapLoad(option(args, 'elements'));
+        const t1 = now();
+        await nft.commit(tx);
+        const t2 = now();
+        return { buildMs: t1 - t0, commitMs: t2 - t1, encodedBytes: tx.encodedSize };
+      }
+      case 'shape': {
+        const shape = option(args, 'shape') as ShapeId;
+        const t0 = now();
+        const txs = serviceShape(shape, { services: option(args, 'services'), endpoints: option(args, 'endpoints') });
+        const t1 = now();
+        // Shape 2 commits its transactions one after the other, as 20 `nft -f` runs do.
+        for (const tx of txs) await nft.commit(tx);
+        const t2 = now();
+        return { buildMs: t1 - t0, commitMs: t2 - t1, transactions: txs.length, encodedBytes: txs.reduce((s, t) => s + t.encodedSize, 0) };
+      }
+      case 'update': {
+        const elements = option(args, 'elements');
+        const updates = option(args, 'updates');
+        const perUpdateMs: number[] = [];
+        const commitMs: number[] = [];
+        for (let u = 0; u < updates; u++) {
+          // A spread of keys (7919 is prime, so no key repeats within `elements` updates).
+          const i = (u * 7919) % elements;
+          const t0 = now();
+          const tx = bigMapUpdate(i, u + 1);
+          const t1 = now();
+          await nft.commit(tx);
+          const t2 = now();
+          perUpdateMs.push(t2 - t0);
+          commitMs.push(t2 - t1);
+        }
+        return { perUpdateMs, commitMs };
+      }
+      case 'dump': {
+        const expected = option(args, 'elements');
+        const t0 = now();
+        const { elements } = await nft.dumpSetElements(bigMap());
+        const t1 = now();
+        // A dump that lost elements would be a fast wrong answer: refuse it.
+        if (elements.length !== expected) throw new Error(`child: dump returned ${elements.length} elements, expected ${expected}`);
+        return { dumpMs: t1 - t0, elements: elements.length };
+      }
+      default:
+        throw new Error(`child: unknown case ${what}`);
+    }
+  } finally {
+    nft.close();
+  }
+}
+
+main().then(
+  (phases) => {
+    const ru = process.resourceUsage();
+    process.stdout.write(JSON.stringify({ phases, resourceUsage: { userS: ru.userCPUTime / 1e6, sysS: ru.systemCPUTime / 1e6, maxRssMB: ru.maxRSS / 1024 } }) + '\n');
+  },
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    const e = err as { refusals?: unknown };
+    if (e.refusals) process.stderr.write(`${JSON.stringify(e.refusals, null, 1).slice(0, 4000)}\n`);
+    process.exitCode = 1;
+  },
+);

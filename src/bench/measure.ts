@@ -1,0 +1,117 @@
+// How one run is measured: the process under GNU time (`/usr/bin/time -f '%e %U %S %M'`), so both
+// sides (the nftlink child and `nft`) get their user time, sys time and peak RSS from the same
+// source: the kernel's rusage of the process (and of what it waited for: the `sh` loop of shape 2
+// sums its `nft` children). Wall time is taken here with a monotonic clock around the spawn, at
+// sub-millisecond resolution (time's %e has only 10 ms).
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const GNU_TIME = '/usr/bin/time';
+
+export interface ProcessFigures {
+  /** Seconds, measured by the parent around the process. */
+  wall: number;
+  /** CPU seconds in user space / in the kernel (rusage, 10 ms resolution). */
+  user: number;
+  sys: number;
+  /** Peak resident set size, MB (rusage ru_maxrss; for several waited-for children, the largest). */
+  rssMB: number;
+}
+
+export interface TimedResult extends ProcessFigures {
+  stdout: string;
+  stderr: string;
+}
+
+let scratch: string | undefined;
+function scratchDir(): string {
+  if (!scratch) {
+    scratch = mkdtempSync(join(tmpdir(), 'nftlink-bench-time-'));
+    const dir = scratch;
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return scratch;
+}
+let seq = 0;
+
+/**
+ * Runs argv under GNU time and resolves with its figures; rejects (with stderr) when it fails, so a
+ * refused load is never reported as a fast one.
+ */
+export function runTimed(argv: readonly string[], opts: { discardStdout?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TimedResult> {
+  const out = join(scratchDir(), `t${seq++}`);
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(GNU_TIME, ['-o', out, '-f', '%e %U %S %M', ...argv], {
+      stdio: ['ignore', opts.discardStdout ? 'ignore' : 'pipe', 'pipe'],
+      env: opts.env ?? process.env,
+    });
+    const so: Buffer[] = [];
+    const se: Buffer[] = [];
+    child.stdout?.on('data', (b: Buffer) => so.push(b));
+    child.stderr?.on('data', (b: Buffer) => se.push(b));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const wall = Number(process.hrtime.bigint() - start) / 1e9;
+      const stdout = Buffer.concat(so).toString('utf8');
+      const stderr = Buffer.concat(se).toString('utf8');
+      if (code !== 0) {
+        reject(new Error(`${argv.join(' ')} failed (${signal ?? code}):\n${stderr.slice(0, 4000)}`));
+        return;
+      }
+      // time writes "Command exited with non-zero status" lines before the format line: take the last.
+      const lines = readFileSync(out, 'utf8').trim().split('\n');
+      rmSync(out, { force: true });
+      const [, u, s, m] = lines[lines.length - 1]!.split(' ').map(Number);
+      resolve({ wall, user: u!, sys: s!, rssMB: m! / 1024, stdout, stderr });
+    });
+  });
+}
+
+/** Only the wall time of a process (per-update `nft -f` runs: their rusage is mostly exec + parse). */
+export function runWall(argv: readonly string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const se: Buffer[] = [];
+    child.stderr.on('data', (b: Buffer) => se.push(b));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const wall = Number(process.hrtime.bigint() - start) / 1e9;
+      if (code !== 0) reject(new Error(`${argv.join(' ')} failed (${code}): ${Buffer.concat(se).toString('utf8').slice(0, 2000)}`));
+      else resolve(wall);
+    });
+  });
+}
+
+function cpuTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (f[3] ?? 0) + (f[4] ?? 0); // idle + iowait
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until the machine is (nearly) idle before the next timed run. Deleting a namespace that
+ * holds 10k chains and sets hands its teardown to a kernel workqueue (cleanup_net), which can keep
+ * a core busy for seconds after `ip netns delete` returned; on a 2-core machine that would be
+ * charged to whichever run comes next. Gives up after `maxMs` (returns how long it waited).
+ */
+export async function waitQuiet(maxMs = 20_000, busyBelow = 0.12): Promise<number> {
+  const start = Date.now();
+  let prev = cpuTicks();
+  while (Date.now() - start < maxMs) {
+    await sleep(250);
+    const now = cpuTicks();
+    const dt = now.total - prev.total;
+    if (dt > 0 && (now.busy - prev.busy) / dt < busyBelow) break;
+    prev = now;
+  }
+  return Date.now() - start;
+}

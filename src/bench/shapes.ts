@@ -1,0 +1,178 @@
+// The benchmark's rulesets, built with the library's own builder so that both sides of every case
+// load the same transaction: nftlink commits it over netlink, `nft -f` reads its rendered text.
+//
+// The service shapes are the five rows of DESIGN.md's "Kernel facts" table (10,000 TCP ClusterIP
+// services x 5 endpoints). Each has kube-proxy's dispatch: a base nat chain jumping to `services`,
+// which looks `ip daddr . meta l4proto . th dport` up in the verdict map `service-ips` whose
+// elements `goto` one chain per service. What differs between shapes is only how a service's chain
+// picks an endpoint: that choice (anonymous sets, named maps, one shared map, buckets) is what
+// decides the kernel's cost, which is the point of measuring all five.
+
+import { ip, meta, numgen, rule, th, Transaction, types, type NftSet, type SetElement } from '../nft/index.js';
+import { bigMapKey, bigMapValue, endpointAddr, serviceAddr } from './addresses.js';
+
+const { ipv4_addr, inet_proto, inet_service, integer } = types;
+
+export const TABLE = 'nftlink-bench';
+export const FAMILY = 'ip' as const;
+export const BIG_MAP = 'big';
+export const ENDPOINT_PORT = 8080;
+export const SERVICE_PORT = 80;
+
+export type ShapeId = 1 | 2 | 3 | 4 | 5;
+export const SHAPES: readonly ShapeId[] = [1, 2, 3, 4, 5];
+
+export const SHAPE_TITLES: Record<ShapeId, string> = {
+  1: 'chain per service, inline numgen map (anonymous sets)',
+  2: 'same, split into 20 transactions',
+  3: 'named endpoint map per service',
+  4: 'ONE shared map, numgen ... offset B',
+  5: 'shared maps in buckets of 250 services',
+};
+
+/** Shape 2 splits the load into this many transactions (DESIGN.md: 20 of 500 services). */
+export const SPLIT_TRANSACTIONS = 20;
+/** Shape 5: services per shared endpoint map (DESIGN.md: 250, so 40 maps for 10k services). */
+export const BUCKET_SERVICES = 250;
+
+// ---- case (a), (c), (d): one big concatenated map ----
+
+/** `type ipv4_addr . inet_proto . inet_service : ipv4_addr . inet_service` */
+export function bigMap(): NftSet {
+  return { family: FAMILY, table: TABLE, name: BIG_MAP, key: [ipv4_addr, inet_proto, inet_service], data: [ipv4_addr, inet_service] };
+}
+
+export function bigMapElements(count: number): SetElement[] {
+  const out: SetElement[] = new Array(count);
+  for (let i = 0; i < count; i++) out[i] = { key: bigMapKey(i), value: bigMapValue(i) };
+  return out;
+}
+
+/** Table + map + all elements in ONE transaction (case a). */
+export function bigMapLoad(count: number): Transaction {
+  const map = bigMap();
+  return new Transaction()
+    .add({ table: { family: FAMILY, name: TABLE } })
+    .add({ set: map })
+    .add({ set: map, elements: bigMapElements(count) });
+}
+
+/**
+ * One map update (case c): delete element i and add it back with other data, in one transaction.
+ * A map value cannot be changed in place (an add with different data answers EBUSY).
+ */
+export function bigMapUpdate(i: number, generation: number): Transaction {
+  const map = bigMap();
+  const key = bigMapKey(i);
+  return new Transaction().delete({ set: map, elements: [{ key }] }).add({ set: map, elements: [{ key, value: bigMapValue(i, generation) }] });
+}
+
+// ---- case (b): the service shapes ----
+
+const endpointSlot = (service: number, ep: number, endpoints: number): number => service * endpoints + ep;
+const chainName = (service: number): string => `svc-${service}`;
+
+/** The service dispatch every shape shares: base chain -> services -> vmap @service-ips. */
+function addDispatch(tx: Transaction): NftSet {
+  const serviceIps: NftSet = { family: FAMILY, table: TABLE, name: 'service-ips', key: [ipv4_addr, inet_proto, inet_service], data: 'verdict' };
+  tx.add({ table: { family: FAMILY, name: TABLE } });
+  tx.add({ chain: { family: FAMILY, table: TABLE, name: 'services' } });
+  tx.add({ chain: { family: FAMILY, table: TABLE, name: 'nat-prerouting', base: { type: 'nat', hook: 'prerouting', priority: -100, policy: 'accept' } } });
+  tx.add({ set: serviceIps });
+  tx.add({ rule: rule(FAMILY).jump('services').rule(TABLE, 'nat-prerouting') });
+  tx.add({ rule: rule(FAMILY).vmap([ip.daddr, meta.l4proto, th.dport], 'service-ips').rule(TABLE, 'services') });
+  return serviceIps;
+}
+
+function dispatchElements(from: number, to: number): SetElement[] {
+  const out: SetElement[] = [];
+  for (let i = from; i < to; i++) out.push({ key: [serviceAddr(i), 'tcp', SERVICE_PORT], value: { kind: 'goto', chain: chainName(i) } });
+  return out;
+}
+
+/** `0 : 198.19.x.y . 8080, 1 : ...` for one service (keys are the numgen results, offset included). */
+function endpointElements(service: number, endpoints: number, keyBase: number): SetElement[] {
+  const out: SetElement[] = [];
+  for (let k = 0; k < endpoints; k++) out.push({ key: [keyBase + k], value: [endpointAddr(endpointSlot(service, k, endpoints)), ENDPOINT_PORT] });
+  return out;
+}
+
+/** A named endpoint map keyed by the numgen result (a 32-bit host-order integer). */
+function endpointMap(name: string): NftSet {
+  return { family: FAMILY, table: TABLE, name, key: [integer(4, 'host')], data: [ipv4_addr, inet_service] };
+}
+
+/** `meta l4proto tcp dnat ip addr . port to numgen random mod N [offset B] map <map>` */
+function dnatRule(service: number, endpoints: number, offset: number, map: { elements: SetElement[] } | { name: string; set: NftSet }) {
+  return rule(FAMILY)
+    .match(meta.l4proto, 'tcp')
+    .dnatMap({ family: 'ip', key: numgen('random', endpoints, offset), map })
+    .rule(TABLE, chainName(service));
+}
+
+export interface ServiceSizes {
+  services: number;
+  endpoints: number;
+}
+
+/**
+ * The transactions of one shape, in commit order (one for every shape but 2). `nft -f` gets one
+ * file per transaction, so both sides commit the same batches.
+ */
+export function serviceShape(shape: ShapeId, { services, endpoints }: ServiceSizes): Transaction[] {
+  if (services > 65_536 || services * endpoints > 65_536) throw new RangeError('too many services/endpoints for the address plan');
+  const tx = new Transaction();
+  const serviceIps = addDispatch(tx);
+  switch (shape) {
+    case 1:
+    case 2: {
+      // One transaction, or SPLIT_TRANSACTIONS of equal size (the first also holds the dispatch).
+      const chunks = shape === 1 ? 1 : SPLIT_TRANSACTIONS;
+      const per = Math.ceil(services / chunks);
+      const out: Transaction[] = [];
+      for (let c = 0; c < chunks; c++) {
+        const t = c === 0 ? tx : new Transaction();
+        const from = c * per;
+        const to = Math.min(services, from + per);
+        if (from >= to) break; // fewer services than transactions (tiny sizes only)
+        for (let i = from; i < to; i++) {
+          t.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
+          t.add({ rule: dnatRule(i, endpoints, 0, { elements: endpointElements(i, endpoints, 0) }) });
+        }
+        t.add({ set: serviceIps, elements: dispatchElements(from, to) });
+        out.push(t);
+      }
+      return out;
+    }
+    case 3: {
+      for (let i = 0; i < services; i++) {
+        const map = endpointMap(`eps-${i}`);
+        tx.add({ set: map }).add({ set: map, elements: endpointElements(i, endpoints, 0) });
+        tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
+        tx.add({ rule: dnatRule(i, endpoints, 0, { name: map.name, set: map }) });
+      }
+      break;
+    }
+    case 4:
+    case 5: {
+      // Slots: service i owns keys [i*N, i*N + N) of its map; `numgen ... offset B` picks among them.
+      const perMap = shape === 4 ? services : BUCKET_SERVICES;
+      const maps: NftSet[] = [];
+      for (let b = 0; b * perMap < services; b++) {
+        const map = endpointMap(shape === 4 ? 'eps' : `eps-b${b}`);
+        maps.push(map);
+        const elements: SetElement[] = [];
+        for (let i = b * perMap; i < Math.min(services, (b + 1) * perMap); i++) elements.push(...endpointElements(i, endpoints, (i - b * perMap) * endpoints));
+        tx.add({ set: map }).add({ set: map, elements });
+      }
+      for (let i = 0; i < services; i++) {
+        const map = maps[Math.floor(i / perMap)]!;
+        tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
+        tx.add({ rule: dnatRule(i, endpoints, (i % perMap) * endpoints, { name: map.name, set: map }) });
+      }
+      break;
+    }
+  }
+  tx.add({ set: serviceIps, elements: dispatchElements(0, services) });
+  return [tx];
+}

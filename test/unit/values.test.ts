@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { inet_service, ipv4_addr, mark } from '../../src/nft/types/datatypes.js';
+import { elementKey, intervalElements, intervalView, parseIntervalValue, rangesFromIntervalElements } from '../../src/nft/values.js';
+
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+
+describe('interval sets, encoded as nft 1.0.6 writes them', () => {
+  it('a leading end marker, starts, and end markers one past each range', () => {
+    const ranges = ['198.18.0.0/16', '198.19.1.1', '198.19.2.0-198.19.2.9'].map((v) => parseIntervalValue(ipv4_addr, v, undefined, 't'));
+    const wire = intervalElements(ipv4_addr, ranges, 't');
+    expect(wire.map((w) => `${hex(w.key)}${w.end ? ' end' : ''}`)).toEqual([
+      '00000000 end',
+      'c6120000',
+      'c6130000 end',
+      'c6130101',
+      'c6130102 end',
+      'c6130200',
+      'c613020a end',
+    ]);
+  });
+  it('adjacent ranges share a boundary, ranges to the maximum have no end marker, overlaps are refused', () => {
+    const r = (a: number, b: number) => ({ from: inet_service.parse(a), to: inet_service.parse(b) });
+    expect(intervalElements(inet_service, [r(10, 10), r(11, 13)], 't').map((w) => w.end)).toEqual([true, false, false, true]);
+    expect(intervalElements(inet_service, [r(0, 65535)], 't').map((w) => hex(w.key))).toEqual(['0000']);
+    expect(() => intervalElements(inet_service, [r(1, 10), r(5, 20)], 't')).toThrow(/overlap/);
+    expect(intervalElements(inet_service, [r(1, 10), r(5, 20)], 't', true).filter((w) => !w.end)).toHaveLength(1);
+  });
+  it('host-order values are stored in network order, and decode back', () => {
+    const ranges = [{ from: mark.parse(10), to: mark.parse(13) }];
+    const wire = intervalElements(mark, ranges, 't');
+    expect(hex(wire[1]!.key)).toBe('0000000a');
+    const back = rangesFromIntervalElements(mark, wire.map((w, index) => ({ key: w.key, end: w.end, index })));
+    expect(mark.toValue(back[0]!.from)).toBe(10);
+    expect(mark.toValue(back[0]!.to)).toBe(13);
+  });
+  it('intervalView gives the elements as the kernel will hold them', () => {
+    const view = intervalView(ipv4_addr, [{ key: ['198.18.0.0/24'] }, { key: ['198.18.0.5'] }, { key: ['198.18.1.0/24'] }], true, 't');
+    expect(view).toEqual([{ key: ['198.18.0.0'], keyEnd: ['198.18.1.255'] }]);
+  });
+  it('element identity is the key, whatever the data', () => {
+    const set = { name: 'm', key: [ipv4_addr] };
+    expect(elementKey(set, { key: ['198.18.0.1'] })).toBe(elementKey(set, { key: ['198.18.0.1'] }));
+    expect(elementKey(set, { key: ['198.18.0.1'] })).not.toBe(elementKey(set, { key: ['198.18.0.2'] }));
+  });
+});
