@@ -87,8 +87,11 @@ main().then(
   },
   (err: unknown) => {
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    const e = err as { refusals?: unknown };
-    if (e.refusals) process.stderr.write(`${JSON.stringify(e.refusals, null, 1).slice(0, 4000)}\n`);
+    // A kernel refusal: name every failing operation (the operation objects themselves can hold 100k elements).
+    const refusals = (err as { refusals?: { errno: number; kernelMessage: string; operationIndex: number; command?: string }[] }).refusals;
+    for (const r of refusals?.slice(0, 10) ?? []) {
+      process.stderr.write(`  op ${r.operationIndex}: errno ${r.errno} ${r.kernelMessage} ${(r.command ?? '').slice(0, 300)}\n`);
+    }
     process.exitCode = 1;
   },
 );

@@ -1,0 +1,421 @@
+// A fluent builder that writes rules the way nft compiles the same text: the same protocol
+// dependencies, register choices and comparison shapes. So the rendered text, fed to `nft -f`,
+// produces the same kernel bytecode, and `nft list ruleset` prints both the same.
+
+import type { Expr } from '../expr/index.js';
+import { ICMP_CODE, ICMPV6_CODE, ICMPX_CODE, NF_NAT_RANGE, NFT_REG, type CmpOp, type Family } from '../netlink/constants.js';
+import type { NftSet, Rule, SetElement } from '../objects.js';
+import { maskBytes, parsePrefix, prefixMask } from '../types/address.js';
+import { inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
+import type { Verdict } from '../types/verdict.js';
+import { meta, type Dependency, type Field } from './fields.js';
+
+const REG1 = NFT_REG.R1;
+const REG2 = NFT_REG.R2;
+
+/** Register for the i-th 32-bit word of a concatenation starting at NFT_REG_1 (as nft allocates). */
+function concatReg(wordOffset: number): number {
+  return wordOffset === 0 ? REG1 : NFT_REG.R32_00 + wordOffset;
+}
+
+export type MatchValue = Scalar | readonly Scalar[];
+
+export interface NatTarget {
+  /** Address family of the translation (the table's, or ip/ip6 in an inet table). */
+  family: 'ip' | 'ip6';
+  addr?: string;
+  /** Upper end of an address range. */
+  addrTo?: string;
+  port?: number;
+  portTo?: number;
+  flags?: ('random' | 'fully-random' | 'persistent')[];
+}
+
+export interface NatMapTarget {
+  family: 'ip' | 'ip6';
+  /** The key that selects the endpoint (for example numgen random mod N). */
+  key: Field | readonly Field[];
+  /** A named map (`@name`, data `addr . port`), or inline elements `key : [addr, port]`. */
+  map: { name: string; set?: NftSet } | { elements: SetElement[]; name?: string };
+  flags?: ('random' | 'fully-random' | 'persistent')[];
+}
+
+function natFlags(flags: NatTarget['flags'] | undefined): number {
+  let f = 0;
+  for (const x of flags ?? []) {
+    if (x === 'random') f |= NF_NAT_RANGE.PROTO_RANDOM;
+    if (x === 'fully-random') f |= NF_NAT_RANGE.PROTO_RANDOM_FULLY;
+    if (x === 'persistent') f |= NF_NAT_RANGE.PERSISTENT;
+  }
+  return f;
+}
+
+export class RuleBuilder {
+  private readonly exprs: Expr[] = [];
+  private l3: 'ip' | 'ip6' | undefined;
+  private l4: 'tcp' | 'udp' | 'sctp' | undefined;
+
+  constructor(readonly family: Family) {
+    this.l3 = family === 'ip' ? 'ip' : family === 'ip6' ? 'ip6' : undefined;
+  }
+
+  /** Adds the protocol match nft would put before this field, once per rule. */
+  private depend(dep: Dependency | undefined, what: string): void {
+    if (!dep) return;
+    if ('l3' in dep) {
+      if (this.l3 === dep.l3) return;
+      if (this.family !== 'inet') throw new RangeError(`${what}: a ${dep.l3} field in a ${this.family} table`);
+      this.exprs.push(meta.nfproto.load(REG1), { type: 'cmp', sreg: REG1, op: 'eq', data: nf_proto.parse(dep.l3 === 'ip' ? 'ipv4' : 'ipv6') });
+      this.l3 = dep.l3;
+      return;
+    }
+    if (this.l4 === dep.l4) return;
+    if (this.l4 !== undefined) throw new RangeError(`${what}: the rule already matches ${this.l4}`);
+    this.exprs.push(meta.l4proto.load(REG1), { type: 'cmp', sreg: REG1, op: 'eq', data: inet_proto.parse(dep.l4) });
+    this.l4 = dep.l4;
+  }
+
+  /** Loads fields into registers as nft does: one into NFT_REG_1, a concatenation word by word. */
+  private loadKey(fields: readonly Field[]): void {
+    for (const f of fields) this.depend(f.dependency, f.text);
+    let word = 0;
+    for (const f of fields) {
+      this.exprs.push(f.load(fields.length === 1 ? REG1 : concatReg(word)));
+      word += paddedSize(f.dtype) / 4;
+    }
+  }
+
+  /** Notes a protocol match written explicitly (`meta l4proto tcp`), so fields of it add no second one. */
+  private noteExplicit(field: Field, value: Scalar): void {
+    if (field === meta.l4proto && (value === 'tcp' || value === 'udp' || value === 'sctp')) this.l4 = value;
+    if (field === meta.nfproto && (value === 'ipv4' || value === 'ipv6')) this.l3 = value === 'ipv4' ? 'ip' : 'ip6';
+  }
+
+  /**
+   * `field value`, `field != value`, `field < value`...: a prefix ("198.18.0.0/15") becomes a mask and
+   * compare, a range ("1000-2000") two compares, a list an anonymous set, flag lists (ct state) a mask test.
+   */
+  match(field: Field, value: MatchValue, op: CmpOp = 'eq'): this {
+    if (Array.isArray(value)) {
+      if (op !== 'eq' && op !== 'neq') throw new RangeError(`${field.text}: a set can only be matched with == or !=`);
+      return this.lookupElements([field], (value as Scalar[]).map((v) => ({ key: [v] })), op === 'neq');
+    }
+    const v = value as Scalar;
+    const t = field.dtype;
+    if (typeof v === 'string' && (t === ipv4_addr || t === ipv6_addr) && v.includes('/')) {
+      const p = parsePrefix(v, t === ipv4_addr ? 4 : 6);
+      if (!p) throw new RangeError(`${field.text}: "${v}" is not a prefix`);
+      if (op !== 'eq' && op !== 'neq') throw new RangeError(`${field.text}: a prefix can only be matched with == or !=`);
+      if (p.length % 8 === 0 && p.length < t.size * 8 && field.payload && p.length > 0) {
+        // A byte-aligned prefix: nft loads just those bytes and compares them.
+        this.depend(field.dependency, field.text);
+        const len = p.length / 8;
+        this.exprs.push({ type: 'payload', base: field.payload.base, offset: field.payload.offset, len, dreg: REG1 });
+        this.exprs.push({ type: 'cmp', sreg: REG1, op, data: p.bytes.slice(0, len) });
+        return this;
+      }
+      this.loadKey([field]);
+      if (p.length < t.size * 8) {
+        this.exprs.push({ type: 'bitwise', sreg: REG1, dreg: REG1, len: t.size, mask: prefixMask(t.size, p.length), xor: new Uint8Array(t.size) });
+      }
+      this.exprs.push({ type: 'cmp', sreg: REG1, op, data: maskBytes(p.bytes, p.length) });
+      return this;
+    }
+    if (typeof v === 'string' && /^[^-:]+-[^-]+$/.test(v) && t !== ipv6_addr && (t.name === 'inet_service' || t.name === 'integer' || t === ipv4_addr || t.name === 'mark')) {
+      const dash = v.indexOf('-');
+      const from = t.parse(v.slice(0, dash));
+      const to = t.parse(v.slice(dash + 1));
+      this.loadKey([field]);
+      if (op === 'neq') this.exprs.push({ type: 'range', sreg: REG1, op: 'neq', from, to });
+      else if (op === 'eq') this.exprs.push({ type: 'cmp', sreg: REG1, op: 'gte', data: from }, { type: 'cmp', sreg: REG1, op: 'lte', data: to });
+      else throw new RangeError(`${field.text}: a range can only be matched with == or !=`);
+      return this;
+    }
+    if ((t.name === 'ct_state' || t.name === 'ct_status') && op === 'eq') {
+      // nft tests flag types with a mask: (state & bits) != 0.
+      this.loadKey([field]);
+      this.exprs.push(
+        { type: 'bitwise', sreg: REG1, dreg: REG1, len: t.size, mask: t.parse(v), xor: new Uint8Array(t.size) },
+        { type: 'cmp', sreg: REG1, op: 'neq', data: new Uint8Array(t.size) },
+      );
+      return this;
+    }
+    this.loadKey([field]);
+    this.exprs.push({ type: 'cmp', sreg: REG1, op, data: t.parse(v) });
+    this.noteExplicit(field, v);
+    return this;
+  }
+
+  /** `field & mask == value` (or !=): `meta mark & 0x4000 == 0`. */
+  matchMasked(field: Field, mask: Scalar, value: Scalar, op: 'eq' | 'neq' = 'eq'): this {
+    this.loadKey([field]);
+    const t = field.dtype;
+    this.exprs.push(
+      { type: 'bitwise', sreg: REG1, dreg: REG1, len: t.size, mask: t.parse(mask), xor: new Uint8Array(t.size) },
+      { type: 'cmp', sreg: REG1, op, data: t.parse(value) },
+    );
+    return this;
+  }
+
+  /** `fields @set` (or `!= @set`). */
+  inSet(fields: Field | readonly Field[], set: string, invert = false): this {
+    const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
+    this.loadKey(list);
+    this.exprs.push(invert ? { type: 'lookup', set, sreg: REG1, invert: true } : { type: 'lookup', set, sreg: REG1 });
+    return this;
+  }
+
+  /** Interval sets hold host-order values in network order: convert the key first, as nft does. */
+  private toNetworkOrder(fields: readonly Field[], elements: readonly SetElement[]): void {
+    const t = fields[0]!.dtype;
+    if (fields.length !== 1 || t.byteorder !== 'host' || t.size < 2) return;
+    if (!elements.some((e) => e.keyEnd !== undefined || (typeof e.key[0] === 'string' && /^[^-]+-/.test(e.key[0])))) return;
+    this.exprs.push({ type: 'byteorder', sreg: REG1, dreg: REG1, op: 'hton', len: t.size, size: t.size });
+  }
+
+  /** `fields { elements }`: an anonymous set bound to this rule. */
+  lookupElements(fields: readonly Field[], elements: SetElement[], invert = false): this {
+    this.loadKey(fields);
+    this.toNetworkOrder(fields, elements);
+    const inline: NftSet = { family: this.family, table: '', name: '__set%d', key: fields.map((f) => f.dtype), anonymous: true, elements };
+    this.exprs.push(invert ? { type: 'lookup', set: inline.name, sreg: REG1, invert: true, inline } : { type: 'lookup', set: inline.name, sreg: REG1, inline });
+    return this;
+  }
+
+  /** `fields vmap @map`, or `fields vmap { key : verdict, ... }` with elements. */
+  vmap(fields: Field | readonly Field[], map: string | SetElement[]): this {
+    const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
+    this.loadKey(list);
+    if (typeof map === 'string') {
+      this.exprs.push({ type: 'lookup', set: map, sreg: REG1, dreg: NFT_REG.VERDICT });
+    } else {
+      this.toNetworkOrder(list, map);
+      const inline: NftSet = { family: this.family, table: '', name: '__map%d', key: list.map((f) => f.dtype), data: 'verdict', anonymous: true, elements: map };
+      this.exprs.push({ type: 'lookup', set: inline.name, sreg: REG1, dreg: NFT_REG.VERDICT, inline });
+    }
+    return this;
+  }
+
+  /** `update @set { fields [timeout T] }` (or add): the packet path adds or refreshes the key. */
+  dynset(op: 'add' | 'update' | 'delete', set: string, fields: Field | readonly Field[], opts: { timeoutMs?: number } = {}): this {
+    const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
+    this.loadKey(list);
+    const e: Expr = { type: 'dynset', op, set, sregKey: REG1 };
+    if (opts.timeoutMs !== undefined) e.timeout = BigInt(opts.timeoutMs);
+    this.exprs.push(e);
+    return this;
+  }
+
+  /** `meta mark set meta mark | bits` (or a plain value). */
+  setMark(value: { or: number } | { and: number } | { xor: number } | number): this {
+    const t = meta.mark.dtype;
+    if (typeof value === 'number') {
+      this.exprs.push({ type: 'immediate', dreg: REG1, data: t.parse(value) }, { type: 'meta', key: 'mark', sreg: REG1 });
+      return this;
+    }
+    let mask: number;
+    let xor: number;
+    if ('or' in value) [mask, xor] = [~value.or >>> 0, value.or >>> 0];
+    else if ('and' in value) [mask, xor] = [value.and >>> 0, 0];
+    else [mask, xor] = [0xffffffff, value.xor >>> 0];
+    this.exprs.push(
+      meta.mark.load(REG1),
+      { type: 'bitwise', sreg: REG1, dreg: REG1, len: 4, mask: t.parse(mask), xor: t.parse(xor) },
+      { type: 'meta', key: 'mark', sreg: REG1 },
+    );
+    return this;
+  }
+
+  counter(): this {
+    this.exprs.push({ type: 'counter' });
+    return this;
+  }
+
+  verdict(v: Verdict): this {
+    this.exprs.push({ type: 'immediate', dreg: 0, verdict: v });
+    return this;
+  }
+  accept(): this {
+    return this.verdict({ kind: 'accept' });
+  }
+  drop(): this {
+    return this.verdict({ kind: 'drop' });
+  }
+  return(): this {
+    return this.verdict({ kind: 'return' });
+  }
+  continue(): this {
+    return this.verdict({ kind: 'continue' });
+  }
+  jump(chain: string): this {
+    return this.verdict({ kind: 'jump', chain });
+  }
+  goto(chain: string): this {
+    return this.verdict({ kind: 'goto', chain });
+  }
+
+  private requireL4(what: string): void {
+    if (!this.l4) throw new RangeError(`${what}: a port needs a transport protocol match first (meta l4proto tcp|udp|sctp); nft refuses it otherwise`);
+  }
+
+  /** `dnat to 198.18.1.1:80`, `snat to 198.18.0.1`, `dnat to :8080`. */
+  nat(kind: 'snat' | 'dnat', to: NatTarget): this {
+    const addrType = to.family === 'ip6' ? ipv6_addr : ipv4_addr;
+    let flags = natFlags(to.flags);
+    const e: Expr = { type: 'nat', nat: kind, family: to.family };
+    // nft puts the address in NFT_REG_1 (and its upper end in REG_2), the port after them.
+    let reg: number = REG1;
+    if (to.addr !== undefined) {
+      this.exprs.push({ type: 'immediate', dreg: reg, data: addrType.parse(to.addr) });
+      e.regAddrMin = reg++;
+      if (to.addrTo !== undefined) {
+        this.exprs.push({ type: 'immediate', dreg: reg, data: addrType.parse(to.addrTo) });
+        e.regAddrMax = reg++;
+      } else {
+        e.regAddrMax = e.regAddrMin;
+      }
+      flags |= NF_NAT_RANGE.MAP_IPS;
+    }
+    if (to.port !== undefined) {
+      this.requireL4(`${kind} to port ${to.port}`);
+      this.exprs.push({ type: 'immediate', dreg: reg, data: inet_service.parse(to.port) });
+      e.regProtoMin = reg++;
+      if (to.portTo !== undefined) {
+        this.exprs.push({ type: 'immediate', dreg: reg, data: inet_service.parse(to.portTo) });
+        e.regProtoMax = reg++;
+      } else {
+        e.regProtoMax = e.regProtoMin;
+      }
+      flags |= NF_NAT_RANGE.PROTO_SPECIFIED;
+    }
+    if (to.addr !== undefined && to.addrTo === undefined) delete e.regAddrMax;
+    if (to.port !== undefined && to.portTo === undefined) delete e.regProtoMax;
+    // nft 1.0.6 leaves MAP_IPS to the kernel and only sends PROTO_SPECIFIED and the user's flags.
+    flags &= ~NF_NAT_RANGE.MAP_IPS;
+    if (flags) e.flags = flags;
+    this.exprs.push(e);
+    return this;
+  }
+
+  dnat(to: NatTarget): this {
+    return this.nat('dnat', to);
+  }
+  snat(to: NatTarget): this {
+    return this.nat('snat', to);
+  }
+
+  /** `dnat ip addr . port to <key> map <map>`: one rule that picks an endpoint (kube-proxy's shape). */
+  dnatMap(target: NatMapTarget): this {
+    this.requireL4('dnat to a map of addr . port');
+    const keys = Array.isArray(target.key) ? (target.key as Field[]) : [target.key as Field];
+    this.loadKey(keys);
+    const addrType = target.family === 'ip6' ? ipv6_addr : ipv4_addr;
+    const key = keys.map((k) => k.dtype);
+    if ('elements' in target.map) {
+      const inline: NftSet = {
+        family: this.family,
+        table: '',
+        name: target.map.name ?? '__map%d',
+        key,
+        data: [addrType, inet_service],
+        anonymous: true,
+        elements: target.map.elements,
+      };
+      this.exprs.push({ type: 'lookup', set: inline.name, sreg: REG1, dreg: REG1, inline });
+    } else {
+      this.exprs.push({ type: 'lookup', set: target.map.name, sreg: REG1, dreg: REG1 });
+    }
+    const e: Expr = {
+      type: 'nat',
+      nat: 'dnat',
+      family: target.family,
+      regAddrMin: REG1,
+      regProtoMin: concatReg(paddedSize(addrType) / 4),
+    };
+    const flags = natFlags(target.flags);
+    if (flags) e.flags = flags;
+    this.exprs.push(e);
+    return this;
+  }
+
+  masquerade(opts: { flags?: ('random' | 'fully-random' | 'persistent')[]; port?: number; portTo?: number } = {}): this {
+    const e: Expr = { type: 'masq' };
+    const flags = natFlags(opts.flags);
+    if (opts.port !== undefined) {
+      this.requireL4('masquerade to a port');
+      this.exprs.push({ type: 'immediate', dreg: REG1, data: inet_service.parse(opts.port) });
+      e.regProtoMin = REG1;
+      if (opts.portTo !== undefined) {
+        this.exprs.push({ type: 'immediate', dreg: REG2, data: inet_service.parse(opts.portTo) });
+        e.regProtoMax = REG2;
+      }
+    }
+    if (flags) e.flags = flags;
+    this.exprs.push(e);
+    return this;
+  }
+
+  /**
+   * `reject` (icmp port-unreachable; icmpx in inet), `reject with tcp reset`,
+   * `reject with icmp|icmpv6|icmpx <code>`.
+   */
+  reject(how: { tcpReset: true } | { icmp: keyof typeof ICMP_CODE } | { icmpv6: keyof typeof ICMPV6_CODE } | { icmpx: keyof typeof ICMPX_CODE } = { icmpx: 'port-unreachable' }): this {
+    if ('tcpReset' in how) {
+      this.depend({ l4: 'tcp' }, 'reject with tcp reset');
+      this.exprs.push({ type: 'reject', reject: 'tcp-reset', code: 0 });
+    } else if ('icmp' in how) {
+      this.depend({ l3: 'ip' }, 'reject with icmp');
+      this.exprs.push({ type: 'reject', reject: 'icmp', code: ICMP_CODE[how.icmp] });
+    } else if ('icmpv6' in how) {
+      this.depend({ l3: 'ip6' }, 'reject with icmpv6');
+      this.exprs.push({ type: 'reject', reject: 'icmp', code: ICMPV6_CODE[how.icmpv6] });
+    } else if (this.family === 'inet' || this.family === 'bridge' || this.family === 'netdev') {
+      this.exprs.push({ type: 'reject', reject: 'icmpx', code: ICMPX_CODE[how.icmpx] });
+    } else {
+      // In ip and ip6 tables nft writes the family's own ICMP code for an icmpx name.
+      const code = this.family === 'ip6' ? ICMPV6_CODE[how.icmpx as keyof typeof ICMPV6_CODE] : ICMP_CODE[how.icmpx as keyof typeof ICMP_CODE];
+      if (code === undefined) throw new RangeError(`reject with icmpx ${how.icmpx} has no ${this.family} equivalent`);
+      this.exprs.push({ type: 'reject', reject: 'icmp', code });
+    }
+    return this;
+  }
+
+  limit(rate: number, per: 'second' | 'minute' | 'hour' | 'day' | 'week', opts: { burst?: number; over?: boolean; bytes?: boolean } = {}): this {
+    const unit = { second: 1n, minute: 60n, hour: 3600n, day: 86400n, week: 604800n }[per];
+    const e: Expr = { type: 'limit', rate: BigInt(rate), unit, burst: opts.burst ?? (opts.bytes ? 0 : 5), mode: opts.bytes ? 'bytes' : 'packets' };
+    if (opts.over) e.over = true;
+    this.exprs.push(e);
+    return this;
+  }
+
+  log(opts: { prefix?: string; level?: number; group?: number } = {}): this {
+    const e: Expr = { type: 'log' };
+    if (opts.prefix !== undefined) e.prefix = opts.prefix;
+    if (opts.group !== undefined) e.group = opts.group;
+    else if (opts.level !== undefined) e.level = opts.level;
+    this.exprs.push(e);
+    return this;
+  }
+
+  /** Appends raw expressions (for compositions nft cannot write). */
+  raw(...exprs: Expr[]): this {
+    this.exprs.push(...exprs);
+    return this;
+  }
+
+  build(): Expr[] {
+    return [...this.exprs];
+  }
+
+  /** Builds a Rule for a chain. */
+  rule(table: string, chain: string, comment?: string): Rule {
+    const r: Rule = { family: this.family, table, chain, exprs: this.build() };
+    if (comment !== undefined) r.comment = comment;
+    return r;
+  }
+}
+
+/** Starts a rule for a table of this family. */
+export function rule(family: Family): RuleBuilder {
+  return new RuleBuilder(family);
+}
