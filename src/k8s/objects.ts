@@ -1,0 +1,88 @@
+// The parts of Kubernetes objects the proxy reads: core/v1 Service and Node, discovery.k8s.io/v1
+// EndpointSlice. Structural types, compatible with @kubernetes/client-node's V1Service etc., so
+// objects from the API server and from manifest files go through the same code.
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: string | Date;
+}
+
+export interface ServicePortSpec {
+  name?: string;
+  protocol?: string;
+  port?: number;
+  targetPort?: number | string;
+  nodePort?: number;
+  appProtocol?: string;
+}
+
+export interface Service {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  spec?: {
+    type?: string;
+    clusterIP?: string;
+    clusterIPs?: string[];
+    ipFamilies?: string[];
+    ipFamilyPolicy?: string;
+    ports?: ServicePortSpec[];
+    externalIPs?: string[];
+    loadBalancerIP?: string;
+    loadBalancerSourceRanges?: string[];
+    externalTrafficPolicy?: string;
+    internalTrafficPolicy?: string;
+    sessionAffinity?: string;
+    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
+    healthCheckNodePort?: number;
+    externalName?: string;
+    selector?: Record<string, string>;
+  };
+  status?: {
+    loadBalancer?: { ingress?: { ip?: string; hostname?: string; ipMode?: string }[] };
+  };
+}
+
+export interface EndpointPort {
+  name?: string;
+  protocol?: string;
+  port?: number;
+  appProtocol?: string;
+}
+
+export interface Endpoint {
+  addresses?: string[];
+  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+  hostname?: string;
+  nodeName?: string;
+  zone?: string;
+  targetRef?: { kind?: string; name?: string; namespace?: string };
+}
+
+export interface EndpointSlice {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  addressType?: string;
+  endpoints?: Endpoint[];
+  ports?: EndpointPort[];
+}
+
+export interface Node {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  spec?: { podCIDR?: string; podCIDRs?: string[]; taints?: { key?: string; effect?: string; value?: string }[] };
+  status?: { addresses?: { type?: string; address?: string }[] };
+}
+
+/** Labels and annotations the proxy reads, as kube-proxy names them. */
+export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
+export const LABEL_SERVICE_PROXY_NAME = 'service.kubernetes.io/service-proxy-name';
+export const LABEL_HEADLESS = 'service.kubernetes.io/headless';
+export const ANNOTATION_LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
