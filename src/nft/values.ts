@@ -55,6 +55,18 @@ export function decodeValues(types: readonly Datatype[], bytes: Uint8Array): Sca
   return out;
 }
 
+/** decodeValues of the bytes at `at`, without views. */
+export function readValues(types: readonly Datatype[], buf: Uint8Array, at: number): Scalar[] {
+  if (types.length === 1) return [types[0]!.read(buf, at)];
+  const out: Scalar[] = [];
+  let pos = at;
+  for (const t of types) {
+    out.push(t.read(buf, pos));
+    pos += paddedSize(t);
+  }
+  return out;
+}
+
 /** Splits concatenated bytes into one slice per field. */
 export function splitFields(types: readonly Datatype[], bytes: Uint8Array): Uint8Array[] {
   if (types.length === 1) return [bytes.subarray(0, types[0]!.size)];

@@ -5,7 +5,7 @@ import { decodeExpr, type Expr } from '../expr/index.js';
 import type { Chain, ChainType, NftSet, Rule, Ruleset, SetElement, SetFlag, Table } from '../objects.js';
 import { integer, typesFromId, type Datatype } from '../types/datatypes.js';
 import { verdictFromCode } from '../types/verdict.js';
-import { decodeValues, rangesFromIntervalElements, splitFields } from '../values.js';
+import { decodeValues, rangesFromIntervalElements, readValues, splitFields } from '../values.js';
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
 import { FAMILY_BY_NUMBER, NF_INET_HOOK, NFT_DATA_VERDICT, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, type Family, type Hook } from './constants.js';
 import { parseUdata, udataString, udataU32 } from './udata.js';
@@ -169,6 +169,57 @@ export function decodeElements(s: NftSet, elems: readonly WireElement[]): SetEle
   });
 }
 
+/**
+ * The elements of one dump object. Plain (non-interval) sets take the fast path: attributes are read
+ * in place, one SetElement and its value arrays allocated per element and nothing else.
+ */
+function decodeElementsOf(s: NftSet, o: WireObject): SetElement[] {
+  if ((s.flags ?? []).includes('interval')) return decodeElements(s, o.readElements());
+  const out: SetElement[] = new Array<SetElement>();
+  const key = s.key;
+  const data = s.data;
+  const dv = { buf: undefined as Uint8Array | undefined, view: undefined as DataView | undefined };
+  o.visitElements((buf, off, len, exprs) => {
+    if (dv.buf !== buf) {
+      dv.buf = buf;
+      dv.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    }
+    const view = dv.view!;
+    const e: SetElement = { key: off[ELEM_ATTR.KEY]! >= 0 ? readValues(key, buf, off[ELEM_ATTR.KEY]!) : [] };
+    if (off[ELEM_ATTR.KEY_END]! >= 0) {
+      const end = buf.subarray(off[ELEM_ATTR.KEY_END]!, off[ELEM_ATTR.KEY_END]! + len[ELEM_ATTR.KEY_END]!);
+      const from = buf.subarray(off[ELEM_ATTR.KEY]!, off[ELEM_ATTR.KEY]! + len[ELEM_ATTR.KEY]!);
+      if (!bytesEqual(from, end)) e.keyEnd = readValues(key, buf, off[ELEM_ATTR.KEY_END]!);
+    }
+    if (data === 'verdict') {
+      if (off[ELEM_ATTR.VERDICT]! >= 0) {
+        const code = view.getUint32(off[ELEM_ATTR.VERDICT]!, true);
+        const chainAt = off[ELEM_ATTR.CHAIN]!;
+        const chain = chainAt >= 0 ? cString(buf, chainAt, len[ELEM_ATTR.CHAIN]!) : undefined;
+        e.value = verdictFromCode(code, chain);
+      }
+    } else if (data && off[ELEM_ATTR.DATA]! >= 0) {
+      e.value = readValues(data, buf, off[ELEM_ATTR.DATA]!);
+    }
+    if (off[ELEM_ATTR.TIMEOUT]! >= 0) e.timeout = Number(view.getBigUint64(off[ELEM_ATTR.TIMEOUT]!, true));
+    if (off[ELEM_ATTR.EXPIRATION]! >= 0) e.expires = Number(view.getBigUint64(off[ELEM_ATTR.EXPIRATION]!, true));
+    if (off[ELEM_ATTR.USERDATA]! >= 0) {
+      const comment = udataString(parseUdata(buf.subarray(off[ELEM_ATTR.USERDATA]!, off[ELEM_ATTR.USERDATA]! + len[ELEM_ATTR.USERDATA]!)).get(UDATA.SET_ELEM_COMMENT));
+      if (comment !== undefined) e.comment = comment;
+    }
+    void exprs;
+    out.push(e);
+  });
+  return out;
+}
+
+const cDecoder = new TextDecoder();
+function cString(buf: Uint8Array, at: number, len: number): string {
+  let end = at;
+  while (end < at + len && buf[end] !== 0) end++;
+  return cDecoder.decode(buf.subarray(at, end));
+}
+
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
@@ -217,7 +268,7 @@ export function decodeRuleset(buf: Uint8Array): Ruleset {
         const id = getU32(o.attrs, SET_ATTR.ID);
         const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
         if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
-        const decoded = decodeElements(s, o.elements);
+        const decoded = decodeElementsOf(s, o);
         if (s.elements) for (const e of decoded) s.elements.push(e);
         else s.elements = decoded;
         break;
@@ -246,7 +297,7 @@ export function decodeSetElements(buf: Uint8Array, set: NftSet): { generation: n
   const elements: SetElement[] = [];
   for (const o of msg.objects) {
     if (o.kind !== WireKind.Elements) continue;
-    for (const e of decodeElements(set, o.elements)) elements.push(e);
+    for (const e of decodeElementsOf(set, o)) elements.push(e);
   }
   return { generation: msg.genid, elements };
 }

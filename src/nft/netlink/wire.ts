@@ -218,8 +218,19 @@ export interface WireObject {
   family: number;
   attrs: WireAttrs;
   exprs: WireExpr[];
-  elements: WireElement[];
+  /** Elements (kind 4): decoded on demand; a dump of 100,000 elements should not build them twice. */
+  readonly elementCount: number;
+  readElements(): WireElement[];
+  /** The fast path: visits each element's attributes in place (see ElementVisitor). */
+  visitElements(visit: ElementVisitor): void;
 }
+
+/**
+ * Called once per element with the byte offset and length of each attribute id (offset -1: absent)
+ * inside `buf`. The arrays are reused between calls. Elements with nested expressions come with
+ * them decoded.
+ */
+export type ElementVisitor = (buf: Uint8Array, offsets: Int32Array, lengths: Int32Array, exprs: WireExpr[]) => void;
 
 export interface WireMessage {
   flags: number;
@@ -231,7 +242,7 @@ export interface WireMessage {
 const NO_EXPRS: WireExpr[] = Object.freeze([]) as unknown as WireExpr[];
 
 export class WireReader {
-  private pos = 0;
+  pos = 0;
   private readonly view: DataView;
   constructor(private readonly buf: Uint8Array) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -277,6 +288,38 @@ export class WireReader {
     }
     return out;
   }
+  private skipAttrs(): void {
+    const n = this.u16();
+    for (let i = 0; i < n; i++) {
+      this.u16();
+      this.bytes(this.u32());
+    }
+  }
+
+  private visit(at: number, count: number, visit: ElementVisitor): void {
+    this.pos = at;
+    const offsets = new Int32Array(32);
+    const lengths = new Int32Array(32);
+    const buf = this.buf;
+    const view = this.view;
+    for (let e = 0; e < count; e++) {
+      offsets.fill(-1);
+      const n = this.u16();
+      for (let i = 0; i < n; i++) {
+        const id = view.getUint16(this.pos, true);
+        const len = view.getUint32(this.pos + 2, true);
+        this.pos += 6;
+        if (this.pos + len > buf.length) throw new Error(`nftlink: truncated reply from the addon at byte ${this.pos} (element)`);
+        if (id < 32) {
+          offsets[id] = this.pos;
+          lengths[id] = len;
+        }
+        this.pos += len;
+      }
+      visit(buf, offsets, lengths, this.exprs());
+    }
+  }
+
   exprs(): WireExpr[] {
     const n = this.u16();
     if (n === 0) return NO_EXPRS;
@@ -305,12 +348,37 @@ export class WireReader {
       this.bytes(3);
       const attrs = this.attrs();
       const exprs = this.exprs();
-      const elements: WireElement[] = [];
+      let elementCount = 0;
+      let elementsAt = -1;
       if (kind === WireKind.Elements) {
-        const n = this.u32();
-        for (let e = 0; e < n; e++) elements.push({ attrs: this.attrs(), exprs: this.exprs() });
+        elementCount = this.u32();
+        elementsAt = this.pos;
+        for (let e = 0; e < elementCount; e++) {
+          this.skipAttrs();
+          this.exprs();
+        }
       }
-      objects.push({ msgType, kind, nlFlags, family, attrs, exprs, elements });
+      const buf = this.buf;
+      objects.push({
+        msgType,
+        kind,
+        nlFlags,
+        family,
+        attrs,
+        exprs,
+        elementCount,
+        readElements: () => {
+          const r = new WireReader(buf);
+          r.pos = elementsAt;
+          const out: WireElement[] = [];
+          for (let e = 0; e < elementCount; e++) out.push({ attrs: r.attrs(), exprs: r.exprs() });
+          return out;
+        },
+        visitElements: (visit) => {
+          if (elementCount === 0) return;
+          new WireReader(buf).visit(elementsAt, elementCount, visit);
+        },
+      });
     }
     return { flags, genid, objects };
   }
