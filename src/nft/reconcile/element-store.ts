@@ -15,6 +15,8 @@ export interface ElementDelta {
 export class ElementStore {
   private known = new Map<string, { e: SetElement; payload: string }>();
   private desired = new Map<string, { e: SetElement; payload: string }>();
+  /** Keys touched by ensure/remove since the last commit; undefined after setDesired (everything). */
+  private dirty: Set<string> | undefined = new Set();
 
   constructor(readonly set: NftSet) {}
 
@@ -33,16 +35,21 @@ export class ElementStore {
     const next = new Map<string, { e: SetElement; payload: string }>();
     for (const e of elements) next.set(elementKey(this.set, e), { e, payload: this.payload(e) });
     this.desired = next;
+    this.dirty = undefined;
   }
 
-  /** Adds or updates one desired element. */
+  /** Adds or updates one desired element (a partial update: only touched keys are compared). */
   ensure(e: SetElement): void {
-    this.desired.set(elementKey(this.set, e), { e, payload: this.payload(e) });
+    const k = elementKey(this.set, e);
+    this.desired.set(k, { e, payload: this.payload(e) });
+    this.dirty?.add(k);
   }
 
   /** Removes one desired element by key. */
   remove(e: Pick<SetElement, 'key' | 'keyEnd'>): void {
-    this.desired.delete(elementKey(this.set, e));
+    const k = elementKey(this.set, e);
+    this.desired.delete(k);
+    this.dirty?.add(k);
   }
 
   get size(): number {
@@ -52,15 +59,22 @@ export class ElementStore {
   delta(): ElementDelta {
     const add: SetElement[] = [];
     const del: SetElement[] = [];
-    for (const [k, want] of this.desired) {
+    const compare = (k: string): void => {
+      const want = this.desired.get(k);
       const have = this.known.get(k);
-      if (!have) add.push(want.e);
-      else if (have.payload !== want.payload) {
+      if (want && !have) add.push(want.e);
+      else if (!want && have) del.push(have.e);
+      else if (want && have && have.payload !== want.payload) {
         del.push(have.e);
         add.push(want.e);
       }
+    };
+    if (this.dirty) {
+      for (const k of this.dirty) compare(k);
+    } else {
+      for (const k of this.desired.keys()) compare(k);
+      for (const k of this.known.keys()) if (!this.desired.has(k)) compare(k);
     }
-    for (const [k, have] of this.known) if (!this.desired.has(k)) del.push(have.e);
     return { add, delete: del };
   }
 
@@ -74,7 +88,21 @@ export class ElementStore {
 
   /** The queued delta was committed: the kernel now holds the desired elements. */
   committed(): void {
-    this.known = new Map(this.desired);
+    if (this.dirty) {
+      for (const k of this.dirty) {
+        const want = this.desired.get(k);
+        if (want) this.known.set(k, want);
+        else this.known.delete(k);
+      }
+    } else {
+      this.known = new Map(this.desired);
+    }
+    this.dirty = new Set();
+  }
+
+  /** The commit failed: compare everything next time (the kernel kept what it had). */
+  failed(): void {
+    this.dirty = undefined;
   }
 
   /** The kernel's elements, from a dump: the next delta is computed against them. */
@@ -82,10 +110,17 @@ export class ElementStore {
     const next = new Map<string, { e: SetElement; payload: string }>();
     for (const e of kernel) next.set(elementKey(this.set, e), { e, payload: this.payload(e) });
     this.known = next;
+    this.dirty = undefined;
   }
 
-  /** Forget what the kernel holds (after a failed commit, or when the set was recreated). */
+  /** Forget what the kernel holds (the set was recreated, empty). */
   forget(): void {
     this.known = new Map();
+    this.dirty = undefined;
+  }
+
+  /** The desired elements (for rendering the whole ruleset). */
+  elements(): SetElement[] {
+    return [...this.desired.values()].map((x) => x.e);
   }
 }

@@ -166,6 +166,7 @@ export class Reconciler {
   /** The last planned transaction failed: nothing changed in the kernel; the next plan starts over. */
   failed(): void {
     this.pending = undefined;
+    for (const st of this.stores.values()) st.failed();
   }
 
   /** Desired elements of a set that the reconciler tracks (for partial updates). */

@@ -1,0 +1,34 @@
+// The CLI as users run it: bin/nftlink.js (the compiled TypeScript), exit codes included.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterAll, expect, it } from 'vitest';
+import { Netns } from '../helpers/netns.js';
+
+const bin = new URL('../../bin/nftlink.js', import.meta.url).pathname;
+const made: Netns[] = [];
+afterAll(() => made.forEach((n) => n.remove()));
+
+function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  if (!existsSync(new URL('../../dist/cli/main.js', import.meta.url))) throw new Error('dist/ is missing: run npm run build:ts (scripts/test.sh does)');
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+it('nftlink list prints the namespace ruleset as nft text', () => {
+  const ns = Netns.create();
+  made.push(ns);
+  ns.nftApply('table inet cli { chain c { type filter hook input priority 0; policy accept; tcp dport 22 accept; } }');
+  const r = run(['list', '--netns', ns.name]);
+  expect(r.status).toBe(0);
+  expect(r.stdout).toContain('table inet cli {');
+  expect(r.stdout).toContain('tcp dport 22 accept');
+});
+
+it('exit codes: 2 for usage errors, 1 for failures with the reason', () => {
+  expect(run(['bogus']).status).toBe(2);
+  expect(run(['list', '--table', 'inet']).status).toBe(2);
+  const missing = run(['list', '--netns', 'nftlink-no-such-namespace']);
+  expect(missing.status).toBe(1);
+  expect(missing.stderr).toMatch(/cannot open network namespace .*nftlink-no-such-namespace/);
+});
