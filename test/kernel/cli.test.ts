@@ -18,7 +18,7 @@ function run(args: string[]): { status: number | null; stdout: string; stderr: s
 it('nftlink list prints the namespace ruleset as nft text', () => {
   const ns = Netns.create();
   made.push(ns);
-  ns.nftApply('table inet cli { chain c { type filter hook input priority 0; policy accept; tcp dport 22 accept; } }');
+  ns.nftApply('table inet cli {\n chain c {\n  type filter hook input priority 0; policy accept;\n  tcp dport 22 accept\n }\n}\n');
   const r = run(['list', '--netns', ns.name]);
   expect(r.status).toBe(0);
   expect(r.stdout).toContain('table inet cli {');
