@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
 import { Nftables, renderRuleset } from '../../src/index.js';
 import { RulesetModel } from '../../src/nft/model.js';
+import { ruleFingerprint } from '../../src/nft/reconcile/rule-fingerprint.js';
 import { coverageRuleset } from '../fixtures/coverage.js';
 import { kubeProxyShape } from '../fixtures/kube-proxy-shape.js';
 import { Netns } from '../helpers/netns.js';
@@ -36,6 +37,8 @@ describe.each(fixtures)('%s', (_name, build) => {
       expect(renderRuleset(dumped)).toBe(renderRuleset(written));
       expect(dumped.rules.length).toBe(written.rules.length);
       expect(dumped.rules.every((r) => typeof r.handle === 'number')).toBe(true);
+      // The reconciler's rule identity survives the round trip: what was written equals what is read.
+      expect(dumped.rules.map(ruleFingerprint)).toEqual(written.rules.map(ruleFingerprint));
     } finally {
       nft.close();
     }

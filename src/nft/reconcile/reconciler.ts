@@ -50,7 +50,7 @@ export class Reconciler {
     for (const c of dump.chains.filter(mine)) {
       const sets = setsByTable.get(`${c.family} ${c.table}`) ?? new Map();
       const rules = dump.rules.filter((r) => r.family === c.family && r.table === c.table && r.chain === c.name);
-      this.chains.set(ckey(c.family, c.table, c.name), { chain: c, fingerprints: rules.map((r) => ruleFingerprint(r, sets)) });
+      this.chains.set(ckey(c.family, c.table, c.name), { chain: c, fingerprints: rules.map((r) => ruleFingerprint(r)) });
     }
     for (const [k, store] of this.stores) {
       const s = this.sets.get(k);
@@ -118,7 +118,7 @@ export class Reconciler {
       const k = ckey(c.family, c.table, c.name);
       const sets = setsByTable.get(`${c.family} ${c.table}`) ?? new Map();
       const rules = rulesByChain.get(k) ?? [];
-      nextChains.set(k, { chain: c, fingerprints: rules.map((r) => ruleFingerprint(r, sets)) });
+      nextChains.set(k, { chain: c, fingerprints: rules.map((r) => ruleFingerprint(r)) });
       const known = this.chains.get(k);
       if (!known || !sameBase(known.chain, c)) tx.add({ chain: c });
     }
