@@ -56,13 +56,18 @@ export interface ServiceEndpoint {
 export interface ProxyState {
   family: IPFamily;
   services: ReadonlyMap<ServicePortId, ServicePort>;
-  /** Endpoints per ServicePort id, de-duplicated, sorted by (ip, port) so layouts are deterministic. */
+  /**
+   * Endpoints per ServicePort id, de-duplicated, sorted by (ip, port) so layouts are deterministic.
+   * Every ServicePort in `services` has an entry (an empty list when it has no endpoints).
+   */
   endpoints: ReadonlyMap<ServicePortId, readonly ServiceEndpoint[]>;
 }
 
 /** What changed between two states (ids of service ports whose service or endpoints changed). */
 export interface StateChange {
+  /** Service ports added, or whose ServicePort differs. */
   changedServices: ReadonlySet<ServicePortId>;
+  /** Service ports whose endpoint list differs, a missing list counting as empty (so a removed port that had endpoints is here too). */
   changedEndpoints: ReadonlySet<ServicePortId>;
   /** Service ports that exist in the previous state and not in the current one. */
   removed: ReadonlySet<ServicePortId>;

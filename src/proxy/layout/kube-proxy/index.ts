@@ -1,0 +1,11 @@
+// The "kube-proxy" layout: the ruleset of kube-proxy's nftables mode (Kubernetes 1.36 shapes).
+
+import type { Layout } from '../types.js';
+import { baseObjects } from './base.js';
+import { serviceObjects } from './service.js';
+
+export const kubeProxyLayout: Layout = {
+  name: 'kube-proxy',
+  base: baseObjects,
+  service: serviceObjects,
+};

@@ -1,0 +1,141 @@
+// The objects of one service port in kube-proxy's nftables layout (Kubernetes 1.36 shapes): the
+// service (Cluster policy), local (Local policy), external and firewall chains, the affinity
+// endpoint chains, and the elements it adds to the shared maps.
+
+import { fibType, meta } from '../../../nft/builder/fields.js';
+import { rule, type RuleBuilder } from '../../../nft/builder/rule-builder.js';
+import { numgen } from '../../../nft/builder/fields.js';
+import type { Chain, NftSet, Rule, SetElement } from '../../../nft/objects.js';
+import { parsePrefix } from '../../../nft/types/address.js';
+import type { Verdict } from '../../../nft/types/verdict.js';
+import { categorizeEndpoints, usesClusterEndpoints, usesLocalEndpoints } from '../../model/categorize.js';
+import type { ServiceEndpoint, ServicePort } from '../../model/types.js';
+import { familyParts } from '../family.js';
+import { chainName, CHAIN, COMMENT, elementComment, endpointChainBase, serviceChainBase, SET } from '../names.js';
+import { nftFamily, type LayoutConfig, type ServiceObjects } from '../types.js';
+import { markForMasquerade } from './base.js';
+
+const proto = (sp: ServicePort): 'tcp' | 'udp' | 'sctp' => sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
+
+/** True when a CIDR contains the address (both of the same family). */
+function cidrContains(cidr: string, addr: string, v6: boolean): boolean {
+  const p = parsePrefix(cidr, v6 ? 6 : 4);
+  const a = parsePrefix(addr, v6 ? 6 : 4);
+  if (!p || !a) return false;
+  const masked = parsePrefix(`${addr}/${p.length}`, v6 ? 6 : 4);
+  return masked !== null && masked.bytes.every((b, i) => b === p.bytes[i]);
+}
+
+export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects {
+  const family = nftFamily(cfg.family);
+  const table = cfg.table;
+  const { l3, addr, natFamily } = familyParts(cfg.family);
+  const v6 = cfg.family === 'ipv6';
+  const p = proto(sp);
+  const r = (): RuleBuilder => rule(family);
+  const base = serviceChainBase(sp);
+  const cat = categorizeEndpoints(endpoints, sp);
+  const comment = elementComment(sp);
+
+  const clusterChain = usesClusterEndpoints(sp) && cat.clusterEndpoints.length > 0 ? chainName.cluster(base) : undefined;
+  const localChain = usesLocalEndpoints(sp) && cat.localEndpoints.length > 0 ? chainName.local(base) : undefined;
+  const internalChain = sp.internalTrafficPolicy === 'Local' ? localChain : clusterChain;
+  const externalEndpoints = sp.externalTrafficPolicy === 'Local' ? cat.localEndpoints : cat.clusterEndpoints;
+  const externalChain = sp.external && cat.hasAnyEndpoints ? chainName.external(base) : undefined;
+  const firewallChain = sp.loadBalancerIPs.length && sp.loadBalancerSourceRanges.length ? chainName.firewall(base) : undefined;
+  const affinity = sp.affinityTimeoutSeconds > 0;
+
+  const out: { chain: Chain; rules: Rule[] }[] = [];
+  const sets: NftSet[] = [];
+  const chain = (name: string, rules: RuleBuilder[], comments: (string | undefined)[] = []): void => {
+    out.push({ chain: { family, table, name }, rules: rules.map((b, i) => b.rule(table, name, comments[i])) });
+  };
+
+  // Endpoint chains exist only for ClientIP affinity: each pins its clients in its own timeout set.
+  const epChain = new Map<ServiceEndpoint, { chain: string; set: string }>();
+  if (affinity) {
+    for (const ep of cat.allReachableEndpoints) {
+      const epBase = endpointChainBase(sp, ep);
+      const names = { chain: chainName.endpoint(epBase), set: chainName.affinity(epBase) };
+      epChain.set(ep, names);
+      sets.push({ family, table, name: names.set, key: [addr], flags: ['dynamic', 'timeout'], timeout: sp.affinityTimeoutSeconds * 1000 });
+      chain(names.chain, [r().dynset('update', names.set, l3.saddr), r().match(meta.l4proto, p).dnat({ family: natFamily, addr: ep.ip, port: ep.port })]);
+    }
+  }
+
+  /** The rules that send a connection to one of `eps`. */
+  const toEndpoints = (eps: readonly ServiceEndpoint[]): RuleBuilder[] => {
+    if (affinity) {
+      const rules = eps.map((ep) => r().inSet(l3.saddr, epChain.get(ep)!.set).goto(epChain.get(ep)!.chain));
+      rules.push(r().vmap(numgen('random', eps.length), eps.map((ep, i) => ({ key: [i], value: { kind: 'goto', chain: epChain.get(ep)!.chain } as Verdict }))));
+      return rules;
+    }
+    // One DNAT rule per service port: straight to the endpoint, or through an inline map.
+    if (eps.length === 1) return [r().match(meta.l4proto, p).dnat({ family: natFamily, addr: eps[0]!.ip, port: eps[0]!.port })];
+    return [
+      r()
+        .match(meta.l4proto, p)
+        .dnatMap({ family: natFamily, key: numgen('random', eps.length), map: { elements: eps.map((ep, i) => ({ key: [i], value: [ep.ip, ep.port] })) } }),
+    ];
+  };
+  if (clusterChain) chain(clusterChain, toEndpoints(cat.clusterEndpoints));
+  if (localChain) chain(localChain, toEndpoints(cat.localEndpoints));
+
+  if (externalChain) {
+    const rules: RuleBuilder[] = [];
+    const comments: (string | undefined)[] = [];
+    if (sp.externalTrafficPolicy === 'Cluster') {
+      rules.push(markForMasquerade(r(), cfg), r().goto(clusterChain!));
+      comments.push(undefined, undefined);
+    } else {
+      // Local policy keeps the client's address, but pods and the node itself may use any endpoint.
+      if (clusterChain) {
+        if (cfg.clusterCIDRs.length) {
+          const pods = cfg.clusterCIDRs.length === 1 ? cfg.clusterCIDRs[0]! : [...cfg.clusterCIDRs];
+          rules.push(r().match(l3.saddr, pods).goto(clusterChain));
+          comments.push(COMMENT.shortCircuitPods);
+        }
+        rules.push(markForMasquerade(r().match(fibType('saddr'), 'local'), cfg), r().match(fibType('saddr'), 'local').goto(clusterChain));
+        comments.push(COMMENT.masqueradeLocal, COMMENT.shortCircuitLocal);
+      }
+      if (localChain) {
+        rules.push(r().goto(localChain));
+        comments.push(undefined);
+      }
+    }
+    chain(externalChain, rules, comments);
+  }
+
+  if (firewallChain) {
+    // A node reaching its own LB VIP can come back with the VIP as source: let those through too.
+    const allowed = [...sp.loadBalancerSourceRanges];
+    if (sp.loadBalancerSourceRanges.some((c) => cfg.nodeIPs.some((n) => cidrContains(c, n, v6)))) allowed.push(...sp.loadBalancerIPs);
+    chain(firewallChain, [r().match(l3.saddr, allowed, 'neq').drop()]);
+  }
+
+  // Elements in the shared maps.
+  const elements = new Map<string, SetElement[]>();
+  const put = (set: string, e: SetElement): void => {
+    if (!elements.has(set)) elements.set(set, []);
+    elements.get(set)!.push(e);
+  };
+  const goto = (c: string): Verdict => ({ kind: 'goto', chain: c });
+  const noEndpoints: Verdict = cat.hasAnyEndpoints ? { kind: 'drop' } : goto(CHAIN.rejectChain);
+
+  put(SET.clusterIps, { key: [sp.clusterIP] });
+  if (internalChain) put(SET.serviceIps, { key: [sp.clusterIP, p, sp.port], value: goto(internalChain) });
+  else put(SET.noEndpointServices, { key: [sp.clusterIP, p, sp.port], value: noEndpoints, comment });
+
+  for (const ext of [...sp.externalIPs, ...sp.loadBalancerIPs]) {
+    if (externalChain) put(SET.serviceIps, { key: [ext, p, sp.port], value: goto(externalChain) });
+    if (externalEndpoints.length === 0) put(SET.noEndpointServices, { key: [ext, p, sp.port], value: noEndpoints, comment });
+  }
+  if (firewallChain) for (const lb of sp.loadBalancerIPs) put(SET.firewallIps, { key: [lb, p, sp.port], value: goto(firewallChain) });
+  if (sp.nodePort) {
+    if (externalChain) put(SET.serviceNodeports, { key: [p, sp.nodePort], value: goto(externalChain) });
+    if (externalEndpoints.length === 0) put(SET.noEndpointNodeports, { key: [p, sp.nodePort], value: noEndpoints, comment });
+  }
+  for (const ep of cat.allReachableEndpoints) put(SET.hairpinConnections, { key: [ep.ip, ep.ip, p, ep.port] });
+
+  return { chains: out, sets, elements };
+}

@@ -1,0 +1,129 @@
+// Every name kube-proxy's nftables mode gives an object, as a constant or as the function that
+// makes it (pkg/proxy/nftables/proxier.go: servicePortChainNameBase, servicePortEndpointChainNameBase,
+// hashAndTruncate). Other components (and people reading `nft list`) rely on these names.
+
+import { createHash } from 'node:crypto';
+import type { ServiceEndpoint, ServicePort } from '../model/types.js';
+
+export const DEFAULT_TABLE = 'kube-proxy';
+export const TABLE_COMMENT = 'rules for kube-proxy';
+
+/** Base chains (Kubernetes 1.34 and later): name, type, hook, priority. */
+export const BASE_CHAINS = [
+  { name: 'filter-prerouting-pre-dnat', type: 'filter', hook: 'prerouting', priority: -110 },
+  { name: 'filter-output-pre-dnat', type: 'filter', hook: 'output', priority: -110 },
+  { name: 'filter-forward', type: 'filter', hook: 'forward', priority: 0 },
+  { name: 'filter-input', type: 'filter', hook: 'input', priority: 0 },
+  { name: 'filter-output', type: 'filter', hook: 'output', priority: 0 },
+  { name: 'nat-output', type: 'nat', hook: 'output', priority: -100 },
+  { name: 'nat-postrouting', type: 'nat', hook: 'postrouting', priority: 100 },
+  { name: 'nat-prerouting', type: 'nat', hook: 'prerouting', priority: -100 },
+] as const;
+
+export const CHAIN = {
+  clusterIpsCheck: 'cluster-ips-check',
+  firewallCheck: 'firewall-check',
+  masquerading: 'masquerading',
+  nodeportEndpointsCheck: 'nodeport-endpoints-check',
+  rejectChain: 'reject-chain',
+  services: 'services',
+  serviceEndpointsCheck: 'service-endpoints-check',
+} as const;
+
+export const SET = {
+  clusterIps: 'cluster-ips',
+  nodeportIps: 'nodeport-ips',
+  hairpinConnections: 'hairpin-connections',
+  firewallIps: 'firewall-ips',
+  noEndpointNodeports: 'no-endpoint-nodeports',
+  noEndpointServices: 'no-endpoint-services',
+  serviceIps: 'service-ips',
+  serviceNodeports: 'service-nodeports',
+} as const;
+
+export const COMMENT = {
+  clusterIps: 'Active ClusterIPs',
+  nodeportIps: 'IPs that accept NodePort traffic',
+  hairpinConnections: 'service hairpin connections',
+  firewallIps: 'destinations that are subject to LoadBalancerSourceRanges',
+  noEndpointNodeports: 'vmap to drop or reject packets to service nodeports with no endpoints',
+  noEndpointServices: 'vmap to drop or reject packets to services with no endpoints',
+  serviceIps: 'ClusterIP, ExternalIP and LoadBalancer IP traffic',
+  serviceNodeports: 'NodePort traffic',
+  rejectChain: 'helper for @no-endpoint-services / @no-endpoint-nodeports',
+  rejectClusterIPs: 'Reject traffic to invalid ports of ClusterIPs',
+  dropUnallocated: 'Drop traffic to unallocated ClusterIPs',
+  masqueradeClusterIP: 'masquerade clusterIP traffic from outside cluster',
+  shortCircuitPods: 'short-circuit pod traffic',
+  masqueradeLocal: 'masquerade local traffic',
+  shortCircuitLocal: 'short-circuit local traffic',
+} as const;
+
+/** knftables.NameLengthMax (256) minus room for the longest prefix (16). */
+const MAX_BASE = 240;
+
+/** Standard base32 (RFC 4648, upper case) of the first 5 bytes: the 8 characters kube-proxy keeps. */
+function base32First8(hash: Buffer): string {
+  const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0n;
+  for (let i = 0; i < 5; i++) bits = (bits << 8n) | BigInt(hash[i]!);
+  let out = '';
+  for (let i = 7; i >= 0; i--) out += ALPHABET[Number((bits >> BigInt(i * 5)) & 31n)];
+  return out;
+}
+
+/** HASH-base, cut to 240 bytes (237 and "..."): the hash is over the whole string. */
+function hashAndTruncate(base: string): string {
+  const hash = base32First8(createHash('sha256').update(base).digest());
+  const name = `${hash}-${base}`;
+  if (Buffer.byteLength(name) <= MAX_BASE) return name;
+  return `${Buffer.from(name).subarray(0, MAX_BASE - 3).toString('utf8')}...`;
+}
+
+/** "<ns>/<svc>/<proto>/<portName>": the port's name, not its number. */
+export function servicePortBase(sp: Pick<ServicePort, 'namespace' | 'name' | 'protocol' | 'portName'>): string {
+  return `${sp.namespace}/${sp.name}/${sp.protocol.toLowerCase()}/${sp.portName}`;
+}
+
+/**
+ * The endpoint as kube-proxy writes it in names: ip/port, IPv6 without brackets and ':' as '.'.
+ * The address text is the EndpointSlice's, as written (kube-proxy does not re-format it).
+ */
+function endpointPart(ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string {
+  return `${ep.ip.replaceAll(':', '.')}/${ep.port}`;
+}
+
+export function serviceChainBase(sp: Parameters<typeof servicePortBase>[0]): string {
+  return hashAndTruncate(servicePortBase(sp));
+}
+
+export function endpointChainBase(sp: Parameters<typeof servicePortBase>[0], ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string {
+  return hashAndTruncate(`${servicePortBase(sp)}__${endpointPart(ep)}`);
+}
+
+export const chainName = {
+  cluster: (base: string): string => `service-${base}`,
+  local: (base: string): string => `local-${base}`,
+  external: (base: string): string => `external-${base}`,
+  firewall: (base: string): string => `firewall-${base}`,
+  endpoint: (epBase: string): string => `endpoint-${epBase}`,
+  affinity: (epBase: string): string => `affinity-${epBase}`,
+};
+
+/** Chains of service ports carry a '/' in their name; fixed chains never do (kube-proxy's stale-chain test). */
+export function isServiceChain(name: string): boolean {
+  return name.includes('/');
+}
+
+export function isAffinitySet(name: string): boolean {
+  return name.startsWith('affinity-');
+}
+
+/** ServicePortName.String() ("ns/svc:port", or "ns/svc" when the port has no name), cut to 128 bytes. */
+export function elementComment(sp: Pick<ServicePort, 'namespace' | 'name' | 'portName'>): string {
+  const full = sp.portName ? `${sp.namespace}/${sp.name}:${sp.portName}` : `${sp.namespace}/${sp.name}`;
+  if (Buffer.byteLength(full) <= 128) return full;
+  let cut = Buffer.from(full).subarray(0, 128).toString('utf8');
+  while (Buffer.byteLength(cut) > 128 || cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return cut;
+}

@@ -1,0 +1,52 @@
+// What a layout produces: pure data, a function of the model and the configuration. The sync
+// engine diffs these against what it last committed; nothing here talks to the kernel.
+
+import type { Chain, Family, NftSet, Rule, SetElement, Table } from '../../nft/objects.js';
+import type { IPFamily, ServiceEndpoint, ServicePort } from '../model/types.js';
+
+export interface LayoutConfig {
+  family: IPFamily;
+  table: string;
+  /** Pod CIDRs of this family: traffic from outside them to a ClusterIP is masqueraded. */
+  clusterCIDRs: readonly string[];
+  masqueradeAll: boolean;
+  /** The masquerade mark (1 << masqueradeBit, 0x4000 by default). */
+  masqueradeMark: number;
+  /** Service CIDRs of this family: unallocated addresses in them are dropped (cluster-ips-check). */
+  serviceCIDRs: readonly string[];
+  /** Node IPs of this family that accept NodePorts, or 'all' (every local address, through fib). */
+  nodePortAddresses: readonly string[] | 'all';
+  /** This node's IPs of this family (firewall chains allow LB VIP hairpin from them). */
+  nodeIPs: readonly string[];
+}
+
+/** Elements a fragment contributes to the layout's shared sets and maps, by set name. */
+export type ElementContributions = ReadonlyMap<string, readonly SetElement[]>;
+
+/** Objects that exist once per table: the table, base and fixed chains, shared sets and maps. */
+export interface BaseObjects {
+  table: Table;
+  chains: Chain[];
+  /** Declarations (no elements). */
+  sets: NftSet[];
+  rules: Rule[];
+  elements: ElementContributions;
+}
+
+/** Everything one service port adds. Chains listed with their rules, in order. */
+export interface ServiceObjects {
+  chains: { chain: Chain; rules: Rule[] }[];
+  /** Sets that belong to this service port alone (kube-proxy's affinity sets). */
+  sets: NftSet[];
+  elements: ElementContributions;
+}
+
+export interface Layout {
+  readonly name: string;
+  base(cfg: LayoutConfig): BaseObjects;
+  service(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects;
+}
+
+export function nftFamily(f: IPFamily): Family {
+  return f === 'ipv4' ? 'ip' : 'ip6';
+}

@@ -1,0 +1,64 @@
+// Which endpoints a ServicePort's traffic may go to: kube-proxy's CategorizeEndpoints
+// (pkg/proxy/topology.go). Topology-aware routing (zone and node hints, trafficDistribution) is not
+// implemented: every ready endpoint is a cluster endpoint, as kube-proxy does for a service without
+// hints. The endpoint zone is kept in the model so that hints can be added here alone.
+
+import type { ServiceEndpoint, ServicePort } from './types.js';
+
+export interface CategorizedEndpoints {
+  /** For Cluster traffic policy; empty when neither policy is Cluster. */
+  clusterEndpoints: readonly ServiceEndpoint[];
+  /** For Local traffic policy; empty when neither policy is Local. */
+  localEndpoints: readonly ServiceEndpoint[];
+  /** The union of the two, in the input order: what a masquerade/affinity chain may reach. */
+  allReachableEndpoints: readonly ServiceEndpoint[];
+  /** Some endpoint anywhere can take traffic (else kube-proxy rejects instead of dropping). */
+  hasAnyEndpoints: boolean;
+}
+
+/** ServicePort.UsesClusterEndpoints(): some traffic of this port is routed cluster-wide. */
+export function usesClusterEndpoints(sp: ServicePort): boolean {
+  // externalTrafficPolicy is already Cluster for a service without external traffic (service.ts).
+  return sp.internalTrafficPolicy === 'Cluster' || (sp.external && sp.externalTrafficPolicy === 'Cluster');
+}
+
+/** ServicePort.UsesLocalEndpoints(): some traffic of this port may only go to this node's endpoints. */
+export function usesLocalEndpoints(sp: ServicePort): boolean {
+  return sp.internalTrafficPolicy === 'Local' || (sp.external && sp.externalTrafficPolicy === 'Local');
+}
+
+const isReady = (ep: ServiceEndpoint): boolean => ep.ready;
+/** Terminating but still serving: used only when nothing ready is left, to drain gracefully (KEP-1669). */
+const isServingTerminating = (ep: ServiceEndpoint): boolean => ep.serving && ep.terminating;
+
+export function categorizeEndpoints(endpoints: readonly ServiceEndpoint[], sp: ServicePort): CategorizedEndpoints {
+  let clusterEndpoints: readonly ServiceEndpoint[] = [];
+  let localEndpoints: readonly ServiceEndpoint[] = [];
+  let hasAnyEndpoints = false;
+
+  const useCluster = usesClusterEndpoints(sp);
+  if (useCluster) {
+    clusterEndpoints = readyElseServingTerminating(endpoints);
+    hasAnyEndpoints = clusterEndpoints.length > 0;
+  }
+  if (!usesLocalEndpoints(sp)) {
+    return { clusterEndpoints, localEndpoints, allReachableEndpoints: clusterEndpoints, hasAnyEndpoints };
+  }
+
+  hasAnyEndpoints ||= endpoints.some((ep) => isReady(ep) || isServingTerminating(ep));
+  localEndpoints = readyElseServingTerminating(endpoints.filter((ep) => ep.isLocal));
+  if (!useCluster) {
+    return { clusterEndpoints, localEndpoints, allReachableEndpoints: localEndpoints, hasAnyEndpoints };
+  }
+
+  // Cluster endpoints may include remote ones that are not local, and local endpoints may include
+  // terminating ones that are not in the cluster set: the reachable set is the union.
+  const reachable = new Set([...clusterEndpoints, ...localEndpoints]);
+  const allReachableEndpoints = endpoints.filter((ep) => reachable.has(ep));
+  return { clusterEndpoints, localEndpoints, allReachableEndpoints, hasAnyEndpoints };
+}
+
+function readyElseServingTerminating(endpoints: readonly ServiceEndpoint[]): readonly ServiceEndpoint[] {
+  const ready = endpoints.filter(isReady);
+  return ready.length > 0 ? ready : endpoints.filter(isServingTerminating);
+}

@@ -1,0 +1,159 @@
+// EndpointSlices -> per-ServicePort endpoint lists, as kube-proxy's EndpointSliceCache builds them
+// (pkg/proxy/endpointslicecache.go). Reading (readEndpointSlice) is done once per slice version and
+// validates the whole slice; merging (mergeEndpoints) combines every slice of one service for the
+// ServicePorts of one family.
+
+import { LABEL_HEADLESS, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, type EndpointSlice } from '../../k8s/objects.js';
+import { API_FAMILY_NAME, checkPort, fail, IP_FAMILIES, InvalidFieldError, objectRef, parseFamilyIP, protocolOf } from './service.js';
+import type { InvalidObject, IPFamily, Protocol, ServiceEndpoint, ServicePort, ServicePortId } from './types.js';
+
+/** One endpoint of a validated slice, before it is bound to a ServicePort's port number. */
+export interface SliceEndpoint {
+  /** The first address, canonical. */
+  ip: string;
+  /** Hex of the address bytes: orders addresses numerically by plain string comparison. */
+  sortKey: string;
+  ready: boolean;
+  serving: boolean;
+  terminating: boolean;
+  nodeName?: string;
+  zone?: string;
+}
+
+/** A validated EndpointSlice of an IP family. */
+export interface EndpointSliceInfo {
+  namespace: string;
+  name: string;
+  /** "namespace/service", the key of the Service it belongs to. */
+  serviceKey: string;
+  family: IPFamily;
+  ports: { name: string; protocol: Protocol; port: number }[];
+  endpoints: SliceEndpoint[];
+}
+
+export type EndpointSliceReadResult = { slice: EndpointSliceInfo } | { invalid: InvalidObject } | { skipped: string };
+
+/** "namespace/service" of the Service a slice belongs to, or undefined when it names none. */
+export function sliceServiceKey(slice: EndpointSlice): string | undefined {
+  const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+  const namespace = slice.metadata?.namespace;
+  return service && namespace ? `${namespace}/${service}` : undefined;
+}
+
+export function readEndpointSlice(slice: EndpointSlice): EndpointSliceReadResult {
+  const labels = slice.metadata?.labels ?? {};
+  // Excluded by kube-proxy's informer label selector (cmd/kube-proxy/app/server.go), like their Services.
+  if (labels[LABEL_SERVICE_PROXY_NAME] !== undefined) return { skipped: `label ${LABEL_SERVICE_PROXY_NAME}: handled by another proxy` };
+  if (labels[LABEL_HEADLESS] !== undefined) return { skipped: `label ${LABEL_HEADLESS}: headless service` };
+  // FQDN slices carry names, not addresses; kube-proxy's trackers only take their own family.
+  if (slice.addressType === 'FQDN') return { skipped: 'addressType FQDN' };
+  try {
+    return { slice: validateSlice(slice) };
+  } catch (err) {
+    if (!(err instanceof InvalidFieldError)) throw err;
+    return { invalid: { kind: 'EndpointSlice', ref: objectRef(slice.metadata), reason: err.message } };
+  }
+}
+
+function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
+  const name = slice.metadata?.name;
+  const namespace = slice.metadata?.namespace;
+  if (typeof name !== 'string' || name === '') fail('metadata.name', 'missing');
+  if (typeof namespace !== 'string' || namespace === '') fail('metadata.namespace', 'missing');
+  const serviceKey = sliceServiceKey(slice);
+  if (!serviceKey) fail(`metadata.labels[${LABEL_SERVICE_NAME}]`, 'missing: the slice belongs to no Service');
+  const family = IP_FAMILIES.find((f) => API_FAMILY_NAME[f] === slice.addressType);
+  if (!family) fail('addressType', `unknown address type ${JSON.stringify(slice.addressType)} (IPv4, IPv6 or FQDN)`);
+  const ports = (slice.ports ?? []).map((p, i) => {
+    const portName = p.name ?? '';
+    if (typeof portName !== 'string') fail(`ports[${i}].name`, 'not a string');
+    return { name: portName, protocol: protocolOf(p.protocol, `ports[${i}].protocol`), port: checkPort(p.port, `ports[${i}].port`) };
+  });
+  const endpoints = (slice.endpoints ?? []).map((ep, i): SliceEndpoint => {
+    const addresses = ep.addresses ?? [];
+    if (addresses.length === 0) fail(`endpoints[${i}].addresses`, 'empty');
+    const ips = addresses.map((text, j) => {
+      const ip = parseFamilyIP(text);
+      if (!ip || ip.family !== family) {
+        fail(`endpoints[${i}].addresses[${j}]`, `${JSON.stringify(text)} is not an ${slice.addressType} address (addressType ${slice.addressType})`);
+      }
+      return ip;
+    });
+    // kube-proxy uses the first address only: the API defines the others as fungible copies.
+    const first = ips[0]!;
+    const conditions = ep.conditions ?? {};
+    // kube-proxy's addEndpoints: ready and serving default to true, terminating to false. (The
+    // older API text said a nil serving defers to ready; kube-proxy and the current API say true.)
+    const out: SliceEndpoint = {
+      ip: first.text,
+      sortKey: Buffer.from(first.bytes).toString('hex'),
+      ready: conditions.ready ?? true,
+      serving: conditions.serving ?? true,
+      terminating: conditions.terminating ?? false,
+    };
+    if (ep.nodeName) out.nodeName = ep.nodeName;
+    if (ep.zone) out.zone = ep.zone;
+    return out;
+  });
+  return { namespace, name, serviceKey, family, ports, endpoints };
+}
+
+/**
+ * The endpoints of each ServicePort (every one gets a list, possibly empty) from the slices of its
+ * service. A slice port serves the ServicePort with the same name and protocol (kube-proxy keys
+ * both by ServicePortName). The same ip:port may appear in several slices while the controller
+ * moves it; kube-proxy keeps one, and so do we, preferring the copy that can take traffic.
+ */
+export function mergeEndpoints(
+  ports: readonly ServicePort[],
+  slices: readonly EndpointSliceInfo[],
+  nodeName: string,
+): Map<ServicePortId, ServiceEndpoint[]> {
+  const byPortName = new Map<string, ServicePort>();
+  for (const sp of ports) byPortName.set(`${sp.portName}/${sp.protocol}`, sp);
+  const merged = new Map<ServicePortId, Map<string, { ep: ServiceEndpoint; sortKey: string }>>();
+  for (const sp of ports) merged.set(sp.id, new Map());
+  // Slice order only decides between equally good copies; sort so that it is not arrival order.
+  const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const slice of ordered) {
+    for (const port of slice.ports) {
+      const sp = byPortName.get(`${port.name}/${port.protocol}`);
+      if (!sp || sp.family !== slice.family) continue;
+      const set = merged.get(sp.id)!;
+      for (const source of slice.endpoints) {
+        const ep = serviceEndpoint(source, port.port, nodeName);
+        const key = `${ep.ip}:${ep.port}`;
+        const existing = set.get(key);
+        if (!existing || preference(ep) > preference(existing.ep)) set.set(key, { ep, sortKey: source.sortKey });
+      }
+    }
+  }
+  const out = new Map<ServicePortId, ServiceEndpoint[]>();
+  for (const [id, set] of merged) {
+    const list = [...set.values()].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : a.ep.port - b.ep.port));
+    out.set(
+      id,
+      list.map((entry) => entry.ep),
+    );
+  }
+  return out;
+}
+
+function serviceEndpoint(source: SliceEndpoint, port: number, nodeName: string): ServiceEndpoint {
+  const ep: ServiceEndpoint = {
+    ip: source.ip,
+    port,
+    ready: source.ready,
+    serving: source.serving,
+    terminating: source.terminating,
+    isLocal: nodeName !== '' && source.nodeName === nodeName,
+  };
+  if (source.nodeName !== undefined) ep.nodeName = source.nodeName;
+  if (source.zone !== undefined) ep.zone = source.zone;
+  return ep;
+}
+
+/** Ready over serving over neither; then local, as kube-proxy favours isLocal between duplicates. */
+function preference(ep: ServiceEndpoint): number {
+  return (ep.ready ? 4 : 0) + (ep.serving ? 2 : 0) + (ep.isLocal ? 1 : 0);
+}

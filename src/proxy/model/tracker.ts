@@ -1,0 +1,316 @@
+// The proxy's view of the cluster between syncs, like kube-proxy's ServiceChangeTracker and
+// EndpointsChangeTracker (pkg/proxy/servicechangetracker.go, endpointschangetracker.go): source
+// events update the current objects and mark their service as pending; snapshot() rebuilds only
+// the pending services, produces the ProxyState of each family and what changed since the previous
+// snapshot, and clears the pending marks.
+
+import { createHash } from 'node:crypto';
+import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, type EndpointSlice, type Service } from '../../k8s/objects.js';
+import type { EventType, SourceHandler } from '../source/source.js';
+import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
+import { IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
+import type { InvalidObject, IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId, StateChange } from './types.js';
+
+export interface ChangeTrackerOptions {
+  /** The node this proxy runs on: endpoints with this nodeName are local. */
+  nodeName: string;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export interface PendingChanges {
+  /** Services whose Service object changed since the last snapshot (kube-proxy's service_changes_pending). */
+  services: number;
+  /** Services whose EndpointSlices changed since the last snapshot (endpoint_changes_pending). */
+  endpoints: number;
+  /** Date.now() when the oldest of these arrived (the healthz "queued update" time); undefined when none. */
+  oldestQueuedAt: number | undefined;
+}
+
+export interface ChangeTotals {
+  /** Service events that changed something (kube-proxy's sync_proxy_rules_service_changes_total). */
+  services: number;
+  /** EndpointSlice events that changed something (endpoint_changes_total). */
+  endpoints: number;
+}
+
+export interface TrackerSnapshot {
+  states: Record<IPFamily, ProxyState>;
+  /** The states of the previous snapshot (empty before the first), for stale-conntrack cleanup. */
+  previous: Record<IPFamily, ProxyState>;
+  change: Record<IPFamily, StateChange>;
+  /** Objects rejected since the last snapshot: each object version is reported once. */
+  invalid: InvalidObject[];
+  /** When the oldest change included in this snapshot arrived; undefined when nothing changed. */
+  queuedSince: number | undefined;
+  /**
+   * last-change-trigger-time annotations (ms since the epoch) of the EndpointSlice changes included,
+   * for the network-programming latency histogram.
+   */
+  lastChangeTriggerTimes: number[];
+}
+
+interface ServiceRecord {
+  version: string;
+  read: ServiceReadResult;
+}
+
+interface SliceRecord {
+  version: string;
+  /** The Service it belongs to, when its label names one. */
+  serviceKey: string | undefined;
+  read: EndpointSliceReadResult;
+}
+
+/** One family's state while it is rebuilt, plus which ids came from which Service. */
+interface FamilyState {
+  state: ProxyState;
+  idsByService: Map<string, ServicePortId[]>;
+}
+
+export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointSlice'> {
+  private readonly nodeName: string;
+  private readonly now: () => number;
+  /** Trigger times from before the tracker started measure other proxies' work, not ours (kube-proxy's trackerStartTime). */
+  private readonly startedAt: number;
+
+  private readonly services = new Map<string, ServiceRecord>();
+  private readonly slices = new Map<string, SliceRecord>();
+  private readonly slicesByService = new Map<string, Set<string>>();
+
+  private readonly pendingServices = new Set<string>();
+  private readonly pendingEndpoints = new Set<string>();
+  private oldestQueuedAt: number | undefined;
+  private readonly totals: ChangeTotals = { services: 0, endpoints: 0 };
+  private readonly triggerTimes = new Map<string, number[]>();
+
+  /** Object key ("Service ns/name") -> version last reported invalid. */
+  private readonly reportedInvalid = new Map<string, string>();
+  private readonly pendingInvalid = new Map<string, InvalidObject>();
+
+  private readonly families: Record<IPFamily, FamilyState>;
+
+  constructor(options: ChangeTrackerOptions) {
+    this.nodeName = options.nodeName;
+    this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
+    this.families = { ipv4: emptyFamilyState('ipv4'), ipv6: emptyFamilyState('ipv6') };
+  }
+
+  service(type: EventType, svc: Service): void {
+    const key = objectKey(svc.metadata);
+    const existing = this.services.get(key);
+    if (type === 'delete') {
+      if (!existing) return;
+      this.services.delete(key);
+      this.forgetInvalid(`Service ${key}`);
+    } else {
+      const version = objectVersion(svc);
+      if (existing?.version === version) return; // a resync or a no-op update
+      const read = readService(svc);
+      this.services.set(key, { version, read });
+      this.noteValidity(`Service ${key}`, version, 'invalid' in read ? read.invalid : undefined);
+    }
+    this.totals.services++;
+    this.markPending(this.pendingServices, key);
+  }
+
+  endpointSlice(type: EventType, slice: EndpointSlice): void {
+    const key = objectKey(slice.metadata);
+    const existing = this.slices.get(key);
+    if (existing) this.unindexSlice(key, existing);
+    if (type === 'delete') {
+      if (!existing) return;
+      this.slices.delete(key);
+      this.forgetInvalid(`EndpointSlice ${key}`);
+      // kube-proxy drops the trigger times on deletion: the annotation dates the slice's last
+      // update, not the deletion, so it would measure the wrong thing.
+      if (existing.serviceKey) {
+        this.triggerTimes.delete(existing.serviceKey);
+        this.markEndpointsPending(existing.serviceKey);
+      }
+      return;
+    }
+    const version = objectVersion(slice);
+    if (existing?.version === version) {
+      this.indexSlice(key, existing);
+      return;
+    }
+    const read = readEndpointSlice(slice);
+    const record: SliceRecord = { version, serviceKey: sliceServiceKey(slice), read };
+    this.slices.set(key, record);
+    this.indexSlice(key, record);
+    this.noteValidity(`EndpointSlice ${key}`, version, 'invalid' in read ? read.invalid : undefined);
+    // A slice that moved to another service changes both.
+    if (existing?.serviceKey && existing.serviceKey !== record.serviceKey) this.markEndpointsPending(existing.serviceKey);
+    if (record.serviceKey) {
+      this.recordTriggerTime(record.serviceKey, slice);
+      this.markEndpointsPending(record.serviceKey);
+    }
+  }
+
+  pendingChanges(): PendingChanges {
+    return { services: this.pendingServices.size, endpoints: this.pendingEndpoints.size, oldestQueuedAt: this.oldestQueuedAt };
+  }
+
+  changeTotals(): ChangeTotals {
+    return { ...this.totals };
+  }
+
+  snapshot(): TrackerSnapshot {
+    const pending = new Set([...this.pendingServices, ...this.pendingEndpoints]);
+    const states = {} as Record<IPFamily, ProxyState>;
+    const previous = {} as Record<IPFamily, ProxyState>;
+    const change = {} as Record<IPFamily, StateChange>;
+    for (const family of IP_FAMILIES) {
+      previous[family] = this.families[family].state;
+      const rebuilt = this.rebuildFamily(family, pending);
+      states[family] = rebuilt.state;
+      change[family] = rebuilt.change;
+    }
+    const snapshot: TrackerSnapshot = {
+      states,
+      previous,
+      change,
+      invalid: [...this.pendingInvalid.values()],
+      queuedSince: this.oldestQueuedAt,
+      lastChangeTriggerTimes: [...this.triggerTimes.values()].flat().sort((a, b) => a - b),
+    };
+    this.pendingServices.clear();
+    this.pendingEndpoints.clear();
+    this.pendingInvalid.clear();
+    this.triggerTimes.clear();
+    this.oldestQueuedAt = undefined;
+    return snapshot;
+  }
+
+  /** Copies the previous state and recomputes the pending services' ports and endpoints in it. */
+  private rebuildFamily(family: IPFamily, pending: ReadonlySet<string>): { state: ProxyState; change: StateChange } {
+    const current = this.families[family];
+    const changedServices = new Set<ServicePortId>();
+    const changedEndpoints = new Set<ServicePortId>();
+    const removed = new Set<ServicePortId>();
+    const change: StateChange = { changedServices, changedEndpoints, removed };
+    if (pending.size === 0) return { state: current.state, change };
+
+    const prev = current.state;
+    const services = new Map(prev.services);
+    const endpoints = new Map(prev.endpoints);
+    for (const serviceKey of pending) {
+      const ports = this.servicePortsOf(serviceKey, family);
+      const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName);
+      const ids = ports.map((sp) => sp.id);
+      for (const oldId of current.idsByService.get(serviceKey) ?? []) {
+        if (ids.includes(oldId)) continue;
+        services.delete(oldId);
+        endpoints.delete(oldId);
+        removed.add(oldId);
+        // Its endpoints are gone too: consumers clean up what the old list reached.
+        if ((prev.endpoints.get(oldId) ?? []).length > 0) changedEndpoints.add(oldId);
+      }
+      for (const sp of ports) {
+        const before = prev.services.get(sp.id);
+        if (!before || !sameServicePort(before, sp)) changedServices.add(sp.id);
+        services.set(sp.id, sp);
+        const list = merged.get(sp.id) ?? [];
+        if (!sameEndpoints(prev.endpoints.get(sp.id) ?? [], list)) changedEndpoints.add(sp.id);
+        endpoints.set(sp.id, list);
+      }
+      if (ids.length > 0) current.idsByService.set(serviceKey, ids);
+      else current.idsByService.delete(serviceKey);
+    }
+    current.state = { family, services, endpoints };
+    return { state: current.state, change };
+  }
+
+  private servicePortsOf(serviceKey: string, family: IPFamily): ServicePort[] {
+    const read = this.services.get(serviceKey)?.read;
+    if (!read || !('service' in read)) return [];
+    const result = servicePortsOfFamily(read.service, family);
+    return 'ports' in result ? result.ports : [];
+  }
+
+  private slicesOf(serviceKey: string, family: IPFamily): EndpointSliceInfo[] {
+    const out: EndpointSliceInfo[] = [];
+    for (const sliceKey of this.slicesByService.get(serviceKey) ?? []) {
+      const read = this.slices.get(sliceKey)?.read;
+      if (read && 'slice' in read && read.slice.family === family) out.push(read.slice);
+    }
+    return out;
+  }
+
+  private indexSlice(sliceKey: string, record: SliceRecord): void {
+    if (!record.serviceKey) return;
+    let set = this.slicesByService.get(record.serviceKey);
+    if (!set) this.slicesByService.set(record.serviceKey, (set = new Set()));
+    set.add(sliceKey);
+  }
+
+  private unindexSlice(sliceKey: string, record: SliceRecord): void {
+    if (!record.serviceKey) return;
+    const set = this.slicesByService.get(record.serviceKey);
+    set?.delete(sliceKey);
+    if (set?.size === 0) this.slicesByService.delete(record.serviceKey);
+  }
+
+  private markEndpointsPending(serviceKey: string): void {
+    this.totals.endpoints++;
+    this.markPending(this.pendingEndpoints, serviceKey);
+  }
+
+  /** kube-proxy's healthz QueuedUpdate: the first unsynced change starts the clock. */
+  private markPending(set: Set<string>, key: string): void {
+    set.add(key);
+    this.oldestQueuedAt ??= this.now();
+  }
+
+  private recordTriggerTime(serviceKey: string, slice: EndpointSlice): void {
+    const text = slice.metadata?.annotations?.[ANNOTATION_LAST_CHANGE_TRIGGER_TIME];
+    const time = text ? Date.parse(text) : NaN;
+    if (!Number.isFinite(time) || time <= this.startedAt) return;
+    const list = this.triggerTimes.get(serviceKey);
+    if (list) list.push(time);
+    else this.triggerTimes.set(serviceKey, [time]);
+  }
+
+  private noteValidity(key: string, version: string, invalid: InvalidObject | undefined): void {
+    if (!invalid) {
+      this.forgetInvalid(key);
+      return;
+    }
+    if (this.reportedInvalid.get(key) === version) return;
+    this.reportedInvalid.set(key, version);
+    this.pendingInvalid.set(key, invalid);
+  }
+
+  private forgetInvalid(key: string): void {
+    this.reportedInvalid.delete(key);
+    this.pendingInvalid.delete(key);
+  }
+}
+
+function emptyFamilyState(family: IPFamily): FamilyState {
+  return { state: { family, services: new Map(), endpoints: new Map() }, idsByService: new Map() };
+}
+
+function objectKey(meta: { name?: string; namespace?: string } | undefined): string {
+  return `${meta?.namespace ?? ''}/${meta?.name ?? ''}`;
+}
+
+/**
+ * The object's content, hashed. Not resourceVersion alone: manifests edited by hand often keep the
+ * resourceVersion of the object they were exported from.
+ */
+function objectVersion(obj: unknown): string {
+  return createHash('sha1').update(JSON.stringify(obj)).digest('base64');
+}
+
+// Both are built field by field in a fixed order (service.ts, endpoints.ts), so their JSON compares
+// them exactly, arrays included.
+function sameServicePort(a: ServicePort, b: ServicePort): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function sameEndpoints(a: readonly ServiceEndpoint[], b: readonly ServiceEndpoint[]): boolean {
+  return a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,356 @@
+// Services, EndpointSlices and Nodes from manifest files: a directory (every *.yaml, *.yml and
+// *.json below it) or one file, multi-document YAML or JSON, List kinds unpacked. Watching re-reads
+// everything on any change (debounced) and diffs it against the previous read, so the proxy sees
+// the same add/update/delete events an informer would give it. A file or document that cannot be
+// used is reported once and skipped; the rest still applies.
+
+import { createHash } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
+import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
+
+export interface ManifestSourceOptions {
+  /** Keep watching after the first read (default true); false reads once (`nftlink render`, `proxy --once`). */
+  watch?: boolean;
+  /** How long to wait for a burst of file events to settle before re-reading (default 50 ms). */
+  debounceMs?: number;
+}
+
+export type ManifestKind = 'Service' | 'EndpointSlice' | 'Node';
+
+export interface ManifestObject {
+  kind: ManifestKind;
+  /** "Kind/namespace/name" (namespace empty for Nodes). */
+  key: string;
+  object: Service | EndpointSlice | Node;
+  /** Where it was read: "file (document n)". */
+  origin: string;
+  /** JSON of the object: what decides whether a re-read object was updated. */
+  content: string;
+}
+
+export interface ManifestRead {
+  objects: Map<string, ManifestObject>;
+  problems: SourceProblem[];
+}
+
+/** The apiVersion each kind must have when it states one. */
+const KIND_API_VERSION: Record<ManifestKind, string> = { Service: 'v1', EndpointSlice: 'discovery.k8s.io/v1', Node: 'v1' };
+const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
+/** Emission order: what refers to something comes after it (slices name Services), deletions the other way. */
+const KIND_ORDER: readonly ManifestKind[] = ['Node', 'Service', 'EndpointSlice'];
+/** As kubectl apply: a namespaced object without a namespace is in "default". */
+const DEFAULT_NAMESPACE = 'default';
+
+/** Reads every manifest under `path` once. */
+export async function readManifests(path: string): Promise<ManifestRead> {
+  const scan = await scanManifests(resolve(path));
+  return { objects: scan.objects, problems: scan.problems.map((p) => p.problem) };
+}
+
+export class ManifestSource implements ProxySource {
+  private readonly root: string;
+  private readonly watchChanges: boolean;
+  private readonly debounceMs: number;
+  private handler: SourceHandler | undefined;
+  private objects = new Map<string, ManifestObject>();
+  /** Problems of the last read, by (origin, reason, file content): each is reported once. */
+  private reportedProblems = new Set<string>();
+  private readonly watchers = new Map<string, FSWatcher>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private rescanRequested = false;
+  private stopped = false;
+
+  constructor(path: string, options: ManifestSourceOptions = {}) {
+    this.root = resolve(path);
+    this.watchChanges = options.watch ?? true;
+    this.debounceMs = options.debounceMs ?? 50;
+  }
+
+  async start(handler: SourceHandler): Promise<void> {
+    if (this.handler) throw new Error(`manifest source ${this.root}: already started`);
+    this.handler = handler;
+    // Fail early on a path that is not there: a typo should not look like an empty cluster.
+    try {
+      await stat(this.root);
+    } catch (err) {
+      throw new Error(`manifest source ${this.root}: ${(err as Error).message}`);
+    }
+    await this.rescan();
+    handler.synced();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+    await this.running;
+  }
+
+  /** Runs one read-and-diff at a time; a change during a read triggers another after it. */
+  private async rescan(): Promise<void> {
+    if (this.running) {
+      this.rescanRequested = true;
+      return this.running;
+    }
+    this.running = this.readAndEmit().finally(() => {
+      this.running = undefined;
+      if (this.rescanRequested) {
+        this.rescanRequested = false;
+        this.schedule();
+      }
+    });
+    return this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.rescan().catch((err: Error) => this.handler!.problem({ origin: this.root, reason: `re-read failed: ${err.message}` }));
+    }, this.debounceMs);
+  }
+
+  private async readAndEmit(): Promise<void> {
+    const scan = await scanManifests(this.root);
+    if (this.stopped) return;
+    const handler = this.handler!;
+    if (this.watchChanges) this.watchDirectories(scan.watchDirs, scan.rootWatchedByParent);
+
+    const reported = new Set<string>();
+    for (const { key, problem } of scan.problems) {
+      reported.add(key);
+      if (!this.reportedProblems.has(key)) handler.problem(problem);
+    }
+    this.reportedProblems = reported;
+
+    const before = this.objects;
+    this.objects = scan.objects;
+    for (const kind of [...KIND_ORDER].reverse()) {
+      for (const [key, old] of before) if (old.kind === kind && !scan.objects.has(key)) emit(handler, 'delete', old);
+    }
+    for (const kind of KIND_ORDER) {
+      for (const [key, now] of scan.objects) {
+        if (now.kind !== kind) continue;
+        const old = before.get(key);
+        if (!old) emit(handler, 'add', now);
+        else if (old.content !== now.content) emit(handler, 'update', now);
+      }
+    }
+  }
+
+  /** One non-recursive watcher per directory read (recursive fs.watch is not dependable on Linux before Node 22). */
+  private watchDirectories(dirs: ReadonlySet<string>, rootWatchedByParent: boolean): void {
+    for (const [dir, w] of this.watchers) {
+      if (dirs.has(dir)) continue;
+      w.close();
+      this.watchers.delete(dir);
+    }
+    const onlyFile = rootWatchedByParent ? basename(this.root) : undefined;
+    let added = false;
+    for (const dir of dirs) {
+      if (this.watchers.has(dir)) continue;
+      added = true;
+      try {
+        const w = watch(dir, (_event, filename) => {
+          // A single file (or a missing root) is watched through its directory, so that editors
+          // replacing it by rename, and the root appearing again, are seen.
+          if (onlyFile && filename && filename.toString() !== onlyFile) return;
+          this.schedule();
+        });
+        w.on('error', () => {
+          // The directory went away: forget the watcher, the re-read will find out what is left.
+          w.close();
+          this.watchers.delete(dir);
+          this.schedule();
+        });
+        this.watchers.set(dir, w);
+      } catch (err) {
+        this.handler!.problem({ origin: dir, reason: `cannot watch: ${(err as Error).message}` });
+      }
+    }
+    // A file written into a directory after it was read and before its watcher existed has been
+    // missed: read once more now that the watcher is there (this stops when no directory is new).
+    if (added) this.schedule();
+  }
+}
+
+function emit(handler: SourceHandler, type: 'add' | 'update' | 'delete', obj: ManifestObject): void {
+  if (obj.kind === 'Service') handler.service(type, obj.object as Service);
+  else if (obj.kind === 'EndpointSlice') handler.endpointSlice(type, obj.object as EndpointSlice);
+  else handler.node?.(type, obj.object as Node);
+}
+
+interface Scan {
+  objects: Map<string, ManifestObject>;
+  problems: { key: string; problem: SourceProblem }[];
+  /** Directories to watch: every directory read, or the file's directory. */
+  watchDirs: Set<string>;
+  /** The root is a file, or missing: its parent directory is watched for it alone. */
+  rootWatchedByParent: boolean;
+}
+
+async function scanManifests(root: string): Promise<Scan> {
+  const scan: Scan = { objects: new Map(), problems: [], watchDirs: new Set(), rootWatchedByParent: true };
+  const files: string[] = [];
+  let rootStat;
+  try {
+    rootStat = await stat(root);
+  } catch (err) {
+    addProblem(scan, root, `cannot read: ${(err as Error).message}`, '');
+    scan.watchDirs.add(dirname(root));
+    return scan;
+  }
+  if (rootStat.isDirectory()) {
+    scan.rootWatchedByParent = false;
+    await walk(root, files, scan, new Set());
+  } else {
+    files.push(root);
+    scan.watchDirs.add(dirname(root));
+  }
+  for (const file of files.sort()) await readManifestFile(file, scan);
+  return scan;
+}
+
+/**
+ * Collects manifest files below `dir`. Hidden entries are skipped: editors' temporaries, and the
+ * "..data" / "..<timestamp>" directories of a mounted ConfigMap, whose files are also visible
+ * through the symlinks at the top level (followed, like any symlink; loops are cut by real path).
+ */
+async function walk(dir: string, files: string[], scan: Scan, visited: Set<string>): Promise<void> {
+  const real = await realpath(dir).catch(() => dir);
+  if (visited.has(real)) return;
+  visited.add(real);
+  scan.watchDirs.add(dir);
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    addProblem(scan, dir, `cannot read directory: ${(err as Error).message}`, '');
+    return;
+  }
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    let isDir = entry.isDirectory();
+    let isFile = entry.isFile();
+    if (entry.isSymbolicLink()) {
+      const target = await stat(path).catch(() => undefined);
+      if (!target) continue; // dangling: nothing to read
+      isDir = target.isDirectory();
+      isFile = target.isFile();
+    }
+    if (isDir) await walk(path, files, scan, visited);
+    else if (isFile && MANIFEST_EXTENSIONS.includes(extname(entry.name).toLowerCase())) files.push(path);
+  }
+}
+
+async function readManifestFile(file: string, scan: Scan): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    // Deleted between listing and reading: the next event's re-read settles it.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    addProblem(scan, file, `cannot read: ${(err as Error).message}`, '');
+    return;
+  }
+  const contentHash = createHash('sha1').update(text).digest('base64');
+  for (const doc of parseDocuments(file, text)) {
+    if ('reason' in doc) addProblem(scan, doc.origin, doc.reason, contentHash);
+    else collectObject(doc.value, doc.origin, undefined, scan, contentHash);
+  }
+}
+
+type ParsedDocument = { origin: string; value: unknown } | { origin: string; reason: string };
+
+function parseDocuments(file: string, text: string): ParsedDocument[] {
+  if (extname(file).toLowerCase() === '.json') {
+    try {
+      return [{ origin: file, value: JSON.parse(text) }];
+    } catch (err) {
+      return [{ origin: file, reason: `not valid JSON: ${(err as Error).message}` }];
+    }
+  }
+  const out: ParsedDocument[] = [];
+  const docs = parseAllDocuments(text);
+  docs.forEach((doc, i) => {
+    const origin = `${file} (document ${i + 1})`;
+    const error = doc.errors[0];
+    if (error) {
+      // The message's first line has the reason and position; the rest is a code excerpt.
+      out.push({ origin, reason: `not valid YAML: ${error.message.split('\n')[0]}` });
+      return;
+    }
+    try {
+      out.push({ origin, value: doc.toJS() });
+    } catch (err) {
+      out.push({ origin, reason: `not valid YAML: ${(err as Error).message}` });
+    }
+  });
+  return out;
+}
+
+/** Adds one object, or the items of a List (which may leave out their kind when the List names it). */
+function collectObject(value: unknown, origin: string, impliedKind: string | undefined, scan: Scan, contentHash: string): void {
+  if (value === null || value === undefined) return; // an empty document
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    addProblem(scan, origin, 'not a Kubernetes object (expected a mapping with kind and metadata)', contentHash);
+    return;
+  }
+  const obj = value as { kind?: unknown; apiVersion?: unknown; metadata?: { name?: unknown; namespace?: unknown }; items?: unknown };
+  const kind = obj.kind ?? impliedKind;
+  if (typeof kind !== 'string' || kind === '') {
+    addProblem(scan, origin, 'no kind', contentHash);
+    return;
+  }
+  if (kind.endsWith('List')) {
+    if (!Array.isArray(obj.items)) {
+      addProblem(scan, origin, `${kind} without an items list`, contentHash);
+      return;
+    }
+    const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
+    obj.items.forEach((item, i) => collectObject(item, `${origin} items[${i}]`, itemKind, scan, contentHash));
+    return;
+  }
+  if (!(kind in KIND_API_VERSION)) return; // not something the proxy reads
+  const manifestKind = kind as ManifestKind;
+  const apiVersion = KIND_API_VERSION[manifestKind];
+  if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersion) {
+    addProblem(scan, origin, `${kind} of apiVersion ${JSON.stringify(obj.apiVersion)}: only ${apiVersion} is read`, contentHash);
+    return;
+  }
+  const name = obj.metadata?.name;
+  if (typeof name !== 'string' || name === '') {
+    addProblem(scan, origin, `${kind} without metadata.name`, contentHash);
+    return;
+  }
+  const normalized = { ...obj, kind, apiVersion, metadata: { ...obj.metadata } };
+  if (manifestKind === 'Node') delete normalized.metadata.namespace;
+  else if (normalized.metadata.namespace === undefined || normalized.metadata.namespace === '') {
+    normalized.metadata.namespace = DEFAULT_NAMESPACE;
+  }
+  const namespace = manifestKind === 'Node' ? '' : String(normalized.metadata.namespace);
+  const key = `${kind}/${namespace}/${name}`;
+  const earlier = scan.objects.get(key);
+  if (earlier) {
+    addProblem(scan, origin, `${kind} ${namespace ? `${namespace}/` : ''}${name} is already defined in ${earlier.origin}; this copy is ignored`, contentHash);
+    return;
+  }
+  scan.objects.set(key, {
+    kind: manifestKind,
+    key,
+    object: normalized as Service | EndpointSlice | Node,
+    origin,
+    content: JSON.stringify(normalized),
+  });
+}
+
+function addProblem(scan: Scan, origin: string, reason: string, contentHash: string): void {
+  scan.problems.push({ key: `${origin}\n${reason}\n${contentHash}`, problem: { origin, reason } });
+}
