@@ -2,13 +2,21 @@
 
 import { parseArgs } from 'node:util';
 import { FAMILY_BY_NUMBER, type Family } from '../nft/netlink/constants.js';
+import { SettingsError } from '../proxy/config.js';
 import { listRuleset } from './list.js';
+import { PROXY_USAGE } from './proxy-flags.js';
+import { cleanupCommand, proxyCommand, renderCommand } from './proxy.js';
 
 const USAGE = `usage: nftlink <command> [options]
 
 commands:
   list [--netns NAME] [--table FAMILY NAME]   print the kernel's ruleset (over netlink) as nft text
-`;
+  proxy --manifests PATH [options] [--once]   run the service proxy (kube-proxy's nftables ruleset)
+  render --manifests PATH [options]           print the ruleset the proxy would write, as nft -f text
+  cleanup [--netns NAME] [--table NAME]       delete the proxy's tables
+
+proxy and render options:
+${PROXY_USAGE}`;
 
 const FAMILIES = new Set<string>(Object.values(FAMILY_BY_NUMBER));
 
@@ -32,7 +40,7 @@ async function list(argv: string[]): Promise<void> {
 
 class UsageError extends Error {}
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { list };
+const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { list, proxy: proxyCommand, render: renderCommand, cleanup: cleanupCommand };
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -49,7 +57,7 @@ export async function main(argv: string[]): Promise<number> {
     await run(rest);
     return 0;
   } catch (err) {
-    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const usage = err instanceof UsageError || err instanceof SettingsError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`nftlink ${cmd}: ${(err as Error).message}\n`);
     return usage ? 2 : 1;
   }

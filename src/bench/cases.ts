@@ -1,0 +1,184 @@
+// The four cases, each side in fresh namespaces, the two sides alternating run by run (and which
+// one goes first alternating too), so that the machine's drift over minutes hits both alike and the
+// ratios compare runs made moments apart.
+
+import { fileURLToPath } from 'node:url';
+import type { BenchOptions } from './args.js';
+import { runTimed, runWall, waitQuiet, type ProcessFigures } from './measure.js';
+import { inNetns, withNetns } from './netns.js';
+import { writeNftFiles } from './nft-input.js';
+import { medianFigures, medianPhase, type CaseResult, type RunRecord, type Side } from './results.js';
+import { BIG_MAP, bigMapLoad, bigMapUpdate, FAMILY, SHAPE_TITLES, serviceShape, TABLE, type ShapeId } from './shapes.js';
+import { median, percentile } from './stats.js';
+
+const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
+
+const log = (s: string): void => {
+  process.stderr.write(`${s}\n`);
+};
+
+interface ChildRun {
+  figures: ProcessFigures;
+  phases: Record<string, unknown>;
+  resourceUsage: { userS: number; sysS: number; maxRssMB: number };
+}
+
+/** One nftlink child process under GNU time; its last stdout line is its JSON report. */
+async function nftlinkChild(args: string[]): Promise<ChildRun> {
+  const r = await runTimed([process.execPath, CHILD, ...args]);
+  const report = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Omit<ChildRun, 'figures'>;
+  const { wall, user, sys, rssMB } = r;
+  return { figures: { wall, user, sys, rssMB }, phases: report.phases, resourceUsage: report.resourceUsage };
+}
+
+/** Loads the big map into a namespace (not timed: cases c and d start from it). */
+async function preloadBigMap(netns: string, elements: number): Promise<void> {
+  await nftlinkChild(['load', netns, '--elements', String(elements)]);
+  // A hash set resizes itself in a deferred work item after a large insert: let it finish, so the
+  // timed part sees the table in its steady state.
+  await waitQuiet();
+}
+
+const order = (run: number): Side[] => (run % 2 === 0 ? ['nftlink', 'nft'] : ['nft', 'nftlink']);
+
+const fmt = (f: ProcessFigures): string => `wall ${f.wall.toFixed(3)} s, user ${f.user.toFixed(2)}, sys ${f.sys.toFixed(2)}, ${f.rssMB.toFixed(0)} MB`;
+
+/**
+ * A load case: per run, each side loads into its own fresh namespace; the namespace is deleted and
+ * the machine left to settle (the kernel tears it down in the background) before the next run.
+ */
+async function loadCase(id: string, title: string, runs: number, nftlinkArgs: (ns: string) => string[], nftArgv: (ns: string) => string[]): Promise<CaseResult> {
+  const records: RunRecord[] = [];
+  for (let run = 0; run < runs; run++) {
+    for (const side of order(run)) {
+      await waitQuiet();
+      await withNetns(1, async (ns) => {
+        if (side === 'nftlink') {
+          const c = await nftlinkChild(nftlinkArgs(ns));
+          records.push({ side, run, ...c.figures, phases: c.phases, resourceUsage: c.resourceUsage });
+          log(`[${id}] run ${run + 1}/${runs} nftlink: ${fmt(c.figures)}`);
+        } else {
+          const r = await runTimed(nftArgv(ns));
+          const { wall, user, sys, rssMB } = r;
+          records.push({ side, run, wall, user, sys, rssMB });
+          log(`[${id}] run ${run + 1}/${runs} nft:     ${fmt(r)}`);
+        }
+      });
+    }
+  }
+  const result: CaseResult = { id, title, runs: records, median: {} };
+  for (const side of ['nftlink', 'nft'] as const) {
+    const m = medianFigures(records, side);
+    if (m) result.median[side] = m;
+  }
+  result.extra = { nftlinkBuildMs: medianPhase(records, 'buildMs'), nftlinkCommitMs: medianPhase(records, 'commitMs') };
+  return result;
+}
+
+/** (a) table + map + N elements in one transaction. */
+export async function caseA(o: BenchOptions): Promise<CaseResult> {
+  const [file] = writeNftFiles('a', [bigMapLoad(o.elements)]);
+  return loadCase(
+    'a',
+    `${o.elements.toLocaleString('en')} elements into one concatenated map, one transaction`,
+    o.runs,
+    (ns) => ['load', ns, '--elements', String(o.elements)],
+    (ns) => [...inNetns(ns), 'nft', '-f', file!],
+  );
+}
+
+/** (b) one service shape of DESIGN.md's table. */
+export async function caseB(o: BenchOptions, shape: ShapeId): Promise<CaseResult> {
+  const files = writeNftFiles(`b${shape}`, serviceShape(shape, { services: o.services, endpoints: o.endpoints }), o.endpoints);
+  // Several transactions are several `nft -f` processes, one after the other (their rusage summed).
+  const nftArgv = (ns: string): string[] =>
+    files.length === 1 ? [...inNetns(ns), 'nft', '-f', files[0]!] : [...inNetns(ns), 'sh', '-c', 'for f; do nft -f "$f" || exit 1; done', 'sh', ...files];
+  return loadCase(
+    `b${shape}`,
+    `${o.services.toLocaleString('en')} services x ${o.endpoints}: ${SHAPE_TITLES[shape]}`,
+    o.runs,
+    (ns) => ['shape', ns, '--shape', String(shape), '--services', String(o.services), '--endpoints', String(o.endpoints)],
+    nftArgv,
+  );
+}
+
+/** (c) one element delete+add into the big map: many in one nftlink process; one `nft -f` process each. */
+export async function caseC(o: BenchOptions): Promise<CaseResult> {
+  // Keys of the nft side's updates: spread over the map, all distinct (fresh namespace per run).
+  const files = writeNftFiles(
+    'c',
+    Array.from({ length: o.nftUpdates }, (_, k) => bigMapUpdate((k * 7919 + 13) % o.elements, k + 1)),
+  );
+  const records: RunRecord[] = [];
+  const perUpdate: number[] = [];
+  const nftPerUpdate: number[] = [];
+  for (let run = 0; run < o.runs; run++) {
+    for (const side of order(run)) {
+      await waitQuiet();
+      await withNetns(1, async (ns) => {
+        await preloadBigMap(ns, o.elements);
+        if (side === 'nftlink') {
+          const c = await nftlinkChild(['update', ns, '--elements', String(o.elements), '--updates', String(o.updates)]);
+          const ms = c.phases.perUpdateMs as number[];
+          perUpdate.push(...ms);
+          records.push({ side, run, ...c.figures, phases: c.phases, resourceUsage: c.resourceUsage });
+          log(`[c] run ${run + 1}/${o.runs} nftlink: ${o.updates} updates, median ${median(ms).toFixed(3)} ms, p99 ${percentile(ms, 99).toFixed(3)} ms`);
+        } else {
+          const walls: number[] = [];
+          for (const f of files) walls.push(await runWall([...inNetns(ns), 'nft', '-f', f]));
+          nftPerUpdate.push(...walls.map((s) => s * 1000));
+          records.push({ side, run, wall: walls.reduce((a, b) => a + b, 0), user: NaN, sys: NaN, rssMB: NaN, phases: { perUpdateMs: walls.map((s) => s * 1000) } });
+          log(`[c] run ${run + 1}/${o.runs} nft:     ${files.length} processes, median ${(median(walls) * 1000).toFixed(1)} ms`);
+        }
+      });
+    }
+  }
+  return {
+    id: 'c',
+    title: `one element delete+add into the ${o.elements.toLocaleString('en')}-element map`,
+    runs: records,
+    median: {},
+    extra: {
+      nftlinkUpdates: perUpdate.length,
+      nftlinkMedianMs: median(perUpdate),
+      nftlinkP99Ms: percentile(perUpdate, 99),
+      nftlinkMaxMs: Math.max(...perUpdate),
+      nftUpdates: nftPerUpdate.length,
+      nftMedianMs: median(nftPerUpdate),
+      nftP99Ms: percentile(nftPerUpdate, 99),
+    },
+  };
+}
+
+/** (d) dumping the big map: nftlink decodes it to objects; `nft list map` prints it (to /dev/null). */
+export async function caseD(o: BenchOptions): Promise<CaseResult> {
+  const records: RunRecord[] = [];
+  for (let run = 0; run < o.runs; run++) {
+    // One namespace per run, shared by both sides: a dump does not change what it reads.
+    await waitQuiet();
+    await withNetns(1, async (ns) => {
+      await preloadBigMap(ns, o.elements);
+      for (const side of order(run)) {
+        await waitQuiet();
+        if (side === 'nftlink') {
+          const c = await nftlinkChild(['dump', ns, '--elements', String(o.elements)]);
+          records.push({ side, run, ...c.figures, phases: c.phases, resourceUsage: c.resourceUsage });
+          log(`[d] run ${run + 1}/${o.runs} nftlink: ${fmt(c.figures)}`);
+        } else {
+          // `list map`: nft 1.0.6's `list set` answers ENOENT for a map.
+          const r = await runTimed([...inNetns(ns), 'nft', 'list', 'map', FAMILY, TABLE, BIG_MAP], { discardStdout: true });
+          const { wall, user, sys, rssMB } = r;
+          records.push({ side, run, wall, user, sys, rssMB });
+          log(`[d] run ${run + 1}/${o.runs} nft:     ${fmt(r)}`);
+        }
+      }
+    });
+  }
+  const result: CaseResult = { id: 'd', title: `dumping the ${o.elements.toLocaleString('en')}-element map`, runs: records, median: {} };
+  for (const side of ['nftlink', 'nft'] as const) {
+    const m = medianFigures(records, side);
+    if (m) result.median[side] = m;
+  }
+  result.extra = { nftlinkDumpMs: medianPhase(records, 'dumpMs') };
+  return result;
+}

@@ -1,0 +1,97 @@
+// The readable side of the results: one table of medians with the ratios measured in the same run,
+// and the issue's targets, each PASS or MISS against the median it names (no rounding in its favour).
+
+import type { CaseResult } from './results.js';
+import { ratio } from './stats.js';
+
+export interface TargetResult {
+  target: string;
+  value: number;
+  unit: string;
+  limit: string;
+  pass: boolean;
+}
+
+const num = (x: number | undefined, digits: number): string => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
+
+function pad(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+export function targets(results: readonly CaseResult[]): TargetResult[] {
+  const out: TargetResult[] = [];
+  const by = (id: string) => results.find((r) => r.id === id);
+  const a = by('a');
+  const al = a?.median.nftlink;
+  const an = a?.median.nft;
+  if (al) {
+    out.push({ target: '(a) wall <= 0.35 s', value: al.wall, unit: 's', limit: '0.35', pass: al.wall <= 0.35 });
+    if (an) {
+      const x = ratio(an.wall, al.wall);
+      out.push({ target: '(a) >= 2x faster than nft -f (nft wall / nftlink wall)', value: x, unit: 'x', limit: '2', pass: x >= 2 });
+    }
+    out.push({ target: '(a) peak RSS <= 120 MB', value: al.rssMB, unit: 'MB', limit: '120', pass: al.rssMB <= 120 });
+  }
+  for (const r of results) {
+    if (r.id !== 'a' && !r.id.startsWith('b')) continue;
+    const m = r.median.nftlink;
+    if (!m) continue;
+    const x = ratio(m.user, m.sys);
+    out.push({ target: `(${r.id}) user <= 1.25 x sys`, value: x, unit: 'x sys', limit: '1.25', pass: x <= 1.25 });
+  }
+  const c = by('c');
+  if (c?.extra) {
+    const v = Number(c.extra.nftlinkMedianMs);
+    out.push({ target: '(c) median per update <= 1 ms', value: v, unit: 'ms', limit: '1', pass: v <= 1 });
+  }
+  const d = by('d')?.median.nftlink;
+  if (d) out.push({ target: '(d) dump (whole process) <= 0.3 s', value: d.wall, unit: 's', limit: '0.3', pass: d.wall <= 0.3 });
+  return out;
+}
+
+export function renderTable(results: readonly CaseResult[]): string {
+  const rows: string[][] = [['case', 'side', 'wall s', 'user s', 'sys s', 'peak MB', 'user/sys', 'wall/sys', 'nft/nftlink wall']];
+  const notes: string[] = [];
+  for (const r of results) {
+    if (r.id === 'c') continue;
+    const l = r.median.nftlink;
+    const n = r.median.nft;
+    for (const side of ['nftlink', 'nft'] as const) {
+      const m = r.median[side];
+      if (!m) continue;
+      rows.push([
+        side === 'nftlink' ? r.id : '',
+        side,
+        num(m.wall, 3),
+        num(m.user, 2),
+        num(m.sys, 2),
+        num(m.rssMB, 0),
+        num(ratio(m.user, m.sys), 2),
+        num(ratio(m.wall, m.sys), 2),
+        side === 'nft' && l ? `${num(ratio(m.wall, l.wall), 2)}x` : '',
+      ]);
+    }
+    if (l && n === undefined) notes.push(`(${r.id}) no nft run`);
+    const e = r.extra ?? {};
+    const phases = Object.entries(e)
+      .map(([k, v]) => `${k} ${typeof v === 'number' ? v.toFixed(1) : v}`)
+      .join(', ');
+    notes.push(`(${r.id}) ${r.title}${phases ? `; in-process medians: ${phases}` : ''}`);
+  }
+  let s = pad(rows) + '\n\n' + notes.join('\n') + '\n';
+  const c = results.find((r) => r.id === 'c');
+  if (c?.extra) {
+    const e = c.extra;
+    s +=
+      `\n(c) ${c.title}\n` +
+      `    nftlink, one process: ${e.nftlinkUpdates} updates, median ${num(Number(e.nftlinkMedianMs), 3)} ms, p99 ${num(Number(e.nftlinkP99Ms), 3)} ms, max ${num(Number(e.nftlinkMaxMs), 3)} ms (build + commit)\n` +
+      `    nft -f, one process per update: ${e.nftUpdates} runs, median ${num(Number(e.nftMedianMs), 1)} ms, p99 ${num(Number(e.nftP99Ms), 1)} ms` +
+      `  (nft/nftlink median ${num(ratio(Number(e.nftMedianMs), Number(e.nftlinkMedianMs)), 0)}x)\n`;
+  }
+  return s;
+}
+
+export function renderTargets(list: readonly TargetResult[]): string {
+  return list.map((t) => `${t.pass ? 'PASS' : 'MISS'}  ${t.target}: ${num(t.value, t.unit === 'ms' ? 3 : 2)} ${t.unit}`).join('\n') + '\n';
+}

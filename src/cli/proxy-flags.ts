@@ -1,0 +1,66 @@
+// The flags `nftlink proxy` and `nftlink render` share, parsed into ProxySettings.
+
+import { parseArgs } from 'node:util';
+import { hostname } from 'node:os';
+import { localAddresses, parseDuration, SettingsError, type ProxySettings } from '../proxy/config.js';
+import { DEFAULT_TABLE } from '../proxy/layout/names.js';
+
+export const PROXY_OPTIONS = {
+  manifests: { type: 'string' },
+  netns: { type: 'string' },
+  'node-name': { type: 'string' },
+  'hostname-override': { type: 'string' },
+  'node-ip': { type: 'string' },
+  'cluster-cidr': { type: 'string' },
+  'service-cidr': { type: 'string' },
+  'nodeport-addresses': { type: 'string' },
+  'masquerade-all': { type: 'boolean' },
+  'masquerade-bit': { type: 'string' },
+  'min-sync-period': { type: 'string' },
+  'sync-period': { type: 'string' },
+  table: { type: 'string' },
+  once: { type: 'boolean' },
+  v: { type: 'string', short: 'v' },
+} as const;
+
+export const PROXY_USAGE = `  --manifests PATH             a directory (or file) of Service and EndpointSlice manifests, YAML or JSON
+  --netns NAME                 program the network namespace NAME (as ip netns names it) instead of this one
+  --node-name NAME             this node's name: endpoints with this nodeName are local (default: the hostname)
+  --node-ip IP,...             this node's IPs (default: the addresses of the namespace's interfaces)
+  --cluster-cidr CIDR,...      pod CIDRs: ClusterIP traffic from outside them is masqueraded
+  --service-cidr CIDR,...      service CIDRs: traffic to unallocated addresses in them is dropped
+  --nodeport-addresses LIST    CIDRs and/or "primary" (the node IPs) that accept NodePorts; 0.0.0.0/0 = all local addresses
+  --masquerade-all             masquerade all traffic to ClusterIPs
+  --masquerade-bit N           the fwmark bit for masquerading (default 14: 0x4000)
+  --min-sync-period D          at most one sync per D (default 1s)
+  --sync-period D              a sync at least every D (default 30s)
+  --table NAME                 table name (default kube-proxy), in the ip and ip6 families
+`;
+
+type Values = ReturnType<typeof parseProxyArgs>['values'];
+
+export function parseProxyArgs(argv: string[]) {
+  return parseArgs({ args: argv, options: PROXY_OPTIONS, allowPositionals: false, strict: true });
+}
+
+const list = (v: string | undefined): string[] => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+
+export function settingsFrom(values: Values): ProxySettings {
+  const nodeIPs = list(values['node-ip']);
+  if (!nodeIPs.length && values.netns !== undefined && values['nodeport-addresses'] !== undefined) {
+    throw new SettingsError('--netns with --nodeport-addresses needs --node-ip: the addresses of another namespace are not visible here');
+  }
+  const bit = values['masquerade-bit'] === undefined ? 14 : Number(values['masquerade-bit']);
+  return {
+    table: values.table ?? DEFAULT_TABLE,
+    nodeName: values['hostname-override'] ?? values['node-name'] ?? hostname(),
+    nodeIPs: nodeIPs.length ? nodeIPs : values.netns === undefined ? localAddresses() : [],
+    clusterCIDRs: list(values['cluster-cidr']),
+    serviceCIDRs: list(values['service-cidr']),
+    nodePortAddresses: list(values['nodeport-addresses']),
+    masqueradeAll: values['masquerade-all'] ?? false,
+    masqueradeBit: bit,
+    minSyncPeriodMs: parseDuration(values['min-sync-period'] ?? '1s', '--min-sync-period'),
+    syncPeriodMs: parseDuration(values['sync-period'] ?? '30s', '--sync-period'),
+  };
+}

@@ -1,0 +1,95 @@
+// The proxy's settings, from flags (and, later, a KubeProxyConfiguration file), turned into one
+// layout configuration per IP family.
+
+import { networkInterfaces } from 'node:os';
+import { parsePrefix } from '../nft/types/address.js';
+import { parseFamilyIP } from './model/service.js';
+import type { LayoutConfig } from './layout/types.js';
+import type { IPFamily } from './model/types.js';
+
+export interface ProxySettings {
+  table: string;
+  nodeName: string;
+  /** The node's own addresses (both families); empty: the interfaces of the proxy's namespace. */
+  nodeIPs: string[];
+  clusterCIDRs: string[];
+  serviceCIDRs: string[];
+  /** CIDRs, or the keyword `primary` (the node's IPs); empty means `primary`, as in nftables mode. */
+  nodePortAddresses: string[];
+  masqueradeAll: boolean;
+  masqueradeBit: number;
+  minSyncPeriodMs: number;
+  syncPeriodMs: number;
+}
+
+export class SettingsError extends Error {}
+
+/** Go-style durations: "1s", "500ms", "1m30s", "1h". */
+export function parseDuration(text: string, flag: string): number {
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  let total = 0;
+  let consumed = 0;
+  for (const m of text.matchAll(re)) {
+    total += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+    consumed += m[0].length;
+  }
+  if (!text || consumed !== text.length) throw new SettingsError(`${flag}: "${text}" is not a duration (like 1s, 500ms, 1m)`);
+  return total;
+}
+
+function familyOfCidr(cidr: string, flag: string): IPFamily {
+  const v6 = cidr.includes(':');
+  if (!parsePrefix(cidr, v6 ? 6 : 4) || !cidr.includes('/')) throw new SettingsError(`${flag}: "${cidr}" is not a CIDR`);
+  return v6 ? 'ipv6' : 'ipv4';
+}
+
+function cidrContains(cidr: string, ip: string): boolean {
+  const v6 = cidr.includes(':');
+  if (v6 !== ip.includes(':')) return false;
+  const p = parsePrefix(cidr, v6 ? 6 : 4)!;
+  const a = parsePrefix(`${ip}/${p.length}`, v6 ? 6 : 4);
+  return a !== null && a.bytes.every((b, i) => b === p.bytes[i]);
+}
+
+/** The addresses of the interfaces of this process's namespace (loopback and link-local left out). */
+export function localAddresses(): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (!a.internal && !a.address.startsWith('fe80:')) out.push(a.address);
+  }
+  return out;
+}
+
+export function layoutConfigs(s: ProxySettings, families: IPFamily[] = ['ipv4', 'ipv6']): LayoutConfig[] {
+  for (const ip of s.nodeIPs) if (!parseFamilyIP(ip)) throw new SettingsError(`--node-ip: "${ip}" is not an IP address`);
+  if (s.masqueradeBit < 0 || s.masqueradeBit > 31 || !Number.isInteger(s.masqueradeBit)) throw new SettingsError(`masqueradeBit: ${s.masqueradeBit} is not in 0..31`);
+  const byFamily = (list: string[], flag: string, f: IPFamily): string[] => list.filter((c) => familyOfCidr(c, flag) === f);
+  return families.map((family) => {
+    const nodeIPs = s.nodeIPs.filter((ip) => (ip.includes(':') ? 'ipv6' : 'ipv4') === family);
+    const spec = s.nodePortAddresses.length ? s.nodePortAddresses : ['primary'];
+    let nodePortAddresses: string[] | 'all' = [];
+    for (const entry of spec) {
+      if (entry === 'primary') {
+        nodePortAddresses.push(...nodeIPs);
+        continue;
+      }
+      if (familyOfCidr(entry, '--nodeport-addresses') !== family) continue;
+      if (/^(0\.0\.0\.0|::)\/0$/.test(entry)) {
+        nodePortAddresses = 'all';
+        break;
+      }
+      nodePortAddresses.push(...nodeIPs.filter((ip) => cidrContains(entry, ip)));
+    }
+    if (nodePortAddresses !== 'all') nodePortAddresses = [...new Set(nodePortAddresses)];
+    return {
+      family,
+      table: s.table,
+      clusterCIDRs: byFamily(s.clusterCIDRs, '--cluster-cidr', family),
+      masqueradeAll: s.masqueradeAll,
+      masqueradeMark: (1 << s.masqueradeBit) >>> 0,
+      serviceCIDRs: byFamily(s.serviceCIDRs, '--service-cidr', family),
+      nodePortAddresses,
+      nodeIPs,
+    };
+  });
+}

@@ -1,0 +1,147 @@
+// The proxy engine: a source feeds the change tracker; a bounded-frequency runner syncs every table
+// (one per IP family) from the tracker's snapshot. The first sync waits for the source to be synced;
+// it reads the existing tables back and reconciles them with no flush, so traffic to services that
+// did not change never stops across a restart. Any failure makes the next sync a full one.
+
+import { Nftables } from '../nft/client.js';
+import type { Logger } from './log.js';
+import { ChangeTracker } from './model/tracker.js';
+import type { InvalidObject, IPFamily } from './model/types.js';
+import type { Layout, LayoutConfig } from './layout/types.js';
+import type { ProxySource, SourceProblem } from './source/source.js';
+import { FamilySync, STALE_CHAIN_DELAY_MS, type SyncResult } from './sync/family-sync.js';
+import { BoundedFrequencyRunner } from './sync/runner.js';
+
+export interface ProxierOptions {
+  source: ProxySource;
+  netns?: string;
+  nodeName: string;
+  layout: Layout;
+  /** One configuration per family to program (ip table for ipv4, ip6 for ipv6). */
+  families: LayoutConfig[];
+  minSyncPeriodMs: number;
+  syncPeriodMs: number;
+  log: Logger;
+  /** Called after every sync (metrics, tests). */
+  onSync?(report: SyncReport): void;
+}
+
+export interface SyncReport {
+  results: SyncResult[];
+  error?: Error;
+  /** When the oldest change this sync programmed was queued (healthz, metrics). */
+  queuedSince: number | undefined;
+  lastChangeTriggerTimes: number[];
+  invalid: InvalidObject[];
+}
+
+export class Proxier {
+  private readonly tracker: ChangeTracker;
+  private readonly runner: BoundedFrequencyRunner;
+  private nft: Nftables | undefined;
+  private families: FamilySync[] = [];
+  private synced = false;
+  private staleTimer: NodeJS.Timeout | undefined;
+  /** Rejected objects and source problems, counted by kind (kube-proxy logs each once). */
+  readonly invalidCounts = new Map<string, number>();
+  lastReport: SyncReport | undefined;
+
+  constructor(private readonly opts: ProxierOptions) {
+    this.tracker = new ChangeTracker({ nodeName: opts.nodeName });
+    this.runner = new BoundedFrequencyRunner(() => this.syncAll(), { minIntervalMs: opts.minSyncPeriodMs, maxIntervalMs: opts.syncPeriodMs });
+  }
+
+  get isSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Pending changes for healthz and metrics. */
+  pending(): ReturnType<ChangeTracker['pendingChanges']> {
+    return this.tracker.pendingChanges();
+  }
+
+  async start(): Promise<void> {
+    this.nft = Nftables.open(this.opts.netns !== undefined ? { netns: this.opts.netns } : {});
+    this.families = this.opts.families.map((cfg) => new FamilySync(this.nft, this.opts.layout, cfg, this.opts.log));
+    await this.opts.source.start({
+      service: (type, svc) => {
+        this.tracker.service(type, svc);
+        if (this.synced) this.runner.run();
+      },
+      endpointSlice: (type, slice) => {
+        this.tracker.endpointSlice(type, slice);
+        if (this.synced) this.runner.run();
+      },
+      synced: () => {
+        if (this.synced) return;
+        this.synced = true;
+        this.runner.start();
+        this.runner.run();
+      },
+      problem: (p) => this.problem(p),
+    });
+  }
+
+  /** Resolves after the next sync completes (tests and `--once`). */
+  async syncNow(): Promise<SyncReport> {
+    await this.runner.idle();
+    await this.syncAll();
+    return this.lastReport!;
+  }
+
+  private problem(p: SourceProblem): void {
+    this.count('Manifest');
+    this.opts.log.error('cannot read object', { origin: p.origin, reason: p.reason });
+  }
+
+  private count(kind: string): void {
+    this.invalidCounts.set(kind, (this.invalidCounts.get(kind) ?? 0) + 1);
+  }
+
+  /** Syncs never overlap: a run requested while one is in progress waits for it. */
+  private syncing: Promise<void> = Promise.resolve();
+  private syncAll(): Promise<void> {
+    this.syncing = this.syncing.then(() => this.syncOnce());
+    return this.syncing;
+  }
+
+  private async syncOnce(): Promise<void> {
+    const snap = this.tracker.snapshot();
+    for (const inv of snap.invalid) {
+      this.count(inv.kind);
+      this.opts.log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
+    }
+    const results: SyncResult[] = [];
+    let error: Error | undefined;
+    for (const fam of this.families) {
+      const family = fam.family === 'ip' ? 'ipv4' : ('ipv6' as IPFamily);
+      try {
+        const r = await fam.sync(snap.states[family], snap.change[family]);
+        results.push(r);
+        this.opts.log.debug('synced', { ...r });
+      } catch (err) {
+        error = err as Error;
+        this.opts.log.error('sync failed; the next sync is a full one', { family: fam.family, reason: error.message });
+      }
+    }
+    const report: SyncReport = { results, queuedSince: snap.queuedSince, lastChangeTriggerTimes: snap.lastChangeTriggerTimes, invalid: snap.invalid };
+    if (error) report.error = error;
+    this.lastReport = report;
+    this.opts.onSync?.(report);
+    // Come back for stale chains once they may be deleted, and retry soon after a failure.
+    if (error || this.families.some((f) => f.hasStaleChains)) {
+      if (this.staleTimer) clearTimeout(this.staleTimer);
+      this.staleTimer = setTimeout(() => this.runner.run(), error ? this.opts.minSyncPeriodMs : STALE_CHAIN_DELAY_MS + 50);
+      this.staleTimer.unref?.();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.runner.stop();
+    if (this.staleTimer) clearTimeout(this.staleTimer);
+    await this.opts.source.stop();
+    await this.runner.idle();
+    this.nft?.close();
+    this.nft = undefined;
+  }
+}

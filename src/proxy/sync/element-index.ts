@@ -1,0 +1,113 @@
+// Elements of the shared sets and maps, with who contributed them. Two service ports can put the same
+// key in a set (one endpoint behind two services, in hairpin-connections): the key stays until its
+// last contributor is gone. Feeds each set's ElementStore with partial updates.
+
+import type { NftSet, SetElement } from '../../nft/objects.js';
+import { ElementStore } from '../../nft/reconcile/element-store.js';
+import type { Transaction } from '../../nft/transaction.js';
+import { elementKey } from '../../nft/values.js';
+import type { ElementContributions } from '../layout/types.js';
+
+/** Who owns an element: '' for the fixed part of the ruleset, else the service port's id. */
+export type Contributor = string;
+
+interface Entry {
+  set: NftSet;
+  store: ElementStore;
+  /** element key -> contributor -> element */
+  byKey: Map<string, Map<Contributor, SetElement>>;
+}
+
+export class ElementIndex {
+  private readonly sets = new Map<string, Entry>();
+
+  /** Declares a shared set (the layout's base sets); elements of unknown sets are an error. */
+  declare(set: NftSet): void {
+    if (!this.sets.has(set.name)) this.sets.set(set.name, { set, store: new ElementStore(set), byKey: new Map() });
+  }
+
+  has(name: string): boolean {
+    return this.sets.has(name);
+  }
+
+  names(): string[] {
+    return [...this.sets.keys()];
+  }
+
+  private entry(name: string): Entry {
+    const e = this.sets.get(name);
+    if (!e) throw new Error(`nftlink: the layout added elements to ${name}, which is not one of its shared sets`);
+    return e;
+  }
+
+  /** Replaces what `who` contributes, everywhere. */
+  contribute(who: Contributor, before: ElementContributions | undefined, after: ElementContributions | undefined): void {
+    for (const [name, elements] of before ?? []) {
+      const e = this.entry(name);
+      for (const el of elements) this.withdraw(e, el, who);
+    }
+    for (const [name, elements] of after ?? []) {
+      const e = this.entry(name);
+      for (const el of elements) {
+        const k = elementKey(e.set, el);
+        let owners = e.byKey.get(k);
+        if (!owners) e.byKey.set(k, (owners = new Map()));
+        owners.set(who, el);
+        // The first contributor's element is the one the kernel holds.
+        e.store.ensure(owners.values().next().value!);
+      }
+    }
+  }
+
+  private withdraw(e: Entry, el: SetElement, who: Contributor): void {
+    const k = elementKey(e.set, el);
+    const owners = e.byKey.get(k);
+    if (!owners || !owners.delete(who)) return;
+    if (owners.size === 0) {
+      e.byKey.delete(k);
+      e.store.remove(el);
+    } else {
+      e.store.ensure(owners.values().next().value!);
+    }
+  }
+
+  /** Queues every store's pending delta; returns how many elements it touches. */
+  queue(tx: Transaction): number {
+    let n = 0;
+    for (const e of this.sets.values()) n += e.store.queue(tx);
+    return n;
+  }
+
+  committed(): void {
+    for (const e of this.sets.values()) e.store.committed();
+  }
+
+  failed(): void {
+    for (const e of this.sets.values()) e.store.failed();
+  }
+
+  /** What the kernel holds in a shared set, from a dump. */
+  resync(name: string, kernel: readonly SetElement[]): void {
+    this.entry(name).store.resync(kernel);
+  }
+
+  /** The element a contributor put under this key, to attribute a kernel refusal to a service. */
+  ownersOf(setName: string, el: SetElement): Contributor[] {
+    const e = this.sets.get(setName);
+    if (!e) return [];
+    return [...(e.byKey.get(elementKey(e.set, el))?.keys() ?? [])];
+  }
+
+  /** Desired elements of one set (for rendering). */
+  elements(name: string): SetElement[] {
+    return this.entry(name).store.elements();
+  }
+
+  /** Forgets every contribution (a full rebuild follows). */
+  clearContributions(): void {
+    for (const e of this.sets.values()) {
+      e.byKey.clear();
+      e.store.setDesired([]);
+    }
+  }
+}

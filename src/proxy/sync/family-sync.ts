@@ -1,0 +1,388 @@
+// One table's sync (one IP family): the layout's objects for the current model, diffed against what
+// the kernel holds, as one transaction. Full syncs compare everything (against a dump, at start and
+// after any failure); partial syncs rewrite only the chains of changed service ports and update the
+// shared sets element by element. Stale service chains are flushed at once and deleted at least a
+// second later, in a transaction of their own: before Linux 6.2 a chain that a just-deleted map
+// element pointed to stays busy for a moment.
+
+import { NftCommitError } from '../../nft/errors.js';
+import type { Nftables } from '../../nft/client.js';
+import type { Chain, NftSet, Rule, Ruleset } from '../../nft/objects.js';
+import { ruleFingerprint } from '../../nft/reconcile/rule-fingerprint.js';
+import { Transaction } from '../../nft/transaction.js';
+import type { Logger } from '../log.js';
+import type { ProxyState, ServicePortId, StateChange } from '../model/types.js';
+import { nftFamily, type Layout, type LayoutConfig, type ServiceObjects } from '../layout/types.js';
+import { ElementIndex, type Contributor } from './element-index.js';
+
+/** How long a flushed chain waits before it is deleted. */
+export const STALE_CHAIN_DELAY_MS = 1000;
+
+export interface SyncResult {
+  family: string;
+  full: boolean;
+  /** Operations in the main transaction (0: nothing was written). */
+  operations: number;
+  chainsWritten: number;
+  chainsFlushed: number;
+  chainsDeleted: number;
+  elementsChanged: number;
+  /** Service ports left out because their objects could not be programmed. */
+  excluded: number;
+  durationMs: number;
+}
+
+interface KnownChain {
+  chain: Chain;
+  fingerprints: string[];
+}
+
+/** What the kernel holds, as far as this sync knows: from a dump, then kept current by commits. */
+interface KernelView {
+  table: boolean;
+  chains: Map<string, KnownChain>;
+  sets: Map<string, NftSet>;
+}
+
+interface Fragment {
+  objects: ServiceObjects;
+  fingerprints: Map<string, string[]>;
+}
+
+/** A planned transaction and what the kernel will hold if it commits. */
+interface Plan {
+  tx: Transaction;
+  /** Owner of each operation, to attribute a refusal to one service port. */
+  owners: (Contributor | undefined)[];
+  chainWrites: Map<string, KnownChain>;
+  chainFlushes: string[];
+  setAdds: NftSet[];
+  setDeletes: string[];
+  fragments: Map<ServicePortId, Fragment | undefined>;
+  stats: Pick<SyncResult, 'chainsWritten' | 'chainsFlushed' | 'elementsChanged'>;
+}
+
+function rulesByChain(rules: readonly Rule[]): Map<string, Rule[]> {
+  const out = new Map<string, Rule[]>();
+  for (const r of rules) {
+    if (!out.has(r.chain)) out.set(r.chain, []);
+    out.get(r.chain)!.push(r);
+  }
+  return out;
+}
+
+function sameBase(a: Chain, b: Chain): boolean {
+  if (!a.base || !b.base) return !a.base && !b.base;
+  return a.base.type === b.base.type && a.base.hook === b.base.hook && a.base.priority === b.base.priority && (a.base.policy ?? 'accept') === (b.base.policy ?? 'accept');
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+export class FamilySync {
+  private kernel: KernelView | undefined;
+  private readonly committed = new Map<ServicePortId, Fragment>();
+  private readonly index = new ElementIndex();
+  private readonly stale = new Map<string, number>();
+  private needFull = true;
+  /** Service ports the kernel refused, left out until their objects change. */
+  private readonly excluded = new Map<ServicePortId, string>();
+
+  constructor(
+    /** The connection; undefined for preview(), which only plans. */
+    private readonly nft: Nftables | undefined,
+    private readonly layout: Layout,
+    private readonly cfg: LayoutConfig,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get family(): string {
+    return nftFamily(this.cfg.family);
+  }
+
+  private connection(): Nftables {
+    if (!this.nft) throw new Error('nftlink: internal error: a preview FamilySync has no connection');
+    return this.nft;
+  }
+
+  /** The transaction that programs an empty table with the current model (`nftlink render`). */
+  preview(state: ProxyState): Transaction {
+    this.kernel = { table: false, chains: new Map(), sets: new Map() };
+    return this.planFull(state).tx;
+  }
+
+  /** The next sync compares everything against a fresh dump. */
+  requestFullSync(): void {
+    this.needFull = true;
+    this.kernel = undefined;
+  }
+
+  async sync(state: ProxyState, change: StateChange | undefined): Promise<SyncResult> {
+    const started = performance.now();
+    const chainsDeleted = await this.deleteStaleChains();
+    // A service port left out earlier gets another chance once its objects change.
+    if (change) for (const id of [...change.changedServices, ...change.changedEndpoints, ...change.removed]) this.excluded.delete(id);
+    const result = await this.attempt(state, this.needFull ? undefined : change, 0);
+    return { ...result, chainsDeleted, durationMs: performance.now() - started };
+  }
+
+  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number): Promise<Omit<SyncResult, 'chainsDeleted' | 'durationMs'>> {
+    const full = change === undefined;
+    if (full && !this.kernel) this.kernel = await this.readKernel();
+    const plan = full ? this.planFull(state) : this.planPartial(state, change);
+    try {
+      if (plan.tx.size > 0) await this.connection().commit(plan.tx);
+    } catch (err) {
+      // Nothing of the transaction was applied; the next sync starts over from a dump.
+      this.index.failed();
+      this.needFull = true;
+      this.kernel = undefined;
+      const owner = this.ownerOf(plan, err);
+      if (owner === undefined || attempt >= 3) throw err;
+      // One service port's objects were refused: leave it out and program everyone else now.
+      this.excluded.set(owner, (err as Error).message);
+      this.log.error('service port left out: the kernel refused its objects', { servicePort: owner, family: this.family, reason: (err as Error).message });
+      return this.attempt(state, undefined, attempt + 1);
+    }
+    this.apply(plan);
+    this.needFull = false;
+    return { family: this.family, full, operations: plan.tx.size, ...plan.stats, excluded: this.excluded.size };
+  }
+
+  /** Reads the table back: chains with their rules' fingerprints, sets with elements. */
+  private async readKernel(): Promise<KernelView> {
+    const rs: Ruleset = await this.connection().dump({ family: this.family as 'ip' | 'ip6', table: this.cfg.table });
+    const chains = new Map<string, KnownChain>();
+    const rules = rulesByChain(rs.rules);
+    for (const c of rs.chains) chains.set(c.name, { chain: c, fingerprints: (rules.get(c.name) ?? []).map(ruleFingerprint) });
+    const sets = new Map(rs.sets.map((s) => [s.name, s]));
+    return { table: rs.tables.length > 0, chains, sets };
+  }
+
+  private fragment(sp: ProxyState['services'] extends ReadonlyMap<string, infer V> ? V : never, state: ProxyState): Fragment | undefined {
+    try {
+      const objects = this.layout.service(this.cfg, sp, state.endpoints.get(sp.id) ?? []);
+      const fingerprints = new Map(objects.chains.map((c) => [c.chain.name, c.rules.map(ruleFingerprint)]));
+      return { objects, fingerprints };
+    } catch (err) {
+      this.excluded.set(sp.id, (err as Error).message);
+      this.log.error('service port left out: its objects cannot be built', { servicePort: sp.id, family: this.family, reason: (err as Error).message });
+      return undefined;
+    }
+  }
+
+  private newPlan(): Plan {
+    return {
+      tx: new Transaction(),
+      owners: [],
+      chainWrites: new Map(),
+      chainFlushes: [],
+      setAdds: [],
+      setDeletes: [],
+      fragments: new Map(),
+      stats: { chainsWritten: 0, chainsFlushed: 0, elementsChanged: 0 },
+    };
+  }
+
+  private owned(plan: Plan, owner: Contributor | undefined, queue: () => void): void {
+    const before = plan.tx.size;
+    queue();
+    for (let i = before; i < plan.tx.size; i++) plan.owners[i] = owner;
+  }
+
+  /** Writes a chain's rules if they differ from what the kernel holds (flush first when it has any). */
+  private writeChain(plan: Plan, owner: Contributor | undefined, chain: Chain, rules: readonly Rule[], fingerprints: string[]): void {
+    const known = plan.chainWrites.get(chain.name) ?? this.kernel?.chains.get(chain.name);
+    if (known && sameBase(known.chain, chain) && sameList(known.fingerprints, fingerprints) && !this.stale.has(chain.name)) return;
+    this.owned(plan, owner, () => {
+      if (known && known.fingerprints.length) plan.tx.flush({ chain });
+      for (const r of rules) plan.tx.add({ rule: r });
+    });
+    plan.chainWrites.set(chain.name, { chain, fingerprints });
+    plan.stats.chainsWritten++;
+  }
+
+  private addChainIfMissing(plan: Plan, owner: Contributor | undefined, chain: Chain): void {
+    const known = this.kernel?.chains.get(chain.name);
+    if (known && sameBase(known.chain, chain)) return;
+    this.owned(plan, owner, () => {
+      if (known) {
+        // A base chain whose hook or priority changed: recreate it (kube-proxy does the same once per start).
+        if (known.fingerprints.length) plan.tx.flush({ chain: known.chain });
+        plan.tx.delete({ chain: known.chain });
+      }
+      plan.tx.add({ chain });
+    });
+    plan.chainWrites.set(chain.name, { chain, fingerprints: [] });
+  }
+
+  private flushStale(plan: Plan, name: string): void {
+    const known = plan.chainWrites.get(name) ?? this.kernel?.chains.get(name);
+    if (!known || this.stale.has(name)) return;
+    if (known.fingerprints.length) {
+      plan.tx.flush({ chain: known.chain });
+      plan.stats.chainsFlushed++;
+    }
+    plan.chainFlushes.push(name);
+  }
+
+  private planFull(state: ProxyState): Plan {
+    const plan = this.newPlan();
+    const kernel = this.kernel!;
+    const base = this.layout.base(this.cfg);
+    for (const s of base.sets) this.index.declare(s);
+    this.index.clearContributions();
+    for (const name of this.index.names()) this.index.resync(name, kernel.sets.get(name)?.elements ?? []);
+    this.index.contribute('', undefined, base.elements);
+
+    for (const sp of state.services.values()) {
+      if (this.excluded.has(sp.id)) continue;
+      const f = this.fragment(sp, state);
+      if (f) plan.fragments.set(sp.id, f);
+    }
+    for (const [id] of this.committed) if (!plan.fragments.has(id)) plan.fragments.set(id, undefined);
+
+    this.owned(plan, '', () => {
+      if (!kernel.table) plan.tx.add({ table: base.table });
+    });
+    const desiredSets = new Map<string, { set: NftSet; owner: Contributor }>();
+    for (const s of base.sets) desiredSets.set(s.name, { set: s, owner: '' });
+    for (const [id, f] of plan.fragments) for (const s of f?.objects.sets ?? []) desiredSets.set(s.name, { set: s, owner: id });
+    for (const { set, owner } of desiredSets.values()) {
+      if (kernel.sets.has(set.name)) continue;
+      this.owned(plan, owner, () => plan.tx.add({ set }));
+      plan.setAdds.push(set);
+    }
+
+    const desiredChains = new Map<string, { chain: Chain; rules: Rule[]; fps: string[]; owner: Contributor }>();
+    const baseRules = rulesByChain(base.rules);
+    for (const c of base.chains) {
+      const rules = baseRules.get(c.name) ?? [];
+      desiredChains.set(c.name, { chain: c, rules, fps: rules.map(ruleFingerprint), owner: '' });
+    }
+    for (const [id, f] of plan.fragments) {
+      for (const { chain, rules } of f?.objects.chains ?? []) desiredChains.set(chain.name, { chain, rules, fps: f!.fingerprints.get(chain.name)!, owner: id });
+    }
+    for (const d of desiredChains.values()) this.addChainIfMissing(plan, d.owner, d.chain);
+    for (const d of desiredChains.values()) this.writeChain(plan, d.owner, d.chain, d.rules, d.fps);
+
+    for (const [id, f] of plan.fragments) if (f) this.index.contribute(id, undefined, f.objects.elements);
+    this.queueElements(plan);
+
+    for (const name of kernel.chains.keys()) if (!desiredChains.has(name)) this.flushStale(plan, name);
+    for (const name of kernel.sets.keys()) {
+      if (desiredSets.has(name)) continue;
+      this.owned(plan, '', () => plan.tx.delete({ set: kernel.sets.get(name)! }));
+      plan.setDeletes.push(name);
+    }
+    return plan;
+  }
+
+  private planPartial(state: ProxyState, change: StateChange): Plan {
+    const plan = this.newPlan();
+    const ids = new Set([...change.changedServices, ...change.changedEndpoints, ...change.removed]);
+    for (const id of ids) {
+      const sp = state.services.get(id);
+      plan.fragments.set(id, sp && !this.excluded.has(id) ? this.fragment(sp, state) : undefined);
+    }
+    // Sets first (rules refer to them), then chains, then their rules, then elements, then leftovers.
+    for (const [id, next] of plan.fragments) {
+      const prev = this.committed.get(id);
+      const prevSets = new Set(prev?.objects.sets.map((s) => s.name));
+      for (const s of next?.objects.sets ?? []) {
+        if (prevSets.has(s.name) || this.kernel?.sets.has(s.name)) continue;
+        this.owned(plan, id, () => plan.tx.add({ set: s }));
+        plan.setAdds.push(s);
+      }
+    }
+    for (const [id, next] of plan.fragments) for (const { chain } of next?.objects.chains ?? []) this.addChainIfMissing(plan, id, chain);
+    for (const [id, next] of plan.fragments) {
+      for (const { chain, rules } of next?.objects.chains ?? []) this.writeChain(plan, id, chain, rules, next!.fingerprints.get(chain.name)!);
+    }
+    for (const [id, next] of plan.fragments) this.index.contribute(id, this.committed.get(id)?.objects.elements, next?.objects.elements);
+    this.queueElements(plan);
+    for (const [id, next] of plan.fragments) {
+      const prev = this.committed.get(id);
+      const nextChains = new Set(next?.objects.chains.map((c) => c.chain.name));
+      for (const { chain } of prev?.objects.chains ?? []) if (!nextChains.has(chain.name)) this.flushStale(plan, chain.name);
+      const nextSets = new Set(next?.objects.sets.map((s) => s.name));
+      for (const s of prev?.objects.sets ?? []) {
+        if (nextSets.has(s.name)) continue;
+        this.owned(plan, id, () => plan.tx.delete({ set: s }));
+        plan.setDeletes.push(s.name);
+      }
+    }
+    return plan;
+  }
+
+  private queueElements(plan: Plan): void {
+    const before = plan.tx.size;
+    plan.stats.elementsChanged += this.index.queue(plan.tx);
+    for (let i = before; i < plan.tx.size; i++) plan.owners[i] = undefined; // resolved per element on failure
+  }
+
+  /** The service port a refused operation belongs to, if it belongs to exactly one. */
+  private ownerOf(plan: Plan, err: unknown): ServicePortId | undefined {
+    if (!(err instanceof NftCommitError) || err.operationIndex < 0) return undefined;
+    let owner = plan.owners[err.operationIndex];
+    const op = plan.tx.operations[err.operationIndex];
+    if (owner === undefined && op?.kind === 'element' && err.elementIndex !== undefined && err.elementIndex >= 0) {
+      const el = op.elements[err.elementIndex];
+      const owners = el ? this.index.ownersOf(op.set.name, el) : [];
+      owner = owners.length === 1 ? owners[0] : undefined;
+    }
+    return owner ? owner : undefined;
+  }
+
+  private apply(plan: Plan): void {
+    const kernel = this.kernel ?? { table: true, chains: new Map(), sets: new Map() };
+    kernel.table = true;
+    for (const [name, c] of plan.chainWrites) kernel.chains.set(name, c);
+    for (const s of plan.setAdds) kernel.sets.set(s.name, s);
+    for (const name of plan.setDeletes) kernel.sets.delete(name);
+    for (const name of plan.chainFlushes) {
+      const known = kernel.chains.get(name);
+      if (known) kernel.chains.set(name, { chain: known.chain, fingerprints: [] });
+      this.stale.set(name, this.now());
+    }
+    for (const name of plan.chainWrites.keys()) this.stale.delete(name);
+    this.kernel = kernel;
+    this.index.committed();
+    for (const [id, f] of plan.fragments) {
+      if (f) this.committed.set(id, f);
+      else this.committed.delete(id);
+    }
+  }
+
+  /** Deletes chains flushed at least STALE_CHAIN_DELAY_MS ago, in their own transaction. */
+  private async deleteStaleChains(): Promise<number> {
+    const due = [...this.stale].filter(([, at]) => this.now() - at >= STALE_CHAIN_DELAY_MS).map(([name]) => name);
+    if (!due.length || !this.kernel) return 0;
+    const tx = new Transaction();
+    for (const name of due) {
+      const known = this.kernel.chains.get(name);
+      if (known) tx.delete({ chain: known.chain });
+    }
+    try {
+      if (tx.size) await this.connection().commit(tx);
+    } catch (err) {
+      // Something still refers to them (or they are gone already): find out with a full sync.
+      this.log.warn('deleting stale chains failed; the next sync is a full one', { family: this.family, chains: due.length, reason: (err as Error).message });
+      this.stale.clear();
+      this.requestFullSync();
+      return 0;
+    }
+    for (const name of due) {
+      this.stale.delete(name);
+      this.kernel.chains.delete(name);
+    }
+    return tx.size;
+  }
+
+  /** Whether service chains are waiting to be deleted (the sync loop comes back for them). */
+  get hasStaleChains(): boolean {
+    return this.stale.size > 0;
+  }
+}
