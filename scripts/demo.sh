@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec node dist/demo/dnat-demo.js
+exec node dist/demo/proxy-demo.js
