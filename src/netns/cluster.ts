@@ -34,7 +34,7 @@ export interface Cluster {
 
 export const CLUSTER = {
   podCIDRv4: '198.18.0.0/16',
-  podCIDRv6: '2001:db8:100::/56',
+  podCIDRv6: '2001:db8:100::/40',
   serviceCIDRv4: '198.18.200.0/24',
   serviceCIDRv6: '2001:db8:200::/112',
   nodeIPv4: '198.19.0.1',

@@ -1,0 +1,107 @@
+// ClusterIP load balancing, UDP, IPv6-only and dual-stack services, through real connections.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probe, tally } from '../../src/netns/cluster.js';
+import {
+  answered,
+  chiSquaredP,
+  chiSquaredUniform,
+  ManifestDir,
+  service,
+  serviceChain,
+  slice,
+  startCluster,
+  startProxy,
+  type Cluster,
+  type RunningProxy,
+} from './helpers.js';
+
+describe('ClusterIP services', () => {
+  let c: Cluster;
+  let dir: ManifestDir;
+  let px: RunningProxy;
+
+  beforeAll(async () => {
+    dir = new ManifestDir();
+    c = await startCluster(3, 'nlp-cip');
+    const pods = c.pods;
+    dir.write('web', service({ name: 'web', clusterIPs: ['198.18.200.10'] }), slice({ service: 'web', endpoints: pods.map((p) => p.ipv4) }));
+    dir.write('one', service({ name: 'one', clusterIPs: ['198.18.200.11'] }), slice({ service: 'one', endpoints: [pods[1]!.ipv4] }));
+    dir.write(
+      'dns',
+      service({ name: 'dns', clusterIPs: ['198.18.200.12'], ports: [{ name: 'dns', protocol: 'UDP', port: 53 }] }),
+      slice({ service: 'dns', ports: [{ name: 'dns', protocol: 'UDP', port: 8080 }], endpoints: pods.map((p) => p.ipv4) }),
+    );
+    dir.write('v6', service({ name: 'v6', clusterIPs: ['2001:db8:200::10'] }), slice({ service: 'v6', endpoints: pods.map((p) => p.ipv6) }));
+    dir.write(
+      'dual',
+      service({ name: 'dual', clusterIPs: ['198.18.200.13', '2001:db8:200::13'] }),
+      slice({ service: 'dual', endpoints: pods.map((p) => p.ipv4) }),
+      slice({ service: 'dual', endpoints: pods.map((p) => p.ipv6) }),
+    );
+    px = await startProxy(c, dir);
+  });
+
+  afterAll(async () => {
+    await px?.stop();
+    c?.remove();
+    dir?.cleanup();
+  });
+
+  const expectUniform = (counts: Record<string, number>, pods: string[]): void => {
+    const observed = pods.map((p) => counts[p] ?? 0);
+    const chi2 = chiSquaredUniform(observed);
+    const p = chiSquaredP(chi2, pods.length - 1);
+    expect(Object.keys(counts).sort(), JSON.stringify(counts)).toEqual([...pods].sort());
+    expect(p, `chi2 ${chi2.toFixed(2)} for ${JSON.stringify(counts)}`).toBeGreaterThan(0.001);
+  };
+
+  it('spreads 300 connections from the node evenly over 3 endpoints', () => {
+    const r = probe(c.node, '198.18.200.10', 80, { count: 300 });
+    expectUniform(tally(r), ['pod0', 'pod1', 'pod2']);
+  });
+
+  it('spreads 300 connections from a pod evenly over 3 endpoints (the pod itself included)', () => {
+    const r = probe(c.pods[0]!.ns, '198.18.200.10', 80, { count: 300 });
+    expectUniform(tally(r), ['pod0', 'pod1', 'pod2']);
+    // Pod traffic is not masqueraded, except hairpin traffic back to the pod itself.
+    r.answers.forEach((pod, i) => expect(r.peers[i]).toBe(pod === 'pod0' ? '198.18.10.1' : c.pods[0]!.ipv4));
+  });
+
+  it('sends every connection to the only endpoint, through a chain without a map', () => {
+    const fromNode = probe(c.node, '198.18.200.11', 80, { count: 30 });
+    const fromPod = probe(c.pods[2]!.ns, '198.18.200.11', 80, { count: 30 });
+    expect(tally(fromNode)).toEqual({ pod1: 30 });
+    expect(tally(fromPod)).toEqual({ pod1: 30 });
+    const chain = c.node.exec('nft', ['list', 'chain', 'ip', 'kube-proxy', serviceChain('one')]);
+    expect(chain).toContain('dnat to 198.18.11.2:8080');
+    expect(chain).not.toContain('map');
+    expect(chain).not.toContain('numgen');
+  });
+
+  it('carries UDP to every endpoint, from the node, a pod and the client', () => {
+    for (const from of [c.node, c.pods[1]!.ns, c.client]) {
+      const r = probe(from, '198.18.200.12', 53, { proto: 'udp', count: 60, timeoutMs: 1000 });
+      expect(answered(r)).toHaveLength(60);
+      expect(Object.keys(tally(r)).sort()).toEqual(['pod0', 'pod1', 'pod2']);
+    }
+  });
+
+  it('carries an IPv6-only service over IPv6', () => {
+    const r = probe(c.node, '2001:db8:200::10', 80, { count: 30 });
+    expect(answered(r)).toHaveLength(30);
+    expect(Object.keys(tally(r)).sort()).toEqual(['pod0', 'pod1', 'pod2']);
+    const fromPod = probe(c.pods[1]!.ns, '2001:db8:200::10', 80, { count: 10 });
+    expect(answered(fromPod)).toHaveLength(10);
+  });
+
+  it('carries a dual-stack service over both families', () => {
+    for (const ip of ['198.18.200.13', '2001:db8:200::13']) {
+      const r = probe(c.node, ip, 80, { count: 30 });
+      expect(answered(r), ip).toHaveLength(30);
+      expect(Object.keys(tally(r)).sort(), ip).toEqual(['pod0', 'pod1', 'pod2']);
+      const client = probe(c.client, ip, 80, { count: 10 });
+      expect(answered(client), `${ip} from the client`).toHaveLength(10);
+    }
+  });
+});
