@@ -2,7 +2,7 @@
 
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
-import { localAddresses, parseDuration, SettingsError, type ProxySettings } from '../proxy/config.js';
+import { localAddresses, parseDuration, parseFeatureGates, SettingsError, type ProxySettings } from '../proxy/config.js';
 import { DEFAULT_TABLE } from '../proxy/layout/names.js';
 
 export const PROXY_OPTIONS = {
@@ -19,6 +19,7 @@ export const PROXY_OPTIONS = {
   'min-sync-period': { type: 'string' },
   'sync-period': { type: 'string' },
   table: { type: 'string' },
+  'feature-gates': { type: 'string' },
   once: { type: 'boolean' },
   v: { type: 'string', short: 'v' },
 } as const;
@@ -35,6 +36,7 @@ export const PROXY_USAGE = `  --manifests PATH             a directory (or file)
   --min-sync-period D          at most one sync per D (default 1s)
   --sync-period D              a sync at least every D (default 30s)
   --table NAME                 table name (default kube-proxy), in the ip and ip6 families
+  --feature-gates A=B,...      KubeProxyNFTablesLocalhostNodePorts=false turns off the localhost NodePort proxy
 `;
 
 type Values = ReturnType<typeof parseProxyArgs>['values'];
@@ -62,5 +64,6 @@ export function settingsFrom(values: Values): ProxySettings {
     masqueradeBit: bit,
     minSyncPeriodMs: parseDuration(values['min-sync-period'] ?? '1s', '--min-sync-period'),
     syncPeriodMs: parseDuration(values['sync-period'] ?? '30s', '--sync-period'),
+    localhostNodePorts: parseFeatureGates(values['feature-gates']).KubeProxyNFTablesLocalhostNodePorts ?? true,
   };
 }

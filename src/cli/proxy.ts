@@ -3,7 +3,8 @@
 
 import { Nftables } from '../nft/client.js';
 import { Transaction } from '../nft/transaction.js';
-import { layoutConfigs, SettingsError } from '../proxy/config.js';
+import { layoutConfigs, localhostFamilies, SettingsError } from '../proxy/config.js';
+import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
 import { kubeProxyLayout } from '../proxy/layout/kube-proxy/index.js';
 import { nftFamily } from '../proxy/layout/types.js';
 import { jsonLogger, silentLogger, type Logger } from '../proxy/log.js';
@@ -27,7 +28,15 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const settings = settingsFrom(values);
   const log = jsonLogger(logLevel(values.v));
   const source = new ManifestSource(requireManifests(values.manifests), { watch: !values.once });
+  let localhostFamiliesOn = localhostFamilies(settings);
+  if (localhostFamiliesOn.length && values.netns !== undefined) {
+    log.warn('localhost NodePorts are off: their listeners must live in the node namespace; run the proxy there instead of with --netns');
+    localhostFamiliesOn = [];
+    settings.localhostNodePorts = false;
+  }
+  const localhost = localhostFamiliesOn.length ? { families: localhostFamiliesOn, proxy: new LocalhostNodePortProxy({ log }) } : undefined;
   const proxier = new Proxier({
+    ...(localhost ? { localhost } : {}),
     source,
     nodeName: settings.nodeName,
     layout: kubeProxyLayout,
@@ -75,7 +84,7 @@ export async function renderProxy(argv: string[], log: Logger = silentLogger): P
   const snap = tracker.snapshot();
   for (const inv of snap.invalid) log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
   let out = '';
-  for (const cfg of layoutConfigs(settings)) {
+  for (const cfg of layoutConfigs({ ...settings, localhostNodePorts: settings.localhostNodePorts && values.netns === undefined })) {
     const tx: Transaction = new FamilySync(undefined, kubeProxyLayout, cfg, log).preview(snap.states[cfg.family]);
     out += tx.render();
   }

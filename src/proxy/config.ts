@@ -20,11 +20,35 @@ export interface ProxySettings {
   masqueradeBit: number;
   minSyncPeriodMs: number;
   syncPeriodMs: number;
+  /**
+   * The KubeProxyNFTablesLocalhostNodePorts feature gate (on by default): NodePorts on a loopback
+   * entry of nodePortAddresses (127.0.0.1/32, ::1/128 or `localhost`) are served in userspace.
+   */
+  localhostNodePorts: boolean;
+}
+
+const LOOPBACK: Record<string, IPFamily[]> = { '127.0.0.1/32': ['ipv4'], '::1/128': ['ipv6'], localhost: ['ipv4', 'ipv6'] };
+
+/** The families whose loopback address is listed in nodePortAddresses. */
+export function localhostFamilies(s: Pick<ProxySettings, 'nodePortAddresses' | 'localhostNodePorts'>): IPFamily[] {
+  if (!s.localhostNodePorts) return [];
+  return [...new Set(s.nodePortAddresses.flatMap((e) => LOOPBACK[e] ?? []))];
 }
 
 export class SettingsError extends Error {}
 
 /** Go-style durations: "1s", "500ms", "1m30s", "1h". */
+/** `--feature-gates A=true,B=false` as kube-proxy takes it. */
+export function parseFeatureGates(text: string | undefined): Record<string, boolean> {
+  const out: Record<string, boolean> = {};
+  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(part);
+    if (!m) throw new SettingsError(`--feature-gates: "${part}" is not Name=true or Name=false`);
+    out[m[1]!] = m[2] === 'true';
+  }
+  return out;
+}
+
 export function parseDuration(text: string, flag: string): number {
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
   let total = 0;
@@ -69,6 +93,7 @@ export function layoutConfigs(s: ProxySettings, families: IPFamily[] = ['ipv4', 
     const spec = s.nodePortAddresses.length ? s.nodePortAddresses : ['primary'];
     let nodePortAddresses: string[] | 'all' = [];
     for (const entry of spec) {
+      if (entry in LOOPBACK) continue; // served by the localhost proxy, not by the ruleset
       if (entry === 'primary') {
         nodePortAddresses.push(...nodeIPs);
         continue;
@@ -90,6 +115,7 @@ export function layoutConfigs(s: ProxySettings, families: IPFamily[] = ['ipv4', 
       serviceCIDRs: byFamily(s.serviceCIDRs, '--service-cidr', family),
       nodePortAddresses,
       nodeIPs,
+      localhostNodePorts: localhostFamilies(s).includes(family),
     };
   });
 }

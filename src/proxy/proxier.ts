@@ -11,6 +11,8 @@ import type { Layout, LayoutConfig } from './layout/types.js';
 import type { ProxySource, SourceProblem } from './source/source.js';
 import { FamilySync, STALE_CHAIN_DELAY_MS, type SyncResult } from './sync/family-sync.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
+import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
+import { localhostTargets } from './localhost/targets.js';
 
 export interface ProxierOptions {
   source: ProxySource;
@@ -24,6 +26,11 @@ export interface ProxierOptions {
   log: Logger;
   /** Called after every sync (metrics, tests). */
   onSync?(report: SyncReport): void;
+  /**
+   * The localhost NodePort proxy, for these families (empty: off). Its listeners live in the
+   * proxy's own namespace, so it needs the proxy to run in the node's namespace (no `netns`).
+   */
+  localhost?: { families: IPFamily[]; proxy: LocalhostNodePortProxy };
 }
 
 export interface SyncReport {
@@ -124,6 +131,12 @@ export class Proxier {
         this.opts.log.error('sync failed; the next sync is a full one', { family: fam.family, reason: error.message });
       }
     }
+    const localhost = this.opts.localhost;
+    if (localhost && localhost.families.length) {
+      // Listeners follow the same model the tables were just programmed from.
+      const targets = localhost.families.flatMap((f) => localhostTargets(snap.states[f]));
+      await localhost.proxy.reconcile(targets);
+    }
     const report: SyncReport = { results, queuedSince: snap.queuedSince, lastChangeTriggerTimes: snap.lastChangeTriggerTimes, invalid: snap.invalid };
     if (error) report.error = error;
     this.lastReport = report;
@@ -141,6 +154,8 @@ export class Proxier {
     if (this.staleTimer) clearTimeout(this.staleTimer);
     await this.opts.source.stop();
     await this.runner.idle();
+    await this.syncing;
+    await this.opts.localhost?.proxy.close();
     this.nft?.close();
     this.nft = undefined;
   }

@@ -195,6 +195,7 @@ export function proxySettings(overrides: Partial<ProxySettings> = {}): ProxySett
     masqueradeBit: 14,
     minSyncPeriodMs: 100,
     syncPeriodMs: 60_000,
+    localhostNodePorts: true,
     ...overrides,
   };
 }

@@ -39,6 +39,7 @@ export const SET = {
   noEndpointServices: 'no-endpoint-services',
   serviceIps: 'service-ips',
   serviceNodeports: 'service-nodeports',
+  localhostNodeports: 'localhost-nodeports',
 } as const;
 
 export const COMMENT = {
@@ -57,7 +58,13 @@ export const COMMENT = {
   shortCircuitPods: 'short-circuit pod traffic',
   masqueradeLocal: 'masquerade local traffic',
   shortCircuitLocal: 'short-circuit local traffic',
+  localhostNodeports: 'UDP and SCTP NodePorts, which localhost does not serve',
 } as const;
+
+/** The comment of the rule that rejects (and counts) one protocol's NodePorts on localhost. */
+export function localhostRejectComment(protocol: 'udp' | 'sctp'): string {
+  return `reject ${protocol} to localhost NodePorts`;
+}
 
 /** knftables.NameLengthMax (256) minus room for the longest prefix (16). */
 const MAX_BASE = 240;

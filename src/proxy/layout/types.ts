@@ -18,6 +18,11 @@ export interface LayoutConfig {
   nodePortAddresses: readonly string[] | 'all';
   /** This node's IPs of this family (firewall chains allow LB VIP hairpin from them). */
   nodeIPs: readonly string[];
+  /**
+   * NodePorts on the loopback address of this family are served by the userspace proxy (TCP); the
+   * ruleset then rejects UDP and SCTP there, with a counter per protocol.
+   */
+  localhostNodePorts: boolean;
 }
 
 /** Elements a fragment contributes to the layout's shared sets and maps, by set name. */

@@ -6,7 +6,7 @@ import { rule } from '../../../nft/builder/rule-builder.js';
 import type { Chain, NftSet, Rule } from '../../../nft/objects.js';
 import { inet_proto, inet_service } from '../../../nft/types/datatypes.js';
 import { familyParts } from '../family.js';
-import { BASE_CHAINS, CHAIN, COMMENT, SET, TABLE_COMMENT } from '../names.js';
+import { BASE_CHAINS, CHAIN, COMMENT, localhostRejectComment, SET, TABLE_COMMENT } from '../names.js';
 import { nftFamily, type BaseObjects, type LayoutConfig } from '../types.js';
 
 /** Jumps from the base chains, in rule order (kube-proxy's nftablesJumpChains, 1.34+). */
@@ -63,6 +63,7 @@ export function baseObjects(cfg: LayoutConfig): BaseObjects {
     set(SET.serviceIps, serviceKey, COMMENT.serviceIps, 'verdict'),
     set(SET.serviceNodeports, portKey, COMMENT.serviceNodeports, 'verdict'),
   ];
+  if (cfg.localhostNodePorts) sets.push(set(SET.localhostNodeports, portKey, COMMENT.localhostNodeports));
   const specificNodePorts = cfg.nodePortAddresses !== 'all';
   if (specificNodePorts) sets.push(set(SET.nodeportIps, [addr], COMMENT.nodeportIps));
 
@@ -72,6 +73,12 @@ export function baseObjects(cfg: LayoutConfig): BaseObjects {
   };
   for (const j of JUMPS) add(j.from, j.newOnly ? r().match(ct.state, 'new').jump(j.to) : r().jump(j.to));
 
+  if (cfg.localhostNodePorts) {
+    // The userspace proxy serves TCP only: UDP and SCTP to a localhost NodePort are refused, and counted.
+    for (const protocol of ['udp', 'sctp'] as const) {
+      add('filter-input', r().match(meta.l4proto, protocol).match(l3.daddr, loopback).inSet([meta.l4proto, th.dport], SET.localhostNodeports).counter().reject(), localhostRejectComment(protocol));
+    }
+  }
   add(CHAIN.clusterIpsCheck, r().inSet(l3.daddr, SET.clusterIps).reject(), COMMENT.rejectClusterIPs);
   if (cfg.serviceCIDRs.length) add(CHAIN.clusterIpsCheck, r().match(l3.daddr, [...cfg.serviceCIDRs]).drop(), COMMENT.dropUnallocated);
   add(CHAIN.firewallCheck, r().vmap([l3.daddr, meta.l4proto, th.dport], SET.firewallIps));

@@ -136,6 +136,7 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
     if (externalEndpoints.length === 0) put(SET.noEndpointNodeports, { key: [p, sp.nodePort], value: noEndpoints, comment });
   }
   for (const ep of cat.allReachableEndpoints) put(SET.hairpinConnections, { key: [ep.ip, ep.ip, p, ep.port] });
+  if (cfg.localhostNodePorts && sp.nodePort && p !== 'tcp') put(SET.localhostNodeports, { key: [p, sp.nodePort] });
 
   return { chains: out, sets, elements };
 }

@@ -1,0 +1,184 @@
+// The localhost NodePort proxy: nftables cannot DNAT traffic to 127.0.0.1 the way iptables mode did
+// with route_localnet, so `curl 127.0.0.1:<nodePort>` on a node has no kernel path. As kube-proxy
+// does (feature gate KubeProxyNFTablesLocalhostNodePorts), a userspace TCP proxy listens on the
+// loopback addresses for every NodePort and copies bytes to an endpoint.
+//
+// ClientIP affinity is a sliding window: the first connection pins an endpoint, every new one
+// renews it. Every localhost client has the same source address, so one pin is shared by all local
+// clients of the service (kube-proxy's code says the same).
+
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import type { Logger } from '../log.js';
+import type { IPFamily, ServicePortId } from '../model/types.js';
+
+export interface LocalhostTarget {
+  id: ServicePortId;
+  family: IPFamily;
+  nodePort: number;
+  /** Where connections may go (already the local ones for externalTrafficPolicy Local). */
+  endpoints: readonly { ip: string; port: number }[];
+  /** 0: no affinity. */
+  affinityTimeoutSeconds: number;
+}
+
+export interface LocalhostProxyEvents {
+  listenerCreated?(family: IPFamily): void;
+  listenerFailed?(family: IPFamily, reason: string): void;
+}
+
+export interface LocalhostProxyOptions {
+  log: Logger;
+  events?: LocalhostProxyEvents;
+  dialTimeoutMs?: number;
+  /** Loopback addresses to listen on, per family. */
+  addresses?: Partial<Record<IPFamily, string>>;
+  /** Picks an index in [0, n): Math.random by default (tests may fix it). */
+  random?: (n: number) => number;
+}
+
+interface Listener {
+  key: string;
+  server: Server;
+  target: LocalhostTarget;
+  connections: Set<Socket>;
+  pin?: { ip: string; port: number; until: number };
+}
+
+const keyOf = (t: Pick<LocalhostTarget, 'family' | 'nodePort'>): string => `${t.family}/${t.nodePort}`;
+
+export class LocalhostNodePortProxy {
+  private readonly listeners = new Map<string, Listener>();
+  /** Ports that failed to bind, so each failure is counted once until the target changes. */
+  private readonly failed = new Map<string, string>();
+  private readonly dialTimeoutMs: number;
+  private readonly addresses: Record<IPFamily, string>;
+  private readonly random: (n: number) => number;
+
+  constructor(private readonly opts: LocalhostProxyOptions) {
+    this.dialTimeoutMs = opts.dialTimeoutMs ?? 5000;
+    this.addresses = { ipv4: opts.addresses?.ipv4 ?? '127.0.0.1', ipv6: opts.addresses?.ipv6 ?? '::1' };
+    this.random = opts.random ?? ((n) => Math.floor(Math.random() * n));
+  }
+
+  /** Listeners open now, per family. */
+  count(family: IPFamily): number {
+    let n = 0;
+    for (const l of this.listeners.values()) if (l.target.family === family) n++;
+    return n;
+  }
+
+  /** Opens listeners for new NodePorts, closes those no longer wanted, updates endpoints in place. */
+  async reconcile(targets: readonly LocalhostTarget[]): Promise<void> {
+    const wanted = new Map<string, LocalhostTarget>();
+    for (const t of targets) if (t.endpoints.length > 0 && t.nodePort > 0) wanted.set(keyOf(t), t);
+    for (const [key, l] of this.listeners) {
+      if (!wanted.has(key)) await this.closeListener(l, 'the NodePort is gone or has no endpoints');
+    }
+    for (const key of this.failed.keys()) if (!wanted.has(key)) this.failed.delete(key);
+    const opening: Promise<void>[] = [];
+    for (const [key, t] of wanted) {
+      const l = this.listeners.get(key);
+      if (l) {
+        l.target = t;
+        if (l.pin && !t.endpoints.some((e) => e.ip === l.pin!.ip && e.port === l.pin!.port)) delete l.pin;
+        if (!t.affinityTimeoutSeconds) delete l.pin;
+        continue;
+      }
+      if (this.failed.has(key)) continue;
+      opening.push(this.open(key, t));
+    }
+    await Promise.all(opening);
+  }
+
+  private open(key: string, target: LocalhostTarget): Promise<void> {
+    const host = this.addresses[target.family];
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true });
+    const l: Listener = { key, server, target, connections: new Set() };
+    server.on('connection', (c) => this.accept(l, c));
+    return new Promise((resolve) => {
+      const fail = (err: Error): void => {
+        this.failed.set(key, err.message);
+        this.opts.events?.listenerFailed?.(target.family, err.message);
+        this.opts.log.error('cannot open localhost NodePort listener', { servicePort: target.id, address: host, port: target.nodePort, reason: err.message });
+        resolve();
+      };
+      server.once('error', fail);
+      server.listen({ host, port: target.nodePort, exclusive: true }, () => {
+        server.off('error', fail);
+        server.on('error', (err) => this.opts.log.error('localhost NodePort listener failed', { servicePort: target.id, reason: err.message }));
+        this.listeners.set(key, l);
+        this.opts.events?.listenerCreated?.(target.family);
+        this.opts.log.debug('localhost NodePort listener opened', { servicePort: target.id, address: host, port: target.nodePort });
+        resolve();
+      });
+    });
+  }
+
+  /** The endpoint for a new connection: the pinned one while its window lasts, else a random pick. */
+  private pick(l: Listener): { ip: string; port: number } | undefined {
+    const eps = l.target.endpoints;
+    if (!eps.length) return undefined;
+    const now = Date.now();
+    const timeout = l.target.affinityTimeoutSeconds * 1000;
+    if (timeout && l.pin && l.pin.until > now) {
+      l.pin.until = now + timeout;
+      return l.pin;
+    }
+    const ep = eps[this.random(eps.length)]!;
+    if (timeout) l.pin = { ip: ep.ip, port: ep.port, until: now + timeout };
+    return ep;
+  }
+
+  private accept(l: Listener, client: Socket): void {
+    const ep = this.pick(l);
+    if (!ep) {
+      client.destroy();
+      return;
+    }
+    l.connections.add(client);
+    const upstream = createConnection({ host: ep.ip, port: ep.port, allowHalfOpen: true });
+    const timer = setTimeout(() => upstream.destroy(new Error(`dial timed out after ${this.dialTimeoutMs} ms`)), this.dialTimeoutMs);
+    const done = (): void => {
+      clearTimeout(timer);
+      l.connections.delete(client);
+      client.destroy();
+      upstream.destroy();
+    };
+    upstream.once('connect', () => {
+      clearTimeout(timer);
+      // Bytes both ways; an end on one side half-closes the other, as a TCP relay should.
+      client.pipe(upstream);
+      upstream.pipe(client);
+      client.resume();
+    });
+    upstream.once('error', (err) => {
+      this.opts.log.debug('localhost NodePort: cannot reach the endpoint', { servicePort: l.target.id, endpoint: `${ep.ip}:${ep.port}`, reason: err.message });
+      done();
+    });
+    client.once('error', done);
+    let ends = 0;
+    const ended = (): void => {
+      if (++ends === 2) done();
+    };
+    client.once('close', done);
+    upstream.once('close', done);
+    client.once('end', ended);
+    upstream.once('end', ended);
+  }
+
+  private closeListener(l: Listener, why: string): Promise<void> {
+    this.listeners.delete(l.key);
+    this.opts.log.debug('localhost NodePort listener closed', { servicePort: l.target.id, port: l.target.nodePort, reason: why });
+    return new Promise((resolve) => {
+      l.server.close(() => resolve());
+      // Connections already relayed finish on their own; a stopping proxy closes them (close()).
+    });
+  }
+
+  /** Stops listening and closes every relayed connection. */
+  async close(): Promise<void> {
+    const all = [...this.listeners.values()];
+    for (const l of all) for (const c of l.connections) c.destroy();
+    await Promise.all(all.map((l) => this.closeListener(l, 'the proxy stops')));
+  }
+}
