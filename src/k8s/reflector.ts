@@ -1,0 +1,262 @@
+// List+watch of one resource, kept in a cache, as client-go's reflector and informer do for
+// kube-proxy, with the gaps of client-node's ListWatch closed:
+//
+// - any failure (refused list, broken watch, server error) is retried with exponential backoff
+//   (backoff.ts, capped at 30 s) instead of stopping;
+// - a watch the server ends normally (its timeoutSeconds, 5 to 10 minutes, randomized as
+//   client-go does so that watches of many nodes do not end together) is re-opened at once from
+//   the last resourceVersion;
+// - "410 Gone" (the resourceVersion is older than the API server keeps history for) relists and
+//   emits only the real differences against the cache: an object whose uid and resourceVersion
+//   are unchanged produces no event, so a relist does not delete and re-add every Service (which
+//   would flap every rule of the proxy);
+// - a watch silent for longer than its timeout plus a margin is treated as a dead connection
+//   (TCP keepalive alone takes the kernel's probe count to notice).
+//
+// Lists are consistent reads (resourceVersion unset) in pages of 500, so a relist after 410 sees
+// current data; the watch then continues from the list's resourceVersion with bookmarks on.
+
+import { ApiStatusError, type ApiClient, type WatchEvent } from './api-client.js';
+import { Backoff, sleep, type BackoffOptions } from './backoff.js';
+import type { ObjectMeta } from './objects.js';
+import type { Logger } from '../proxy/log.js';
+import type { EventType } from '../proxy/source/source.js';
+
+export interface ResourceSpec {
+  /** The kind of the objects: set on list items, which the API server sends without it. */
+  kind: string;
+  apiVersion: string;
+  /** The collection's path: /api/v1/services. */
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface KubeObject {
+  kind?: string;
+  apiVersion?: string;
+  metadata?: ObjectMeta;
+}
+
+export interface ReflectorHandler<T extends KubeObject> {
+  event(type: EventType, obj: T): void;
+  /** The first list has been delivered (called once). */
+  listed(): void;
+  /** An object the reflector cannot key (no metadata.name): skipped. */
+  problem(origin: string, reason: string): void;
+}
+
+export interface ReflectorOptions {
+  backoff?: BackoffOptions;
+  /** Items per list page (default 500, as client-go's pager). */
+  pageSize?: number;
+  /** The watch's timeoutSeconds, asked anew for each watch (default 300..600 at random, as client-go). */
+  watchTimeoutSeconds?: () => number;
+  /** How long a list request may stay silent (default 60 s). */
+  listIdleTimeoutMs?: number;
+  log: Logger;
+}
+
+/** A watch that ends this soon after opening, with no event, counts as a failure (no hot loop). */
+const MIN_HEALTHY_WATCH_MS = 1000;
+/** Silence tolerated past the watch's own timeout before the connection is presumed dead. */
+const WATCH_SILENCE_MARGIN_MS = 30_000;
+
+class GoneError extends Error {}
+
+export class Reflector<T extends KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private resourceVersion: string | undefined;
+  private readonly backoff: Backoff;
+  private readonly abort = new AbortController();
+  private running: Promise<void> | undefined;
+  private listedOnce = false;
+  /** For tests and logs: lists and watches started. */
+  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0 };
+
+  constructor(
+    private readonly api: ApiClient,
+    private readonly spec: ResourceSpec,
+    private readonly handler: ReflectorHandler<T>,
+    private readonly opts: ReflectorOptions,
+  ) {
+    this.backoff = new Backoff(opts.backoff);
+  }
+
+  start(): void {
+    if (this.running) throw new Error(`${this.spec.kind} reflector: already started`);
+    this.running = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.running;
+  }
+
+  /** The objects now known, by "namespace/name". */
+  objects(): ReadonlyMap<string, T> {
+    return this.cache;
+  }
+
+  private get stopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  private async loop(): Promise<void> {
+    let goneInARow = 0;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined) await this.relist();
+        await this.watchOnce();
+        goneInARow = 0;
+      } catch (err) {
+        if (this.stopped) break;
+        if (err instanceof GoneError) {
+          this.stats.relistsAfterGone++;
+          this.resourceVersion = undefined;
+          this.opts.log.info('watch expired (410 Gone): relisting', { kind: this.spec.kind, reason: err.message });
+          // Relist at once, as client-go does; twice in a row means something is off: back off.
+          if (++goneInARow === 1) continue;
+        }
+        this.stats.failures++;
+        const delay = this.backoff.next();
+        this.opts.log.warn('list/watch failed; retrying', { kind: this.spec.kind, retryInMs: Math.round(delay), reason: (err as Error).message });
+        await sleep(delay, this.abort.signal);
+      }
+    }
+  }
+
+  private query(extra: Record<string, string>): string {
+    const q = new URLSearchParams();
+    if (this.spec.labelSelector) q.set('labelSelector', this.spec.labelSelector);
+    if (this.spec.fieldSelector) q.set('fieldSelector', this.spec.fieldSelector);
+    for (const [k, v] of Object.entries(extra)) q.set(k, v);
+    return `${this.spec.path}?${q.toString()}`;
+  }
+
+  private async relist(): Promise<void> {
+    this.stats.lists++;
+    const fresh = new Map<string, T>();
+    let resourceVersion = '';
+    let cont = '';
+    let restarted = false;
+    const limits = { signal: this.abort.signal, idleTimeoutMs: this.opts.listIdleTimeoutMs ?? 60_000 };
+    for (;;) {
+      let page: Record<string, unknown>;
+      try {
+        page = await this.api.getJson(this.query({ limit: String(this.opts.pageSize ?? 500), ...(cont ? { continue: cont } : {}) }), limits);
+      } catch (err) {
+        // The continue token expired between pages: start the list over once.
+        if (cont && !restarted && err instanceof ApiStatusError && err.code === 410) {
+          restarted = true;
+          cont = '';
+          fresh.clear();
+          continue;
+        }
+        throw err;
+      }
+      const items = Array.isArray(page.items) ? (page.items as T[]) : [];
+      for (const [i, item] of items.entries()) {
+        const key = this.keyOf(item, `${this.spec.kind} list item ${i}`);
+        if (key !== undefined) fresh.set(key, this.normalize(item));
+      }
+      const meta = (page.metadata ?? {}) as { resourceVersion?: string; continue?: string };
+      resourceVersion = meta.resourceVersion ?? resourceVersion;
+      cont = meta.continue ?? '';
+      if (!cont) break;
+    }
+    this.replace(fresh);
+    this.resourceVersion = resourceVersion;
+    if (!this.listedOnce) {
+      this.listedOnce = true;
+      this.handler.listed();
+    }
+  }
+
+  /** Emits the differences between the cache and a fresh list, then keeps the list. */
+  private replace(fresh: Map<string, T>): void {
+    for (const [key, old] of this.cache) {
+      const now = fresh.get(key);
+      // Gone, or deleted and created again under the same name while we were not watching.
+      if (!now || now.metadata?.uid !== old.metadata?.uid) {
+        this.cache.delete(key);
+        this.handler.event('delete', old);
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.cache.get(key);
+      this.cache.set(key, obj);
+      if (!old) this.handler.event('add', obj);
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.handler.event('update', obj);
+    }
+  }
+
+  private async watchOnce(): Promise<void> {
+    this.stats.watches++;
+    const timeoutSeconds = Math.max(1, Math.round(this.opts.watchTimeoutSeconds?.() ?? 300 + Math.random() * 300));
+    const path = this.query({
+      watch: 'true',
+      resourceVersion: this.resourceVersion ?? '',
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(timeoutSeconds),
+    });
+    const openedAt = Date.now();
+    let events = 0;
+    try {
+      await this.api.watch(path, { signal: this.abort.signal, idleTimeoutMs: timeoutSeconds * 1000 + WATCH_SILENCE_MARGIN_MS }, (e) => {
+        events++;
+        this.apply(e);
+      });
+    } catch (err) {
+      if (err instanceof ApiStatusError && err.code === 410) throw new GoneError(err.message);
+      throw err;
+    }
+    if (events === 0 && Date.now() - openedAt < MIN_HEALTHY_WATCH_MS) throw new Error(`watch ${this.spec.path} ended at once`);
+  }
+
+  private apply(e: WatchEvent): void {
+    const obj = e.object as T & { code?: number; message?: string; reason?: string };
+    if (e.type === 'ERROR') {
+      const status = obj as { code?: number; message?: string; reason?: string };
+      if (status.code === 410) throw new GoneError(status.message ?? 'resource version too old');
+      throw new ApiStatusError(status.code ?? 0, status.reason ?? '', `watch ${this.spec.path}: ${status.code ?? '?'} ${status.message ?? ''}`.trim());
+    }
+    const rv = obj.metadata?.resourceVersion;
+    if (e.type === 'BOOKMARK') {
+      if (rv) this.resourceVersion = rv;
+      return;
+    }
+    const key = this.keyOf(obj, `${this.spec.kind} watch event`);
+    if (key === undefined) return;
+    const object = this.normalize(obj);
+    const old = this.cache.get(key);
+    if (e.type === 'DELETED') {
+      if (old) {
+        this.cache.delete(key);
+        this.handler.event('delete', object);
+      }
+    } else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
+      this.cache.set(key, object);
+      if (!old) this.handler.event('add', object);
+      else if (old.metadata?.uid !== object.metadata?.uid) {
+        this.handler.event('delete', old);
+        this.handler.event('add', object);
+      } else if (old.metadata?.resourceVersion !== rv) this.handler.event('update', object);
+    }
+    if (rv) this.resourceVersion = rv;
+  }
+
+  private keyOf(obj: T, origin: string): string | undefined {
+    const name = obj.metadata?.name;
+    if (typeof name !== 'string' || name === '') {
+      this.handler.problem(origin, 'object without metadata.name');
+      return undefined;
+    }
+    return `${obj.metadata?.namespace ?? ''}/${name}`;
+  }
+
+  /** List items come without kind and apiVersion; the rest of the proxy expects them. */
+  private normalize(obj: T): T {
+    return { ...obj, kind: this.spec.kind, apiVersion: this.spec.apiVersion };
+  }
+}
