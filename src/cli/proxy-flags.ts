@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import { localAddresses, parseDuration, parseFeatureGates, SettingsError, type ProxySettings } from '../proxy/config.js';
 import { DEFAULT_TABLE } from '../proxy/layout/names.js';
+import type { KubeProxyFlags } from '../k8s/config-flags.js';
 
 export const PROXY_OPTIONS = {
   manifests: { type: 'string' },
@@ -20,11 +21,20 @@ export const PROXY_OPTIONS = {
   'sync-period': { type: 'string' },
   table: { type: 'string' },
   'feature-gates': { type: 'string' },
+  config: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  cleanup: { type: 'boolean' },
+  'proxy-mode': { type: 'string' },
+  'healthz-bind-address': { type: 'string' },
+  'metrics-bind-address': { type: 'string' },
+  'write-config-to': { type: 'string' },
   once: { type: 'boolean' },
   v: { type: 'string', short: 'v' },
 } as const;
 
-export const PROXY_USAGE = `  --manifests PATH             a directory (or file) of Service and EndpointSlice manifests, YAML or JSON
+export const PROXY_USAGE = `  --config FILE                a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1); it wins over flags
+  --kubeconfig FILE            the API server to follow (default: in-cluster service account)
+  --manifests PATH             instead of an API server: a directory (or file) of manifests, YAML or JSON
   --netns NAME                 program the network namespace NAME (as ip netns names it) instead of this one
   --node-name NAME             this node's name: endpoints with this nodeName are local (default: the hostname)
   --node-ip IP,...             this node's IPs (default: the addresses of the namespace's interfaces)
@@ -37,6 +47,11 @@ export const PROXY_USAGE = `  --manifests PATH             a directory (or file)
   --sync-period D              a sync at least every D (default 30s)
   --table NAME                 table name (default kube-proxy), in the ip and ip6 families
   --feature-gates A=B,...      KubeProxyNFTablesLocalhostNodePorts=false turns off the localhost NodePort proxy
+  --healthz-bind-address A     /healthz and /livez (default 0.0.0.0:10256; "" turns it off)
+  --metrics-bind-address A     /metrics, /proxyMode, /configz (default 127.0.0.1:10249; "" turns it off)
+  --proxy-mode MODE            only nftables
+  --write-config-to FILE       write the effective configuration and exit
+  --cleanup                    delete the proxy's tables and exit
 `;
 
 type Values = ReturnType<typeof parseProxyArgs>['values'];
@@ -46,6 +61,27 @@ export function parseProxyArgs(argv: string[]) {
 }
 
 const list = (v: string | undefined): string[] => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+
+/** The flags that have a KubeProxyConfiguration field, for resolveKubeProxyConfig. */
+export function kubeProxyFlags(values: Values): KubeProxyFlags {
+  const f: KubeProxyFlags = {};
+  const set = <K extends keyof KubeProxyFlags>(k: K, v: KubeProxyFlags[K] | undefined): void => {
+    if (v !== undefined) f[k] = v;
+  };
+  set('kubeconfig', values.kubeconfig);
+  set('hostnameOverride', values['hostname-override'] ?? values['node-name']);
+  set('proxyMode', values['proxy-mode']);
+  set('clusterCIDR', values['cluster-cidr']);
+  set('nodePortAddresses', values['nodeport-addresses']);
+  set('masqueradeAll', values['masquerade-all']);
+  set('masqueradeBit', values['masquerade-bit']);
+  set('syncPeriod', values['sync-period']);
+  set('minSyncPeriod', values['min-sync-period']);
+  set('healthzBindAddress', values['healthz-bind-address']);
+  set('metricsBindAddress', values['metrics-bind-address']);
+  set('v', values.v);
+  return f;
+}
 
 export function settingsFrom(values: Values): ProxySettings {
   const nodeIPs = list(values['node-ip']);

@@ -6,17 +6,25 @@ import { Transaction } from '../nft/transaction.js';
 import { layoutConfigs, localhostFamilies, SettingsError } from '../proxy/config.js';
 import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
 import { kubeProxyLayout } from '../proxy/layout/kube-proxy/index.js';
+import { localhostRejectComment } from '../proxy/layout/names.js';
 import { nftFamily } from '../proxy/layout/types.js';
 import { jsonLogger, silentLogger, type Logger } from '../proxy/log.js';
 import { ChangeTracker } from '../proxy/model/tracker.js';
 import { Proxier } from '../proxy/proxier.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
 import { FamilySync } from '../proxy/sync/family-sync.js';
-import { parseProxyArgs, settingsFrom } from './proxy-flags.js';
-
-function logLevel(v: string | undefined): 'info' | 'debug' {
-  return v !== undefined && Number(v) >= 4 ? 'debug' : 'info';
-}
+import { kubeProxyFlags, parseProxyArgs, settingsFrom } from './proxy-flags.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { resolveKubeProxyConfig } from '../k8s/config-flags.js';
+import { settingsFromConfig } from '../k8s/config-settings.js';
+import { InformerSource } from '../k8s/informer-source.js';
+import { parseKubeProxyConfig, writeConfig } from '../k8s/kube-proxy-config.js';
+import { HealthzServer, isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
+import { ProxyMetrics, recordSync } from '../server/metrics.js';
+import { MetricsServer } from '../server/metrics-server.js';
+import { healthCheckEntries, ServiceHealthServers } from '../server/service-health.js';
+import type { ProxySource } from '../proxy/source/source.js';
 
 function requireManifests(path: string | undefined): string {
   if (!path) throw new SettingsError('--manifests PATH is required (a directory or file of Service and EndpointSlice manifests)');
@@ -25,39 +33,100 @@ function requireManifests(path: string | undefined): string {
 
 export async function proxyCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);
-  const settings = settingsFrom(values);
-  const log = jsonLogger(logLevel(values.v));
-  const source = new ManifestSource(requireManifests(values.manifests), { watch: !values.once });
+  // Configuration as kube-proxy builds it: defaults, then the --config file (which wins), or flags.
+  const file = values.config !== undefined ? parseKubeProxyConfig(readFileSync(values.config, 'utf8'), values.config) : undefined;
+  const { config: cfg, ignoredFlags } = resolveKubeProxyConfig(kubeProxyFlags(values), file);
+  if (values['write-config-to'] !== undefined) {
+    writeFileSync(values['write-config-to'], writeConfig(cfg));
+    return;
+  }
+  if (values.cleanup) return cleanupCommand(argv.filter((a) => a !== '--cleanup'));
+  const log = jsonLogger(cfg.logVerbosity >= 4 ? 'debug' : 'info');
+  for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
+  const settings = settingsFromConfig(cfg, settingsFrom(values));
+  if (cfg.detectLocalMode === 'NodeCIDR') throw new SettingsError('detectLocalMode NodeCIDR is not supported yet: use ClusterCIDR with --cluster-cidr / clusterCIDR');
+
+  const source: ProxySource =
+    values.manifests !== undefined
+      ? new ManifestSource(values.manifests, { watch: !values.once })
+      : new InformerSource({ nodeName: settings.nodeName, log, ...(cfg.clientConnection.kubeconfig ? { kubeconfig: cfg.clientConnection.kubeconfig } : {}) });
   let localhostFamiliesOn = localhostFamilies(settings);
   if (localhostFamiliesOn.length && values.netns !== undefined) {
     log.warn('localhost NodePorts are off: their listeners must live in the node namespace; run the proxy there instead of with --netns');
     localhostFamiliesOn = [];
     settings.localhostNodePorts = false;
   }
-  const localhost = localhostFamiliesOn.length ? { families: localhostFamiliesOn, proxy: new LocalhostNodePortProxy({ log }) } : undefined;
-  const proxier = new Proxier({
-    ...(localhost ? { localhost } : {}),
+  const families = layoutConfigs(settings);
+  const metrics = new ProxyMetrics({ pending: () => proxier.pending(), changeTotals: () => proxier.changeTotals(), families: families.map((f) => f.family) });
+  const localhost = localhostFamiliesOn.length
+    ? {
+        families: localhostFamiliesOn,
+        proxy: new LocalhostNodePortProxy({
+          log,
+          events: { listenerFailed: (f) => metrics.localhostListenerFailed(f) },
+        }),
+      }
+    : undefined;
+  if (localhost) {
+    metrics.watchLocalhost(localhost.proxy);
+    metrics.localhostRejectedCounts(async () => {
+      const counts = await proxier.ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')]);
+      return { udp: counts.get(localhostRejectComment('udp')) ?? 0, sctp: counts.get(localhostRejectComment('sctp')) ?? 0 };
+    });
+  }
+  const health = new SyncHealthTracker(() => proxier.pending());
+  const healthTimeoutMs = 2 * settings.syncPeriodMs;
+  const serviceHealth = new ServiceHealthServers({ proxyHealthy: () => isProxyHealthy(health.state(), healthTimeoutMs, Date.now()) });
+  const proxier: Proxier = new Proxier({
     source,
     nodeName: settings.nodeName,
     layout: kubeProxyLayout,
-    families: layoutConfigs(settings),
+    families,
     minSyncPeriodMs: settings.minSyncPeriodMs,
     syncPeriodMs: settings.syncPeriodMs,
     log,
     ...(values.netns !== undefined ? { netns: values.netns } : {}),
+    ...(localhost ? { localhost } : {}),
+    onChange: () => metrics.changeQueued(),
+    onNode: (type, node) => health.node(type, node),
+    onSync: (report) => {
+      recordSync(report, metrics, { states: report.states });
+      health.syncDone(report);
+      void serviceHealth.reconcile(healthCheckEntries(report.states)).then((failures) => {
+        for (const f of failures) log.error('cannot open the health-check NodePort', { service: `${f.namespace}/${f.name}`, port: f.port, reason: f.reason });
+      });
+    },
   });
+  const servers: { stop(): Promise<void> }[] = [];
+  if (!values.once) {
+    if (cfg.healthzBindAddress) {
+      const healthz = new HealthzServer({ address: cfg.healthzBindAddress, syncPeriodMs: settings.syncPeriodMs, state: () => health.state(), onProbe: (p, c) => metrics.probe(p, c) });
+      await healthz.start();
+      servers.push(healthz);
+    }
+    if (cfg.metricsBindAddress) {
+      const server = new MetricsServer({ address: cfg.metricsBindAddress, metrics, configz: () => parseYaml(writeConfig(cfg)) as unknown });
+      await server.start();
+      servers.push(server);
+    }
+  }
   await proxier.start();
+  const stopAll = async (): Promise<void> => {
+    await proxier.stop();
+    await serviceHealth.stop();
+    await Promise.all(servers.map((s) => s.stop()));
+  };
   if (values.once) {
     const report = await proxier.syncNow();
-    await proxier.stop();
+    await stopAll();
     if (report.error) throw report.error;
     for (const r of report.results) log.info('synced', { ...r });
     return;
   }
-  log.info('proxy started', { node: settings.nodeName, table: settings.table, manifests: values.manifests });
+  log.info('proxy started', { node: settings.nodeName, table: settings.table, source: values.manifests ?? 'API server' });
   await new Promise<void>((resolve) => {
     const stop = (): void => {
-      void proxier.stop().then(resolve);
+      void stopAll().then(resolve);
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -6,9 +6,10 @@
 import { Nftables } from '../nft/client.js';
 import type { Logger } from './log.js';
 import { ChangeTracker } from './model/tracker.js';
-import type { InvalidObject, IPFamily } from './model/types.js';
+import type { InvalidObject, IPFamily, ProxyState } from './model/types.js';
+import type { Node } from '../k8s/objects.js';
 import type { Layout, LayoutConfig } from './layout/types.js';
-import type { ProxySource, SourceProblem } from './source/source.js';
+import type { EventType, ProxySource, SourceProblem } from './source/source.js';
 import { FamilySync, STALE_CHAIN_DELAY_MS, type SyncResult } from './sync/family-sync.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
@@ -31,10 +32,16 @@ export interface ProxierOptions {
    * proxy's own namespace, so it needs the proxy to run in the node's namespace (no `netns`).
    */
   localhost?: { families: IPFamily[]; proxy: LocalhostNodePortProxy };
+  /** This node's Node object changed (healthz: being deleted; NodeCIDR local detection). */
+  onNode?(type: EventType, node: Node): void;
+  /** A Service or EndpointSlice event arrived (metrics: the queued timestamp). */
+  onChange?(): void;
 }
 
 export interface SyncReport {
   results: SyncResult[];
+  /** The states this sync programmed, one per family (metrics, service health checks). */
+  states: ProxyState[];
   error?: Error;
   /** When the oldest change this sync programmed was queued (healthz, metrics). */
   queuedSince: number | undefined;
@@ -67,18 +74,43 @@ export class Proxier {
     return this.tracker.pendingChanges();
   }
 
+  /**
+   * Packets counted by the rules with these comments, summed over every family's table (the
+   * localhost reject counters). Reads the tables' rules over netlink.
+   */
+  async ruleCounters(comments: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>(comments.map((c) => [c, 0]));
+    if (!this.nft) return out;
+    for (const fam of this.families) {
+      const rs = await this.nft.dump({ family: fam.family as 'ip' | 'ip6', table: this.opts.families[0]!.table, elements: false });
+      for (const r of rs.rules) {
+        if (r.comment === undefined || !out.has(r.comment)) continue;
+        for (const e of r.exprs) if (e.type === 'counter') out.set(r.comment, out.get(r.comment)! + Number(e.packets ?? 0n));
+      }
+    }
+    return out;
+  }
+
+  /** Cumulative change counts, for the *_changes_total metrics. */
+  changeTotals(): ReturnType<ChangeTracker['changeTotals']> {
+    return this.tracker.changeTotals();
+  }
+
   async start(): Promise<void> {
     this.nft = Nftables.open(this.opts.netns !== undefined ? { netns: this.opts.netns } : {});
     this.families = this.opts.families.map((cfg) => new FamilySync(this.nft, this.opts.layout, cfg, this.opts.log));
     await this.opts.source.start({
       service: (type, svc) => {
         this.tracker.service(type, svc);
+        this.opts.onChange?.();
         if (this.synced) this.runner.run();
       },
       endpointSlice: (type, slice) => {
         this.tracker.endpointSlice(type, slice);
+        this.opts.onChange?.();
         if (this.synced) this.runner.run();
       },
+      node: (type, node) => this.opts.onNode?.(type, node),
       synced: () => {
         if (this.synced) return;
         this.synced = true;
@@ -137,7 +169,8 @@ export class Proxier {
       const targets = localhost.families.flatMap((f) => localhostTargets(snap.states[f]));
       await localhost.proxy.reconcile(targets);
     }
-    const report: SyncReport = { results, queuedSince: snap.queuedSince, lastChangeTriggerTimes: snap.lastChangeTriggerTimes, invalid: snap.invalid };
+    const states = this.families.map((f) => snap.states[f.family === 'ip' ? 'ipv4' : 'ipv6']);
+    const report: SyncReport = { results, states, queuedSince: snap.queuedSince, lastChangeTriggerTimes: snap.lastChangeTriggerTimes, invalid: snap.invalid };
     if (error) report.error = error;
     this.lastReport = report;
     this.opts.onSync?.(report);

@@ -68,6 +68,9 @@ export class ProxyMetrics {
   readonly syncPartialDuration: Histogram<'ip_family'>;
   readonly lastSyncTimestamp: Gauge<'ip_family'>;
   readonly lastQueuedTimestamp: Gauge<'ip_family'>;
+  readonly localhostListeners: Gauge<'ip_family'>;
+  readonly localhostListenerFailures: Counter<'ip_family'>;
+  readonly localhostRejected: Counter<'protocol'>;
   readonly networkProgrammingDuration: Histogram<'ip_family'>;
   readonly endpointChangesPending: Gauge;
   readonly endpointChangesTotal: Counter;
@@ -144,6 +147,42 @@ export class ProxyMetrics {
       labelNames: ['ip_family'],
       registers,
     });
+    // The localhost NodePort proxy (kube-proxy's KubeProxyNFTablesLocalhostNodePorts metrics).
+    const metrics = this;
+    this.localhostListeners = new Gauge({
+      name: 'kubeproxy_nftables_localhost_nodeport_listeners',
+      help: 'Number of localhost NodePort listeners the proxy serves',
+      labelNames: ['ip_family'],
+      registers,
+      collect(this: Gauge<'ip_family'>) {
+        for (const family of metrics.families) this.set({ ip_family: FAMILY_LABEL[family] }, metrics.localhostCount?.count(family) ?? 0);
+      },
+    });
+    this.localhostListenerFailures = new Counter({
+      name: 'kubeproxy_nftables_localhost_nodeport_listener_creation_failures_total',
+      help: 'Cumulative localhost NodePort listeners that could not be created',
+      labelNames: ['ip_family'],
+      registers,
+    });
+    const seenRejected = { udp: 0, sctp: 0 };
+    this.localhostRejected = new Counter({
+      name: 'kubeproxy_nftables_localhost_nodeport_rejected_packets_total',
+      help: 'Cumulative packets to localhost NodePorts rejected because their protocol is not TCP',
+      labelNames: ['protocol'],
+      registers,
+      async collect(this: Counter<'protocol'>) {
+        if (!metrics.readRejected) return;
+        const counts = await metrics.readRejected().catch(() => undefined);
+        if (!counts) return;
+        for (const protocol of ['udp', 'sctp'] as const) {
+          // The kernel's counter is absolute; it restarts from 0 if the rule is recreated.
+          const now = counts[protocol];
+          if (now > seenRejected[protocol]) this.inc({ protocol }, now - seenRejected[protocol]);
+          seenRejected[protocol] = now;
+        }
+      },
+    });
+    for (const protocol of ['udp', 'sctp']) this.localhostRejected.inc({ protocol }, 0);
     this.healthzTotal = new Counter({ name: 'kubeproxy_proxy_healthz_total', help: 'Cumulative proxy healthz HTTP status', labelNames: ['code'], registers });
     this.livezTotal = new Counter({ name: 'kubeproxy_proxy_livez_total', help: 'Cumulative proxy livez HTTP status', labelNames: ['code'], registers });
 
@@ -190,6 +229,23 @@ export class ProxyMetrics {
   cleanupFailed(family: IPFamily): void {
     this.nftablesCleanupFailures.inc({ ip_family: FAMILY_LABEL[family] });
   }
+
+  /** Keeps kubeproxy_nftables_localhost_nodeport_listeners current (read at scrape time). */
+  watchLocalhost(proxy: { count(family: IPFamily): number }): void {
+    this.localhostCount = proxy;
+  }
+  private localhostCount: { count(family: IPFamily): number } | undefined;
+
+  /** A localhost NodePort listener could not be opened. */
+  localhostListenerFailed(family: IPFamily): void {
+    this.localhostListenerFailures.inc({ ip_family: FAMILY_LABEL[family] });
+  }
+
+  /** The rejected-packet counters of the ruleset (absolute kernel counts, per protocol). */
+  localhostRejectedCounts(read: () => Promise<Record<'udp' | 'sctp', number>>): void {
+    this.readRejected = read;
+  }
+  private readRejected: (() => Promise<Record<'udp' | 'sctp', number>>) | undefined;
 
   /** The text exposition of every metric, and its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {

@@ -45,7 +45,7 @@ beforeAll(async () => {
   });
   dir = new ManifestDir();
   dir.write('svc', service({ name: 'echo', type: 'NodePort', clusterIPs: ['198.18.200.30'], ports: [{ name: 'tcp', protocol: 'TCP', port: 80, nodePort: 30090 }] }), slice({ service: 'echo', ports: [{ name: 'tcp', protocol: 'TCP', port: 9090 }], endpoints: [c.pods[0]!.ipv4] }));
-  proxy = spawn('ip', ['netns', 'exec', c.node.name, process.execPath, bin, 'proxy', '--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', 'primary,127.0.0.1/32', '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  proxy = spawn('ip', ['netns', 'exec', c.node.name, process.execPath, bin, 'proxy', '--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
   proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   for (let i = 0; i < 100 && !log.includes('listener opened'); i++) await sleep(100);
   if (!log.includes('listener opened')) throw new Error(`the proxy did not open its listener:\n${log}`);

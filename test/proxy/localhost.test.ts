@@ -44,7 +44,7 @@ beforeAll(async () => {
   // Something else already listens on 127.0.0.1:30081 in the node namespace.
   blocker = c.node.spawn(process.execPath, ['-e', "require('net').createServer().listen(30081, '127.0.0.1', () => console.log('ready'))"]);
   await new Promise((r) => blocker.stdout!.once('data', r));
-  proxy = spawn('ip', ['netns', 'exec', c.node.name, process.execPath, bin, 'proxy', '--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--nodeport-addresses', 'primary,127.0.0.1/32', '--min-sync-period', '100ms', '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  proxy = spawn('ip', ['netns', 'exec', c.node.name, process.execPath, bin, 'proxy', '--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '--min-sync-period', '100ms', '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
   proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   await until(() => opened() === 1, 'the localhost listener');
 }, 60_000);
@@ -68,6 +68,7 @@ describe('localhost NodePorts', () => {
   it('a port already taken on loopback is a creation failure, and the rest keep working', () => {
     expect(log).toMatch(/cannot open localhost NodePort listener.*"port":30081/);
     expect(log.match(/cannot open localhost NodePort listener/g)).toHaveLength(1);
+    expect(metrics()).toMatch(/kubeproxy_nftables_localhost_nodeport_listener_creation_failures_total\{ip_family="IPv4"\} 1/);
     expect(tally(probe(c.node, '127.0.0.1', NODE_PORT, { count: 5 }))).not.toHaveProperty('error:ECONNREFUSED');
   });
 
@@ -76,6 +77,9 @@ describe('localhost NodePorts', () => {
     const p = probe(c.node, '127.0.0.1', 30053, { proto: 'udp', count: 3, timeoutMs: 500 });
     expect(p.answers.every((a) => a.startsWith('error:'))).toBe(true);
     expect(ns_counter() - before).toBe(3);
+    const m = metrics();
+    expect(m).toMatch(/kubeproxy_nftables_localhost_nodeport_rejected_packets_total\{protocol="udp"\} [1-9]/);
+    expect(m).toMatch(/kubeproxy_nftables_localhost_nodeport_listeners\{ip_family="IPv4"\} 1/);
   });
 
   it('scaling moves traffic without reopening the listener', async () => {
@@ -105,6 +109,11 @@ describe('localhost NodePorts', () => {
     await until(() => probe(c.node, '127.0.0.1', NODE_PORT, { count: 1, timeoutMs: 500 }).answers[0] === 'error:ECONNREFUSED', 'the listener to close');
   });
 });
+
+/** The proxy's /metrics, scraped inside the node namespace (127.0.0.1:10249 there). */
+function metrics(): string {
+  return c.node.exec(process.execPath, ['-e', "require('http').get('http://127.0.0.1:10249/metrics', (r) => { let b = ''; r.on('data', (d) => (b += d)); r.on('end', () => process.stdout.write(b)); })"]);
+}
 
 /** Packets the ruleset rejected on localhost UDP NodePorts (the counter of that rule). */
 function ns_counter(): number {

@@ -29,6 +29,8 @@ export interface SyncResult {
   elementsChanged: number;
   /** Service ports left out because their objects could not be programmed. */
   excluded: number;
+  /** Deleting stale chains failed (kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total). */
+  cleanupFailed?: boolean;
   durationMs: number;
 }
 
@@ -121,11 +123,13 @@ export class FamilySync {
 
   async sync(state: ProxyState, change: StateChange | undefined): Promise<SyncResult> {
     const started = performance.now();
-    const chainsDeleted = await this.deleteStaleChains();
+    const cleanup = await this.deleteStaleChains();
     // A service port left out earlier gets another chance once its objects change.
     if (change) for (const id of [...change.changedServices, ...change.changedEndpoints, ...change.removed]) this.excluded.delete(id);
     const result = await this.attempt(state, this.needFull ? undefined : change, 0);
-    return { ...result, chainsDeleted, durationMs: performance.now() - started };
+    const out: SyncResult = { ...result, chainsDeleted: cleanup.deleted, durationMs: performance.now() - started };
+    if (cleanup.failed) out.cleanupFailed = true;
+    return out;
   }
 
   private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number): Promise<Omit<SyncResult, 'chainsDeleted' | 'durationMs'>> {
@@ -357,9 +361,9 @@ export class FamilySync {
   }
 
   /** Deletes chains flushed at least STALE_CHAIN_DELAY_MS ago, in their own transaction. */
-  private async deleteStaleChains(): Promise<number> {
+  private async deleteStaleChains(): Promise<{ deleted: number; failed: boolean }> {
     const due = [...this.stale].filter(([, at]) => this.now() - at >= STALE_CHAIN_DELAY_MS).map(([name]) => name);
-    if (!due.length || !this.kernel) return 0;
+    if (!due.length || !this.kernel) return { deleted: 0, failed: false };
     const tx = new Transaction();
     for (const name of due) {
       const known = this.kernel.chains.get(name);
@@ -372,13 +376,13 @@ export class FamilySync {
       this.log.warn('deleting stale chains failed; the next sync is a full one', { family: this.family, chains: due.length, reason: (err as Error).message });
       this.stale.clear();
       this.requestFullSync();
-      return 0;
+      return { deleted: 0, failed: true };
     }
     for (const name of due) {
       this.stale.delete(name);
       this.kernel.chains.delete(name);
     }
-    return tx.size;
+    return { deleted: tx.size, failed: false };
   }
 
   /** Whether service chains are waiting to be deleted (the sync loop comes back for them). */
