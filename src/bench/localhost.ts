@@ -108,7 +108,7 @@ async function main(): Promise<void> {
       endpoints: [{ addresses: [pod.ipv4], conditions: { ready: true }, nodeName: 'node' }],
     };
     writeFileSync(join(dir, 'bench.json'), JSON.stringify({ kind: 'List', apiVersion: 'v1', items: [svc, slice] }));
-    proxy = spawn('ip', ['netns', 'exec', cluster.node.name, process.execPath, join(root, 'bin', 'nftlink.js'), 'proxy', '--manifests', dir, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', 'primary,127.0.0.1/32', '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    proxy = spawn('ip', ['netns', 'exec', cluster.node.name, process.execPath, join(root, 'bin', 'nftlink.js'), 'proxy', '--manifests', dir, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
     proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
     for (let i = 0; i < 100 && (log.match(/listener opened/g) ?? []).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
