@@ -8,7 +8,8 @@ import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
 import { kubeProxyLayout } from '../proxy/layout/kube-proxy/index.js';
 import { localhostRejectComment } from '../proxy/layout/names.js';
 import { nftFamily } from '../proxy/layout/types.js';
-import { jsonLogger, silentLogger, type Logger } from '../proxy/log.js';
+import { silentLogger, type Logger } from '../proxy/log.js';
+import { pinoLogger } from '../proxy/pino-logger.js';
 import { ChangeTracker } from '../proxy/model/tracker.js';
 import { Proxier } from '../proxy/proxier.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
@@ -41,7 +42,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     return;
   }
   if (values.cleanup) return cleanupCommand(argv.filter((a) => a !== '--cleanup'));
-  const log = jsonLogger(cfg.logVerbosity >= 4 ? 'debug' : 'info');
+  const log = pinoLogger(cfg.logVerbosity);
   for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
   const settings = settingsFromConfig(cfg, settingsFrom(values));
   if (cfg.detectLocalMode === 'NodeCIDR') throw new SettingsError('detectLocalMode NodeCIDR is not supported yet: use ClusterCIDR with --cluster-cidr / clusterCIDR');
@@ -161,7 +162,7 @@ export async function renderProxy(argv: string[], log: Logger = silentLogger): P
 }
 
 export async function renderCommand(argv: string[]): Promise<void> {
-  process.stdout.write(await renderProxy(argv, jsonLogger('info')));
+  process.stdout.write(await renderProxy(argv, pinoLogger(2)));
 }
 
 /** Removes the proxy's tables (both families); a missing table is not an error. */

@@ -1,5 +1,5 @@
-// The proxy's logger: structured, one JSON object per line (kube-proxy's -v levels map onto these).
-// A small interface so the engine does not depend on the logging library; cli wires in pino.
+// The proxy's logger: structured fields, one JSON object per line. A small interface so the engine
+// does not depend on the logging library; the CLI wires in pino (pino-logger.ts).
 
 export type LogFields = Record<string, unknown>;
 
@@ -8,23 +8,8 @@ export interface Logger {
   warn(msg: string, fields?: LogFields): void;
   info(msg: string, fields?: LogFields): void;
   debug(msg: string, fields?: LogFields): void;
-}
-
-const LEVELS = { error: 50, warn: 40, info: 30, debug: 20 } as const;
-
-/** JSON lines on stderr at or above `level`. */
-export function jsonLogger(level: keyof typeof LEVELS = 'info', out: (line: string) => void = (l) => process.stderr.write(l)): Logger {
-  const min = LEVELS[level];
-  const write = (lvl: keyof typeof LEVELS, msg: string, fields?: LogFields): void => {
-    if (LEVELS[lvl] < min) return;
-    out(`${JSON.stringify({ level: lvl, time: new Date().toISOString(), msg, ...fields })}\n`);
-  };
-  return {
-    error: (m, f) => write('error', m, f),
-    warn: (m, f) => write('warn', m, f),
-    info: (m, f) => write('info', m, f),
-    debug: (m, f) => write('debug', m, f),
-  };
+  /** The most detailed level (-v 5 and more); optional for loggers that have none. */
+  trace?(msg: string, fields?: LogFields): void;
 }
 
 export const silentLogger: Logger = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} };

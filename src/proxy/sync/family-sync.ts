@@ -136,6 +136,7 @@ export class FamilySync {
     const full = change === undefined;
     if (full && !this.kernel) this.kernel = await this.readKernel();
     const plan = full ? this.planFull(state) : this.planPartial(state, change);
+    if (this.log.trace && plan.tx.size > 0) this.log.trace('transaction', { family: this.family, nft: plan.tx.render() });
     try {
       if (plan.tx.size > 0) await this.connection().commit(plan.tx);
     } catch (err) {
