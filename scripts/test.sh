@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 mkdir -p build
 status=0
+npm run typecheck
 npx vitest run --reporter=default --reporter=json --outputFile.json=build/test-results.json || status=$?
 # One closing line in the form every CI reader understands.
 node -e '

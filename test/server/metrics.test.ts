@@ -65,13 +65,14 @@ describe('metrics', () => {
     // IPv4 synced (a full sync of 12 ms); IPv6 failed and is missing from the results.
     const report: SyncReport = {
       results: [result('ip', true, 12)],
+      states: [state],
       error: new Error('EBUSY'),
       queuedSince: NOW - 2_000,
       lastChangeTriggerTimes: [NOW - 1_500, NOW - 30_000],
       invalid: [],
     };
     recordSync(report, metrics, { states: [state], now: NOW });
-    recordSync({ results: [result('ip', false, 3), result('ip6', false, 4)], queuedSince: undefined, lastChangeTriggerTimes: [], invalid: [] }, metrics, { now: NOW + 1000 });
+    recordSync({ results: [result('ip', false, 3), result('ip6', false, 4)], states: [], queuedSince: undefined, lastChangeTriggerTimes: [], invalid: [] }, metrics, { now: NOW + 1000 });
     metrics.changeQueued(NOW + 500);
 
     const res = await fetch(`${base}/metrics`);
