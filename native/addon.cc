@@ -125,9 +125,19 @@ Napi::Value Commit(const Napi::CallbackInfo &info) {
       info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
     return rejected(env, Napi::TypeError::New(env, "nftlink: commit(): the request must be a Uint8Array"));
   auto arr = info[1].As<Napi::Uint8Array>();
-  // Copied: the worker must not read memory JS may change (or free) while it runs.
-  std::vector<uint8_t> copy(arr.Data(), arr.Data() + arr.ByteLength());
-  return startCommit(env, std::move(h), std::move(copy));
+  CommitRequest req;
+  req.len = arr.ByteLength();
+  if (arr.ArrayBuffer().IsArrayBuffer()) {
+    // Read in place by the worker (no copy of a multi-megabyte request): the reference keeps the
+    // array alive; the contract asks the caller not to modify or transfer it until the promise settles.
+    req.data = arr.Data();
+    req.ref = Napi::Persistent(arr.As<Napi::Object>());
+  } else {
+    // A SharedArrayBuffer can change under the worker at any time: copy it.
+    req.copy.assign(arr.Data(), arr.Data() + req.len);
+    req.data = req.copy.data();
+  }
+  return startCommit(env, std::move(h), std::move(req));
 }
 
 Napi::Value Dump(const Napi::CallbackInfo &info) {
@@ -170,6 +180,30 @@ Napi::Value DumpSetElements(const Napi::CallbackInfo &info) {
   return startDump(env, std::move(h), std::move(spec));
 }
 
+Napi::Value DumpSetElementsStream(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) return rejected(env, Napi::Error::New(env, why));
+  DumpSpec spec;
+  double family;
+  if (!isInteger(info[1], 1, 255, &family))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElementsStream(): `family` must be the set's "
+                                                   "NFPROTO_* family (1..255)"));
+  if (!info[2].IsString() || !info[3].IsString())
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElementsStream(): `table` and `set` must be "
+                                                   "strings"));
+  if (!info[4].IsFunction())
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElementsStream(): `onChunk` must be a function"));
+  spec.family = uint8_t(family);
+  spec.hasTable = true;
+  spec.table = info[2].As<Napi::String>().Utf8Value();
+  spec.oneSet = true;
+  spec.set = info[3].As<Napi::String>().Utf8Value();
+  spec.what = kDumpElements;
+  return startDumpStream(env, std::move(h), std::move(spec), info[4].As<Napi::Function>());
+}
+
 Napi::Value GetGeneration(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   std::string why;
@@ -184,6 +218,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("commit", Napi::Function::New(env, Commit, "commit"));
   exports.Set("dump", Napi::Function::New(env, Dump, "dump"));
   exports.Set("dumpSetElements", Napi::Function::New(env, DumpSetElements, "dumpSetElements"));
+  exports.Set("dumpSetElementsStream", Napi::Function::New(env, DumpSetElementsStream, "dumpSetElementsStream"));
   exports.Set("getGeneration", Napi::Function::New(env, GetGeneration, "getGeneration"));
   return exports;
 }

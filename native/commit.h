@@ -21,9 +21,20 @@ struct CommitError {
   bool batch;       // phase 'batch' (answered on BATCH_BEGIN's sequence number) vs 'op'
 };
 
-// Synchronous core (exposed for the worker; throws WireError / std::runtime_error).
-std::vector<CommitError> runCommit(NlSocket &sock, const std::vector<uint8_t> &request);
+// The request as the worker reads it: the caller's bytes in place (`ref` keeps the JS Uint8Array alive
+// until the worker is destroyed, on the JS thread), or `copy` when the bytes could change under the
+// worker (a SharedArrayBuffer). The caller must neither modify nor detach (transfer) a non-shared
+// buffer until the promise settles; nftlink's TypeScript side never does.
+struct CommitRequest {
+  Napi::ObjectReference ref;
+  std::vector<uint8_t> copy;
+  const uint8_t *data = nullptr;
+  size_t len = 0;
+};
 
-Napi::Promise startCommit(Napi::Env env, std::shared_ptr<Handle> h, std::vector<uint8_t> request);
+// Synchronous core (exposed for the worker; throws WireError / std::runtime_error).
+std::vector<CommitError> runCommit(NlSocket &sock, const uint8_t *request, size_t len);
+
+Napi::Promise startCommit(Napi::Env env, std::shared_ptr<Handle> h, CommitRequest request);
 
 }  // namespace nftlink

@@ -13,7 +13,15 @@
 #include <linux/netlink.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -26,6 +34,110 @@
 namespace nftlink {
 
 // ---- request/reply loop ------------------------------------------------------------------------
+
+namespace {
+
+// Is this datagram the end of request `seq`'s dump reply? The same tests netlinkRequest applies to
+// each message (NLMSG_DONE, or an NLMSG_ERROR that is not an ACK).
+bool endsDump(const uint8_t *buf, ssize_t n, uint32_t seq, uint32_t portid) {
+  int len = int(n);
+  for (auto *nlh = reinterpret_cast<const nlmsghdr *>(buf); mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+    if (nlh->nlmsg_seq != seq || (nlh->nlmsg_pid != 0 && nlh->nlmsg_pid != portid)) continue;
+    if (nlh->nlmsg_type == NLMSG_DONE) return true;
+    if (nlh->nlmsg_type == NLMSG_ERROR) {
+      if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(nlmsgerr)) return true;
+      if (static_cast<const nlmsgerr *>(mnl_nlmsg_get_payload(nlh))->error != 0) return true;
+    }
+  }
+  return false;
+}
+
+// Reads a long dump's datagrams on a thread of its own. The kernel builds each next part of a dump
+// inside the recvmsg() that takes the previous one, so while this thread sits in the kernel the
+// caller's thread parses what has arrived: for a 100k-element set the kernel's walk (~0.25 s) and
+// libnftnl's parsing no longer add up. The thread stops after the datagram that ends the reply (or a
+// receive error); if the caller gives up early, it still reads to the end, discarding, so the socket
+// stays in step.
+class Receiver {
+ public:
+  Receiver(NlSocket &sock, uint32_t seq) : sock_(sock), seq_(seq), thread_([this] { loop(); }) {}
+  ~Receiver() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      abandoned_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Receiver(const Receiver &) = delete;
+  Receiver &operator=(const Receiver &) = delete;
+
+  // The next datagram, swapped into `buf` (whose old storage goes back to the pool). Returns its
+  // length, or -1 with *err set, as mnl_socket_recvfrom would.
+  ssize_t next(std::vector<uint8_t> &buf, int *err) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return !queue_.empty(); });
+    Datagram d = std::move(queue_.front());
+    queue_.pop_front();
+    buf.swap(d.buf);
+    if (!d.buf.empty()) pool_.push_back(std::move(d.buf));
+    l.unlock();
+    cv_.notify_all();
+    *err = d.err;
+    return d.n;
+  }
+
+ private:
+  static constexpr size_t kMaxQueued = 64;  // 64 x 64 KiB at most waiting for the parser
+  struct Datagram {
+    std::vector<uint8_t> buf;
+    ssize_t n;
+    int err;
+  };
+
+  void loop() {
+    for (;;) {
+      std::vector<uint8_t> b;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return abandoned_ || queue_.size() < kMaxQueued; });
+        if (!pool_.empty()) {
+          b = std::move(pool_.back());
+          pool_.pop_back();
+        }
+      }
+      if (b.size() != 65536) b.assign(65536, 0);
+      ssize_t n;
+      int e = 0;
+      do {
+        n = mnl_socket_recvfrom(sock_.mnl(), b.data(), b.size());
+        e = n < 0 ? errno : 0;
+      } while (n < 0 && e == EINTR);
+      const bool last = n < 0 || endsDump(b.data(), n, seq_, sock_.portid());
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (!abandoned_) queue_.push_back({std::move(b), n, e});
+      }
+      cv_.notify_all();
+      if (last) return;
+    }
+  }
+
+  NlSocket &sock_;
+  const uint32_t seq_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Datagram> queue_;
+  std::vector<std::vector<uint8_t>> pool_;
+  bool abandoned_ = false;
+  std::thread thread_;  // last: starts once everything above is initialised
+};
+
+// A dump still going after this many datagrams gets a Receiver thread (short dumps, e.g. one per set
+// in a ruleset with 10k sets, never pay for a thread).
+constexpr int kReceiverAfter = 4;
+
+}  // namespace
 
 // Not mnl_cb_run(): it returns at the first NLM_F_DUMP_INTR message and would leave the rest of the
 // dump queued on the socket. We need to read every dump to its NLMSG_DONE to keep the stream in step,
@@ -40,10 +152,18 @@ RequestResult netlinkRequest(NlSocket &sock, const char *what, const nlmsghdr *r
   std::vector<uint8_t> rb(65536);
   RequestResult res;
   std::exception_ptr failure;
-  for (;;) {
-    ssize_t n = mnl_socket_recvfrom(sock.mnl(), rb.data(), rb.size());
+  std::unique_ptr<Receiver> rx;
+  for (int datagrams = 0;; datagrams++) {
+    if (dump && !rx && datagrams == kReceiverAfter) rx.reset(new Receiver(sock, seq));
+    ssize_t n;
+    int e = 0;
+    if (rx) {
+      n = rx->next(rb, &e);
+    } else {
+      n = mnl_socket_recvfrom(sock.mnl(), rb.data(), rb.size());
+      e = n < 0 ? errno : 0;
+    }
     if (n < 0) {
-      const int e = errno;
       if (e == EINTR) continue;
       if (e == EAGAIN || e == EWOULDBLOCK)
         throw std::runtime_error(std::string("nftlink: no reply to the ") + what + " request within 30 s");
@@ -207,6 +327,153 @@ int collectExpr(nftnl_expr *e, void *d) {
   return 0;
 }
 
+// Exact set of element identities for the repeated-element check, without an allocation per element:
+// identities live back to back in one arena; the table holds (hash, offset) pairs, linear probing.
+class IdentitySet {
+ public:
+  void clear() {
+    arena_.clear();
+    std::fill(slots_.begin(), slots_.end(), 0);
+    count_ = 0;
+  }
+  // False if `p[0..n)` was inserted before.
+  bool insert(const uint8_t *p, size_t n) {
+    if ((count_ + 1) * 4 > slots_.size() * 3) rehash(slots_.empty() ? 4096 : slots_.size() * 2);
+    const uint64_t h = hash(p, n);
+    const uint32_t tag = uint32_t(h >> 32) | 1;  // never 0: 0 marks an empty slot
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = size_t(h) & mask;; i = (i + 1) & mask) {
+      const uint64_t s = slots_[i];
+      if (s == 0) {
+        const size_t off = arena_.size();
+        if (off > UINT32_MAX - 65536) throw std::runtime_error("nftlink: too many set elements to check for repeats");
+        arena_.push_back(uint8_t(n));
+        arena_.push_back(uint8_t(n >> 8));
+        arena_.insert(arena_.end(), p, p + n);
+        slots_[i] = (uint64_t(tag) << 32) | uint32_t(off);
+        count_++;
+        return true;
+      }
+      if (uint32_t(s >> 32) == tag && same(uint32_t(s), p, n)) return false;
+    }
+  }
+
+ private:
+  static uint64_t hash(const uint8_t *p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, n - i);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 32;
+    h *= 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+  }
+  bool same(uint32_t off, const uint8_t *p, size_t n) const {
+    const size_t len = size_t(arena_[off]) | size_t(arena_[off + 1]) << 8;
+    return len == n && std::memcmp(arena_.data() + off + 2, p, n) == 0;
+  }
+  void rehash(size_t size) {
+    std::vector<uint64_t> old(size, 0);
+    old.swap(slots_);
+    const size_t mask = size - 1;
+    for (uint64_t s : old) {
+      if (s == 0) continue;
+      const uint32_t off = uint32_t(s);
+      const size_t len = size_t(arena_[off]) | size_t(arena_[off + 1]) << 8;
+      size_t i = size_t(hash(arena_.data() + off + 2, len)) & mask;
+      while (slots_[i] != 0) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<uint8_t> arena_;
+  std::vector<uint64_t> slots_;
+  size_t count_ = 0;
+};
+
+// dumpSetElementsStream: the elements leave in parts, each a complete reply message (header + one
+// kind-4 op holding some of the elements), while the kernel is still producing the rest.
+class PartSink {
+ public:
+  virtual ~PartSink() = default;
+  // JS has consumed every part handed over so far.
+  virtual bool idle() const = 0;
+  virtual void send(Writer &&part, uint32_t attempt) = 0;
+};
+
+// Cuts one set's element stream into parts. A part goes out at a kernel message boundary once it has
+// at least kMinPart bytes and JS is idle (so JS decodes while the kernel walks on), or when it reaches
+// kMaxPart regardless.
+class Parts {
+ public:
+  static constexpr size_t kMinPart = 16 * 1024;
+  static constexpr size_t kMaxPart = 1024 * 1024;
+
+  Parts(PartSink &sink, uint8_t family, const std::string &table, const std::string &set)
+      : sink_(sink), family_(family), table_(table), set_(set) {}
+
+  void beginAttempt(uint32_t attempt, uint32_t genid) {
+    attempt_ = attempt;
+    genid_ = genid;
+    w_.clear();
+    n_ = 0;
+  }
+  // The writer for the current part, its header and op prefix already written.
+  Writer &w() {
+    if (w_.size() == 0) {
+      if (w_.data() == nullptr) w_ = Writer(4 * kMinPart);
+      w_.u32(kMagic);
+      w_.u16(kVersion);
+      w_.u16(0);
+      w_.u32(genid_);
+      w_.u32(1);
+      w_.u8(kNewSetElem);
+      w_.u8(kElements);
+      w_.u16(0);
+      w_.u8(family_);
+      w_.u8(0);
+      w_.u8(0);
+      w_.u8(0);
+      w_.u16(2);
+      w_.attr(0 /*NFTNL_SET_TABLE*/, table_.c_str(), uint32_t(table_.size() + 1));
+      w_.attr(1 /*NFTNL_SET_NAME*/, set_.c_str(), uint32_t(set_.size() + 1));
+      w_.u16(0);
+      countAt_ = w_.size();
+      w_.u32(0);
+      n_ = 0;
+    }
+    return w_;
+  }
+  void added(uint32_t n) { n_ += n; }
+  // After each kernel message; `last`: the set's dump is complete.
+  void boundary(bool last) {
+    if (n_ == 0) return;
+    const size_t sz = w_.size();
+    if (!(last || sz >= kMaxPart || (sz >= kMinPart && sink_.idle()))) return;
+    w_.patchU32(countAt_, n_);
+    sink_.send(std::move(w_), attempt_);
+    w_ = Writer();
+    n_ = 0;
+  }
+
+ private:
+  PartSink &sink_;
+  uint8_t family_;
+  const std::string &table_;
+  const std::string &set_;
+  uint32_t attempt_ = 0;
+  uint32_t genid_ = 0;
+  Writer w_;
+  size_t countAt_ = 0;
+  uint32_t n_ = 0;
+};
+
 struct SetRef {
   uint8_t family;
   std::string table;
@@ -215,7 +482,7 @@ struct SetRef {
 
 class Dumper {
  public:
-  Dumper(NlSocket &sock, const DumpSpec &spec) : sock_(sock), spec_(spec) {}
+  Dumper(NlSocket &sock, const DumpSpec &spec, Parts *parts = nullptr) : sock_(sock), spec_(spec), parts_(parts) {}
 
   // One attempt; returns false if the kernel interrupted a dump (the ruleset changed under it).
   bool attempt(Writer &w, uint32_t *count) {
@@ -322,13 +589,16 @@ class Dumper {
       nftnl_set_set_str(s.get(), NFTNL_SET_NAME, ref.name.c_str());
       nftnl_set_elems_nlmsg_build_payload(req, s.get());  // no elements attached: names the set only
     }
-    writeOpHeader(*w_, kNewSetElem, kElements, ref.family);
-    w_->u16(2);
-    w_->attr(0 /*NFTNL_SET_TABLE*/, ref.table.c_str(), uint32_t(ref.table.size() + 1));
-    w_->attr(1 /*NFTNL_SET_NAME*/, ref.name.c_str(), uint32_t(ref.name.size() + 1));
-    w_->u16(0);
-    const size_t countAt = w_->size();
-    w_->u32(0);
+    size_t countAt = 0;
+    if (!parts_) {
+      writeOpHeader(*w_, kNewSetElem, kElements, ref.family);
+      w_->u16(2);
+      w_->attr(0 /*NFTNL_SET_TABLE*/, ref.table.c_str(), uint32_t(ref.table.size() + 1));
+      w_->attr(1 /*NFTNL_SET_NAME*/, ref.name.c_str(), uint32_t(ref.name.size() + 1));
+      w_->u16(0);
+      countAt = w_->size();
+      w_->u32(0);
+    }
     // Kernel fact (seen on 6.18): a hash set's element dump resumes each netlink dump call by skipping
     // the elements already sent, and the rhashtable may be resized (deferred work, e.g. right after a
     // large insert) between calls. The walk order then changes and the dump repeats some elements and
@@ -337,15 +607,18 @@ class Dumper {
     struct Ctx {
       Writer *w;
       uint32_t n;
-      std::unordered_set<std::string> seen;
+      IdentitySet *seen;
       bool repeated;
-    } ctx{w_, 0, {}, false};
+    } ctx{w_, 0, &seen_, false};
+    seen_.clear();
     run("set element", req, [&](const nlmsghdr *nlh) {
       // One libnftnl set per message, written out and freed at once: a 200k-element set never sits in
       // libnftnl's lists as a whole.
       std::unique_ptr<nftnl_set, SetDel> s(checkAlloc(nftnl_set_alloc(), "set"));
       if (nftnl_set_elems_nlmsg_parse(nlh, s.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse set elements from the kernel");
+      ctx.w = parts_ ? &parts_->w() : w_;
+      const uint32_t before = ctx.n;
       nftnl_set_elem_foreach(
           s.get(),
           [](nftnl_set_elem *e, void *d) {
@@ -358,20 +631,30 @@ class Dumper {
             writeExprs(*c->w, exprs, 1);
             c->n++;
             if (!c->repeated) {
-              std::string id;
+              // The identity: (len, bytes) of the key, the key end and the flags; at most 3 + 64 + 64 + 4.
+              uint8_t id[3 + 2 * kDataMax + 4];
+              size_t at = 0;
               for (uint16_t a : {NFTNL_SET_ELEM_KEY, NFTNL_SET_ELEM_KEY_END, NFTNL_SET_ELEM_FLAGS}) {
                 uint32_t len = 0;
                 const void *p = nftnl_set_elem_is_set(e, a) ? nftnl_set_elem_get(e, a, &len) : nullptr;
-                id.push_back(char(len));
-                if (p) id.append(static_cast<const char *>(p), len);
+                if (len > (a == NFTNL_SET_ELEM_FLAGS ? 4u : kDataMax)) len = a == NFTNL_SET_ELEM_FLAGS ? 4u : kDataMax;
+                id[at++] = uint8_t(len);
+                if (p) std::memcpy(id + at, p, len), at += len;
               }
-              if (!c->seen.insert(std::move(id)).second) c->repeated = true;
+              if (!c->seen->insert(id, at)) c->repeated = true;
             }
             return 0;
           },
           &ctx);
+      if (parts_) {
+        parts_->added(ctx.n - before);
+        parts_->boundary(false);
+      }
     });
-    w_->patchU32(countAt, ctx.n);
+    if (parts_)
+      parts_->boundary(true);
+    else
+      w_->patchU32(countAt, ctx.n);
     if (ctx.repeated) intr_ = true;
     count_++;
   }
@@ -403,6 +686,8 @@ class Dumper {
   NlSocket &sock_;
   const DumpSpec &spec_;
   Writer *w_ = nullptr;
+  Parts *parts_ = nullptr;  // dumpSetElementsStream: elements go out in parts instead of into *w_
+  IdentitySet seen_;
   uint32_t count_ = 0;
   bool intr_ = false;
   std::vector<uint8_t> req_;
@@ -410,13 +695,14 @@ class Dumper {
 
 }  // namespace
 
-std::vector<uint8_t> runDump(NlSocket &sock, const DumpSpec &spec) {
+Writer runDump(NlSocket &sock, const DumpSpec &spec) {
   // The ruleset may change while we walk it (several dumps, each its own netlink dump). Bracket the
   // walk with GETGEN and start over when the generation moved or a dump was flagged interrupted.
   constexpr int kAttempts = 20;
+  size_t capacity = 64 * 1024;
   for (int attempt = 0; attempt < kAttempts; attempt++) {
     const uint32_t before = runGetGeneration(sock);
-    Writer w;
+    Writer w(capacity);
     w.u32(kMagic);
     w.u16(kVersion);
     w.u16(0);
@@ -428,8 +714,9 @@ std::vector<uint8_t> runDump(NlSocket &sock, const DumpSpec &spec) {
     const uint32_t after = runGetGeneration(sock);
     if (clean && before == after) {
       w.patchU32(12, count);
-      return std::move(w.buffer());
+      return w;
     }
+    capacity = w.size();  // the next attempt is about as big: no regrowth
     // Give whatever moved (a commit, a deferred rhashtable resize) a moment to settle.
     std::this_thread::sleep_for(std::chrono::milliseconds(5 * (attempt + 1)));
   }
@@ -439,6 +726,26 @@ std::vector<uint8_t> runDump(NlSocket &sock, const DumpSpec &spec) {
 
 namespace {
 
+// Hands a finished reply to JS as the ArrayBuffer's own memory (no copy); copies only if the runtime
+// refuses external buffers.
+Napi::Value toUint8Array(Napi::Env env, Writer &w) {
+  size_t len = 0;
+  uint8_t *p = w.release(&len);
+  if (p == nullptr || len == 0) {
+    std::free(p);
+    return Napi::Uint8Array::New(env, 0);
+  }
+  napi_value ab = nullptr;
+  if (napi_create_external_arraybuffer(
+          env, p, len, [](napi_env, void *data, void *) { std::free(data); }, nullptr, &ab) == napi_ok) {
+    return Napi::Uint8Array::New(env, len, Napi::ArrayBuffer(env, ab), 0);
+  }
+  Napi::ArrayBuffer copy = Napi::ArrayBuffer::New(env, len);
+  std::memcpy(copy.Data(), p, len);
+  std::free(p);
+  return Napi::Uint8Array::New(env, len, copy, 0);
+}
+
 class DumpWorker : public PromiseWorker {
  public:
   DumpWorker(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec)
@@ -446,15 +753,167 @@ class DumpWorker : public PromiseWorker {
 
  protected:
   void run(NlSocket &sock) override { out_ = runDump(sock, spec_); }
-  Napi::Value result(Napi::Env env) override {
-    Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, out_.size());
-    if (!out_.empty()) std::memcpy(ab.Data(), out_.data(), out_.size());
-    return Napi::Uint8Array::New(env, out_.size(), ab, 0);
-  }
+  Napi::Value result(Napi::Env env) override { return toUint8Array(env, out_); }
 
  private:
   DumpSpec spec_;
-  std::vector<uint8_t> out_;
+  Writer out_;
+};
+
+// ---- dumpSetElementsStream ---------------------------------------------------------------------
+//
+// Parts, and finally the outcome, travel to the JS thread through one thread-safe function, in order:
+// the promise settles only after every part was handed to onChunk. Not a PromiseWorker: its OnOK
+// could run before the last queued part.
+
+struct StreamItem {
+  enum Type { Part, Done, Failed } type;
+  Writer part;
+  uint32_t attempt = 0;
+  uint32_t generation = 0;
+  std::string error;
+};
+
+struct StreamCtx {
+  explicit StreamCtx(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise::Deferred deferred;
+  Napi::ObjectReference jsError;         // what onChunk threw (the promise rejects with it)
+  bool settled = false;
+  std::atomic<bool> jsFailed{false};     // tells the worker to stop the dump
+  std::atomic<uint32_t> inFlight{0};     // parts queued and not yet consumed
+};
+
+void streamCallJs(Napi::Env env, Napi::Function onChunk, StreamCtx *ctx, StreamItem *item);
+using StreamTsfn = Napi::TypedThreadSafeFunction<StreamCtx, StreamItem, streamCallJs>;
+
+void streamCallJs(Napi::Env env, Napi::Function onChunk, StreamCtx *ctx, StreamItem *item) {
+  std::unique_ptr<StreamItem> it(item);
+  if (env == nullptr || ctx == nullptr || it == nullptr) return;  // the environment is going away
+  Napi::HandleScope scope(env);
+  if (it->type == StreamItem::Part) {
+    if (!ctx->jsFailed.load()) {
+      try {
+        Napi::Value chunk = toUint8Array(env, it->part);
+        onChunk.Call({chunk, Napi::Number::New(env, it->attempt)});
+      } catch (const Napi::Error &e) {
+        // Whatever was thrown (possibly not an object) is kept in a holder array: references to
+        // primitives are not available on every Node-API version.
+        ctx->jsFailed.store(true);
+        try {
+          Napi::Array holder = Napi::Array::New(env, 1);
+          holder.Set(uint32_t(0), e.Value());
+          ctx->jsError = Napi::Persistent(holder.As<Napi::Object>());
+        } catch (...) {
+        }
+      } catch (...) {
+        ctx->jsFailed.store(true);
+      }
+    }
+    ctx->inFlight.fetch_sub(1);
+    return;
+  }
+  if (ctx->settled) return;
+  ctx->settled = true;
+  try {
+    if (ctx->jsFailed.load()) {
+      if (!ctx->jsError.IsEmpty())
+        ctx->deferred.Reject(ctx->jsError.Value().Get(uint32_t(0)));
+      else
+        ctx->deferred.Reject(Napi::Error::New(env, "nftlink: dumpSetElementsStream(): onChunk threw").Value());
+    } else if (it->type == StreamItem::Failed) {
+      ctx->deferred.Reject(Napi::Error::New(env, it->error).Value());
+    } else {
+      Napi::Object r = Napi::Object::New(env);
+      r.Set("generation", Napi::Number::New(env, it->generation));
+      r.Set("attempt", Napi::Number::New(env, it->attempt));
+      ctx->deferred.Resolve(r);
+    }
+  } catch (...) {
+    // Only when the environment is being torn down; nothing is left to tell.
+  }
+}
+
+class StreamSink : public PartSink {
+ public:
+  StreamSink(StreamTsfn &tsfn, StreamCtx *ctx) : tsfn_(tsfn), ctx_(ctx) {}
+  bool idle() const override { return ctx_->inFlight.load() == 0; }
+  void send(Writer &&part, uint32_t attempt) override {
+    // onChunk threw: stop (netlinkRequest still drains the dump before the error comes back).
+    if (ctx_->jsFailed.load()) throw std::runtime_error("nftlink: onChunk threw");
+    auto *item = new StreamItem{StreamItem::Part, std::move(part), attempt, 0, {}};
+    ctx_->inFlight.fetch_add(1);
+    if (tsfn_.BlockingCall(item) != napi_ok) {
+      ctx_->inFlight.fetch_sub(1);
+      delete item;
+      throw std::runtime_error("nftlink: the JS environment is shutting down");
+    }
+  }
+
+ private:
+  StreamTsfn &tsfn_;
+  StreamCtx *ctx_;
+};
+
+class StreamDumpWorker : public Napi::AsyncWorker {
+ public:
+  StreamDumpWorker(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec, StreamTsfn tsfn, StreamCtx *ctx)
+      : Napi::AsyncWorker(env), handle_(std::move(h)), spec_(std::move(spec)), tsfn_(tsfn), ctx_(ctx) {}
+
+ private:
+  void Execute() override {
+    auto *final = new StreamItem{StreamItem::Failed, Writer(), 0, 0, {}};
+    {
+      std::lock_guard<std::mutex> lock(handle_->mu);
+      try {
+        if (handle_->closed.load() || !handle_->sock) {
+          final->error = "nftlink: the handle is closed";
+        } else {
+          handle_->sock->drainStale();
+          run(*handle_->sock, final);
+        }
+      } catch (const std::bad_alloc &) {
+        final->error = "nftlink: out of memory";
+      } catch (const std::exception &e) {
+        final->error = e.what();
+      } catch (...) {
+        final->error = "nftlink: unexpected internal error";
+      }
+      if (handle_->closed.load()) handle_->sock.reset();
+    }
+    if (tsfn_.BlockingCall(final) != napi_ok) delete final;
+    tsfn_.Release();
+  }
+  void OnOK() override {}
+  void OnError(const Napi::Error &) override {}
+
+  void run(NlSocket &sock, StreamItem *final) {
+    StreamSink sink(tsfn_, ctx_);
+    Parts parts(sink, spec_.family, spec_.table, spec_.set);
+    constexpr uint32_t kAttempts = 20;
+    for (uint32_t attempt = 0; attempt < kAttempts; attempt++) {
+      const uint32_t before = runGetGeneration(sock);
+      parts.beginAttempt(attempt, before);
+      Writer unused;
+      uint32_t count = 0;
+      Dumper d(sock, spec_, &parts);
+      const bool clean = d.attempt(unused, &count);
+      const uint32_t after = runGetGeneration(sock);
+      if (clean && before == after) {
+        final->type = StreamItem::Done;
+        final->attempt = attempt;
+        final->generation = before;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 * (attempt + 1)));
+    }
+    throw std::runtime_error("nftlink: the ruleset kept changing during the dump (" + std::to_string(kAttempts) +
+                             " attempts)");
+  }
+
+  std::shared_ptr<Handle> handle_;
+  DumpSpec spec_;
+  StreamTsfn tsfn_;
+  StreamCtx *ctx_;
 };
 
 }  // namespace
@@ -462,6 +921,18 @@ class DumpWorker : public PromiseWorker {
 Napi::Promise startDump(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec) {
   auto *w = new DumpWorker(env, std::move(h), std::move(spec));
   Napi::Promise p = w->promise();
+  w->Queue();
+  return p;
+}
+
+Napi::Promise startDumpStream(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec, Napi::Function onChunk) {
+  auto *ctx = new StreamCtx(env);
+  Napi::Promise p = ctx->deferred.Promise();
+  // Unbounded queue (the worker never blocks on JS), one thread; the finalizer frees the context once
+  // the last item has been delivered.
+  StreamTsfn tsfn = StreamTsfn::New(env, onChunk, "nftlink.dumpSetElementsStream", 0, 1, ctx,
+                                    [](Napi::Env, void *, StreamCtx *c) { delete c; });
+  auto *w = new StreamDumpWorker(env, std::move(h), std::move(spec), tsfn, ctx);
   w->Queue();
   return p;
 }

@@ -35,11 +35,15 @@ struct DumpSpec {
 };
 
 // Synchronous cores (throw std::runtime_error).
-std::vector<uint8_t> runDump(NlSocket &sock, const DumpSpec &spec);
+class Writer;
+Writer runDump(NlSocket &sock, const DumpSpec &spec);
 uint32_t runGetGeneration(NlSocket &sock);
 
 Napi::Promise startDump(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec);
 Napi::Promise startGetGeneration(Napi::Env env, std::shared_ptr<Handle> h);
+// dumpSetElementsStream (spec.oneSet): onChunk(part, attempt) for each part; the promise resolves with
+// { generation, attempt } after the last one.
+Napi::Promise startDumpStream(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec, Napi::Function onChunk);
 
 // Shared by dump.cc and generation.cc: one request, replies read until NLMSG_DONE / the error / (for a
 // non-dump request) the first reply. Returns false if the kernel flagged the dump NLM_F_DUMP_INTR.

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 namespace nftlink {
 
@@ -180,49 +181,12 @@ WireError::WireError(size_t offset, const std::string &reason)
 
 // ---- reader ------------------------------------------------------------------------------------
 
+void Reader::fail(size_t k, const char *what) const {
+  throw WireError(pos_, std::string(what) + " needs " + std::to_string(k) + " bytes, " +
+                            std::to_string(n_ - pos_) + " left");
+}
+
 namespace {
-
-class Reader {
- public:
-  Reader(const uint8_t *p, size_t n) : p_(p), n_(n) {}
-  size_t pos() const { return pos_; }
-  size_t remaining() const { return n_ - pos_; }
-  const uint8_t *here() const { return p_ + pos_; }
-  void need(size_t k, const char *what) const {
-    if (k > n_ - pos_)
-      throw WireError(pos_, std::string(what) + " needs " + std::to_string(k) + " bytes, " +
-                                std::to_string(n_ - pos_) + " left");
-  }
-  uint8_t u8(const char *what) {
-    need(1, what);
-    return p_[pos_++];
-  }
-  uint16_t u16(const char *what) {
-    need(2, what);
-    uint16_t v;
-    std::memcpy(&v, p_ + pos_, 2);
-    pos_ += 2;
-    return v;
-  }
-  uint32_t u32(const char *what) {
-    need(4, what);
-    uint32_t v;
-    std::memcpy(&v, p_ + pos_, 4);
-    pos_ += 4;
-    return v;
-  }
-  const uint8_t *bytes(size_t k, const char *what) {
-    need(k, what);
-    const uint8_t *r = p_ + pos_;
-    pos_ += k;
-    return r;
-  }
-
- private:
-  const uint8_t *p_;
-  size_t n_;
-  size_t pos_ = 0;
-};
 
 size_t align4(size_t n) { return (n + 3) & ~size_t(3); }
 
@@ -310,16 +274,17 @@ void checkValue(const AttrView &a, const char *ctx, const AttrSpec &spec) {
   }
 }
 
-// Reads u16 attrCount + attrs, validating each against `spec`.
-std::vector<AttrView> readAttrs(Reader &r, const char *ctx, const AttrSpec *specs, uint16_t nspecs) {
+// Reads u16 attrCount + attrs, validating each against `spec`; `put` receives each checked attribute.
+template <typename Put>
+uint64_t readAttrsInto(Reader &r, const char *ctx, const AttrSpec *specs, uint16_t nspecs, uint16_t *countOut,
+                       Put put) {
   const size_t countAt = r.pos();
   const uint16_t count = r.u16("attribute count");
   // Each attribute is at least 6 bytes: do not let a forged count reserve memory we cannot fill.
   if (size_t(count) * 6 > r.remaining())
     throw WireError(countAt, std::string(ctx) + " declares " + std::to_string(count) + " attributes but only " +
                                  std::to_string(r.remaining()) + " bytes follow");
-  std::vector<AttrView> out;
-  out.reserve(count);
+  *countOut = count;
   uint64_t seen = 0;
   for (uint16_t i = 0; i < count; i++) {
     AttrView a;
@@ -339,8 +304,32 @@ std::vector<AttrView> readAttrs(Reader &r, const char *ctx, const AttrSpec *spec
       throw WireError(a.offset, attrLabel(ctx, a.id, &spec) + " is given twice");
     seen |= uint64_t(1) << a.id;
     checkValue(a, ctx, spec);
-    out.push_back(a);
+    put(i, a);
   }
+  return seen;
+}
+
+// libnftnl keeps a data value and a verdict's chain name in one union (nftnl_data_reg: val[] overlays
+// {verdict, chain}): setting DATA after CHAIN overwrites the strdup'ed pointer, which libnftnl then
+// frees. A value and a verdict never belong together, so refuse the pair instead of crashing.
+constexpr uint64_t bit(unsigned id) { return uint64_t(1) << id; }
+bool dataAndVerdict(uint64_t seen, unsigned data, unsigned verdict, unsigned chain) {
+  return (seen & bit(data)) && (seen & (bit(verdict) | bit(chain)));
+}
+[[noreturn]] void failDataVerdict(size_t at, const std::string &ctx, unsigned data, unsigned verdict, unsigned chain) {
+  throw WireError(at, ctx + " has both a data value (attribute " + std::to_string(data) +
+                          ") and a verdict (attributes " + std::to_string(verdict) + "/" + std::to_string(chain) +
+                          "); it may carry only one");
+}
+
+std::vector<AttrView> readAttrs(Reader &r, const char *ctx, const AttrSpec *specs, uint16_t nspecs) {
+  std::vector<AttrView> out;
+  uint16_t count = 0;
+  bool reserved = false;
+  readAttrsInto(r, ctx, specs, nspecs, &count, [&](uint16_t, const AttrView &a) {
+    if (!reserved) out.reserve(count), reserved = true;
+    out.push_back(a);
+  });
   return out;
 }
 
@@ -362,6 +351,12 @@ ExprView readExpr(Reader &r, int depth, size_t *bound) {
                                   "\" (xtables compat) cannot be sent: nftlink builds native expressions only");
   const std::string ctx = std::string(e.spec->name);
   e.attrs = readAttrs(r, ctx.c_str(), e.spec->attrs, e.spec->count);
+  if (std::strcmp(e.spec->name, "immediate") == 0) {
+    uint64_t seen = 0;
+    for (const auto &a : e.attrs) seen |= bit(a.id);
+    if (dataAndVerdict(seen, 2 /*DATA*/, 3 /*VERDICT*/, 4 /*CHAIN*/))
+      failDataVerdict(e.offset, "expression \"immediate\"", 2, 3, 4);
+  }
   size_t b = 64 + nameLen;
   for (const auto &a : e.attrs) b += attrBound(a);
   const size_t childAt = r.pos();
@@ -377,19 +372,25 @@ ExprView readExpr(Reader &r, int depth, size_t *bound) {
   return e;
 }
 
-std::vector<ExprView> readExprs(Reader &r, const char *ctx, int depth, size_t *bound) {
+void readExprsInto(Reader &r, const char *ctx, int depth, size_t *bound, std::vector<ExprView> &out) {
   const size_t at = r.pos();
   const uint16_t count = r.u16("expression count");
   // An expression is at least 6 bytes (nameLen, 1-byte name, two counts).
   if (size_t(count) * 6 > r.remaining())
     throw WireError(at, std::string(ctx) + " declares " + std::to_string(count) + " expressions but only " +
                             std::to_string(r.remaining()) + " bytes follow");
-  std::vector<ExprView> out;
+  out.clear();
+  if (count == 0) return;
   out.reserve(count);
   for (uint16_t i = 0; i < count; i++) {
     out.push_back(readExpr(r, depth, bound));
     *bound += 16;  // NFTA_LIST_ELEM wrapper
   }
+}
+
+std::vector<ExprView> readExprs(Reader &r, const char *ctx, int depth, size_t *bound) {
+  std::vector<ExprView> out;
+  readExprsInto(r, ctx, depth, bound, out);
   return out;
 }
 
@@ -407,8 +408,11 @@ bool msgTypeMatches(uint8_t kind, uint8_t t) {
 // NLM_F_REPLACE 0x100 (also NLM_F_NONREC), NLM_F_EXCL 0x200, NLM_F_CREATE 0x400, NLM_F_APPEND 0x800.
 constexpr uint16_t kAllowedNlFlags = 0x0F00;
 
-OpView readOp(Reader &r, uint32_t index) {
-  OpView op;
+}  // namespace
+
+void RequestReader::nextOp(OpView &op) {
+  Reader &r = r_;
+  const uint32_t index = opIndex_++;
   op.offset = r.pos();
   r.need(8, "operation header");
   op.msgType = r.u8("msgType");
@@ -440,44 +444,52 @@ OpView readOp(Reader &r, uint32_t index) {
     bound += attrBound(a);
   }
   const size_t exprAt = r.pos();
+  op.exprs.clear();
   if (op.kind == kRule || op.kind == kSet) {
-    op.exprs = readExprs(r, spec.name, 0, &bound);
+    readExprsInto(r, spec.name, 0, &bound, op.exprs);
   } else {
     const uint16_t n = r.u16("expression count");
     if (n != 0)
       throw WireError(exprAt, opName + ": a " + spec.name + " has no expressions, got " + std::to_string(n));
   }
   op.bound = bound;
+  op.elemCount = 0;
   if (op.kind == kElements) {
     const size_t countAt = r.pos();
     const uint32_t n = r.u32("element count");
     if (size_t(n) * 4 > r.remaining())  // an element is at least 4 bytes (two counts)
       throw WireError(countAt, opName + " declares " + std::to_string(n) + " elements but only " +
                                    std::to_string(r.remaining()) + " bytes follow");
-    op.elems.reserve(n);
-    for (uint32_t i = 0; i < n; i++) {
-      ElemView e;
-      const size_t at = r.pos();
-      e.attrs = readAttrs(r, "element", kElemAttrs, NFTLINK_COUNT(kElemAttrs));
-      size_t eb = 64;
-      for (const auto &a : e.attrs) eb += attrBound(a);
-      e.exprs = readExprs(r, "element", 1 /* no dynset children inside elements */, &eb);
-      if (eb > kElemBoundMax)
-        throw WireError(at, opName + " element " + std::to_string(i) + " may need " + std::to_string(eb) +
-                                " bytes of netlink, more than the " + std::to_string(kElemBoundMax) +
-                                " an element may take in a 64 KiB element-list nest");
-      e.bound = eb;
-      op.elems.push_back(std::move(e));
-    }
+    op.elemCount = n;
   }
-  return op;
 }
 
-}  // namespace
+void RequestReader::nextElem(const OpView &op, uint32_t i, ElemView &e) {
+  Reader &r = r_;
+  e.offset = r.pos();
+  e.attrCount = 0;
+  uint16_t declared = 0;
+  size_t eb = 64;
+  const uint64_t seen =
+      readAttrsInto(r, "element", kElemAttrs, NFTLINK_COUNT(kElemAttrs), &declared, [&](uint16_t, const AttrView &a) {
+        // Ids are below kElemAttrMax and never repeat (both checked before we get here).
+        if (e.attrCount >= kElemAttrMax) throw std::logic_error("nftlink: internal error: element attribute overflow");
+        e.attrs[e.attrCount++] = a;
+        eb += attrBound(a);
+      });
+  if (dataAndVerdict(seen, 4 /*DATA*/, 2 /*VERDICT*/, 3 /*CHAIN*/))
+    failDataVerdict(e.offset, "operation " + std::to_string(opIndex_ - 1) + " element " + std::to_string(i), 4, 2, 3);
+  readExprsInto(r, "element", 1 /* no dynset children inside elements */, &eb, e.exprs);
+  if (eb > kElemBoundMax)
+    throw WireError(e.offset, "operation " + std::to_string(opIndex_ - 1) + " element " + std::to_string(i) +
+                                  " may need " + std::to_string(eb) + " bytes of netlink, more than the " +
+                                  std::to_string(kElemBoundMax) + " an element may take in a 64 KiB element-list nest");
+  (void)op;
+  e.bound = eb;
+}
 
-Request parseRequest(const uint8_t *buf, size_t len) {
-  Reader r(buf, len);
-  Request req;
+RequestReader::RequestReader(const uint8_t *buf, size_t len) : r_(buf, len) {
+  Reader &r = r_;
   r.need(kHeaderSize, "header");
   const uint32_t magic = r.u32("magic");
   if (magic != kMagic) {
@@ -489,38 +501,34 @@ Request parseRequest(const uint8_t *buf, size_t len) {
   if (version != kVersion)
     throw WireError(4, "version " + std::to_string(version) + " is not supported (expected " +
                            std::to_string(kVersion) + ")");
-  req.flags = r.u16("flags");
-  if (req.flags & ~(kFlagCheck | kFlagGenid))
+  flags_ = r.u16("flags");
+  if (flags_ & ~(kFlagCheck | kFlagGenid))
     throw WireError(6, "unknown header flags 0x" + [&] {
       char b[8];
-      snprintf(b, sizeof b, "%04x", req.flags);
+      snprintf(b, sizeof b, "%04x", flags_);
       return std::string(b);
     }() + " (known: 1 CHECK, 2 GENID)");
-  req.genid = r.u32("genid");
-  const uint32_t count = r.u32("count");
+  genid_ = r.u32("genid");
+  count_ = r.u32("count");
   // An operation is at least 12 bytes (8-byte header and two counts).
-  if (size_t(count) * 12 > r.remaining())
-    throw WireError(12, "header declares " + std::to_string(count) + " operations but only " +
+  if (size_t(count_) * 12 > r.remaining())
+    throw WireError(12, "header declares " + std::to_string(count_) + " operations but only " +
                             std::to_string(r.remaining()) + " bytes follow");
-  req.ops.reserve(count);
-  for (uint32_t i = 0; i < count; i++) req.ops.push_back(readOp(r, i));
-  if (r.remaining() != 0)
-    throw WireError(r.pos(), std::to_string(r.remaining()) + " trailing bytes after the last operation");
-  return req;
+}
+
+void RequestReader::finish() const {
+  if (r_.remaining() != 0)
+    throw WireError(r_.pos(), std::to_string(r_.remaining()) + " trailing bytes after the last operation");
 }
 
 // ---- writer ------------------------------------------------------------------------------------
 
-void Writer::raw(const void *p, size_t n) {
-  const auto *b = static_cast<const uint8_t *>(p);
-  buf_.insert(buf_.end(), b, b + n);
-}
-void Writer::patchU16(size_t at, uint16_t v) { std::memcpy(buf_.data() + at, &v, 2); }
-void Writer::patchU32(size_t at, uint32_t v) { std::memcpy(buf_.data() + at, &v, 4); }
-void Writer::attr(uint16_t id, const void *data, uint32_t len) {
-  u16(id);
-  u32(len);
-  if (len) raw(data, len);
+void Writer::grow(size_t want) {
+  if (want < 4096) want = 4096;
+  void *p = std::realloc(buf_, want);
+  if (p == nullptr) throw std::bad_alloc();
+  buf_ = static_cast<uint8_t *>(p);
+  cap_ = want;
 }
 
 }  // namespace nftlink

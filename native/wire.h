@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -91,6 +93,9 @@ const ExprSpec *findExpr(std::string_view name);
 const char *attrKindName(AttrKind k);
 
 // ---- request views -----------------------------------------------------------------------------
+//
+// Views point into the caller's request buffer: it must stay alive and unchanged while a request is
+// read (commit keeps a reference to the JS Uint8Array for the worker's lifetime; see commit.cc).
 
 struct AttrView {
   uint16_t id;
@@ -107,10 +112,17 @@ struct ExprView {
   size_t offset;
 };
 
+// NFTNL_SET_ELEM_* ids 0..11, each at most once: an element never has more attributes than this.
+constexpr uint16_t kElemAttrMax = 12;
+
+// One element of a kind-4 list, read in place. Reused from element to element: reading the next one
+// overwrites it (its expression vector keeps its capacity), so a list costs no allocation per element.
 struct ElemView {
-  std::vector<AttrView> attrs;
-  std::vector<ExprView> exprs;
-  size_t bound;  // upper bound of its netlink encoding
+  AttrView attrs[kElemAttrMax];
+  uint16_t attrCount = 0;
+  std::vector<ExprView> exprs;  // per-element expressions (counter ...), usually none
+  size_t offset = 0;
+  size_t bound = 0;  // upper bound of its netlink encoding
 };
 
 struct OpView {
@@ -120,15 +132,9 @@ struct OpView {
   uint8_t family;
   std::vector<AttrView> attrs;
   std::vector<ExprView> exprs;
-  std::vector<ElemView> elems;
+  uint32_t elemCount = 0;  // kind 4: the elements follow, read one by one with RequestReader::nextElem
   size_t offset;
   size_t bound;  // upper bound of the netlink message (not used for kind 4, which is chunked)
-};
-
-struct Request {
-  uint16_t flags = 0;
-  uint32_t genid = 0;
-  std::vector<OpView> ops;
 };
 
 // Thrown for every malformed request; what() is the full, user-facing message.
@@ -137,25 +143,138 @@ class WireError : public std::runtime_error {
   WireError(size_t offset, const std::string &reason);
 };
 
-// Parses and validates the whole buffer (nothing is sent for a malformed one).
-Request parseRequest(const uint8_t *buf, size_t len);
+// Bounds-checked cursor over the request (every read names what it was reading when it ran out).
+class Reader {
+ public:
+  Reader(const uint8_t *p, size_t n) : p_(p), n_(n) {}
+  size_t pos() const { return pos_; }
+  size_t remaining() const { return n_ - pos_; }
+  const uint8_t *here() const { return p_ + pos_; }
+  void need(size_t k, const char *what) const {
+    if (k > n_ - pos_) fail(k, what);
+  }
+  uint8_t u8(const char *what) {
+    need(1, what);
+    return p_[pos_++];
+  }
+  uint16_t u16(const char *what) {
+    need(2, what);
+    uint16_t v;
+    std::memcpy(&v, p_ + pos_, 2);
+    pos_ += 2;
+    return v;
+  }
+  uint32_t u32(const char *what) {
+    need(4, what);
+    uint32_t v;
+    std::memcpy(&v, p_ + pos_, 4);
+    pos_ += 4;
+    return v;
+  }
+  const uint8_t *bytes(size_t k, const char *what) {
+    need(k, what);
+    const uint8_t *r = p_ + pos_;
+    pos_ += k;
+    return r;
+  }
+
+ private:
+  [[noreturn]] void fail(size_t k, const char *what) const;
+  const uint8_t *p_;
+  size_t n_;
+  size_t pos_ = 0;
+};
+
+// Reads and validates a request front to back, one operation (and, for kind 4, one element) at a
+// time, so that the caller can build each message as soon as its part of the buffer is checked:
+//
+//   RequestReader r(buf, len);             // the header
+//   for (i < r.count()) {
+//     r.nextOp(op);
+//     for (k < op.elemCount) r.nextElem(op, k, elem);   // kind 4 only
+//   }
+//   r.finish();                            // no trailing bytes
+//
+// Every check (and every error message) is the one the contract lists; nothing is sent unless the
+// whole buffer was read without a WireError.
+class RequestReader {
+ public:
+  RequestReader(const uint8_t *buf, size_t len);
+  uint16_t flags() const { return flags_; }
+  uint32_t genid() const { return genid_; }
+  uint32_t count() const { return count_; }
+  void nextOp(OpView &op);
+  void nextElem(const OpView &op, uint32_t index, ElemView &e);
+  void finish() const;
+
+ private:
+  Reader r_;
+  uint16_t flags_ = 0;
+  uint32_t genid_ = 0;
+  uint32_t count_ = 0;
+  uint32_t opIndex_ = 0;
+};
 
 // ---- reply writer ------------------------------------------------------------------------------
 
+// A growable byte buffer for replies: malloc'd, grown with realloc, never zero-filled, and handed to
+// JS as the ArrayBuffer's own memory (release()) instead of being copied.
 class Writer {
  public:
-  void u8(uint8_t v) { buf_.push_back(v); }
+  Writer() = default;
+  explicit Writer(size_t capacity) { grow(capacity); }
+  ~Writer() { std::free(buf_); }
+  Writer(Writer &&o) noexcept : buf_(o.buf_), len_(o.len_), cap_(o.cap_) { o.buf_ = nullptr, o.len_ = o.cap_ = 0; }
+  Writer &operator=(Writer &&o) noexcept {
+    if (this != &o) {
+      std::free(buf_);
+      buf_ = o.buf_, len_ = o.len_, cap_ = o.cap_;
+      o.buf_ = nullptr, o.len_ = o.cap_ = 0;
+    }
+    return *this;
+  }
+  Writer(const Writer &) = delete;
+  Writer &operator=(const Writer &) = delete;
+
+  void u8(uint8_t v) {
+    ensure(1);
+    buf_[len_++] = v;
+  }
   void u16(uint16_t v) { raw(&v, 2); }
   void u32(uint32_t v) { raw(&v, 4); }
-  void raw(const void *p, size_t n);
-  size_t size() const { return buf_.size(); }
-  void patchU16(size_t at, uint16_t v);
-  void patchU32(size_t at, uint32_t v);
-  void attr(uint16_t id, const void *data, uint32_t len);
-  std::vector<uint8_t> &buffer() { return buf_; }
+  void raw(const void *p, size_t n) {
+    ensure(n);
+    if (n) std::memcpy(buf_ + len_, p, n);
+    len_ += n;
+  }
+  size_t size() const { return len_; }
+  const uint8_t *data() const { return buf_; }
+  void patchU16(size_t at, uint16_t v) { std::memcpy(buf_ + at, &v, 2); }
+  void patchU32(size_t at, uint32_t v) { std::memcpy(buf_ + at, &v, 4); }
+  void attr(uint16_t id, const void *data, uint32_t len) {
+    ensure(6 + size_t(len));
+    std::memcpy(buf_ + len_, &id, 2);
+    std::memcpy(buf_ + len_ + 2, &len, 4);
+    if (len) std::memcpy(buf_ + len_ + 6, data, len);
+    len_ += 6 + size_t(len);
+  }
+  void clear() { len_ = 0; }
+  // Hands the buffer (malloc'd; free() it) to the caller and leaves the writer empty.
+  uint8_t *release(size_t *len) {
+    uint8_t *p = buf_;
+    *len = len_;
+    buf_ = nullptr, len_ = cap_ = 0;
+    return p;
+  }
 
  private:
-  std::vector<uint8_t> buf_;
+  void ensure(size_t n) {
+    if (cap_ - len_ < n) grow(len_ + n > 2 * cap_ ? len_ + n : 2 * cap_);
+  }
+  void grow(size_t want);
+  uint8_t *buf_ = nullptr;
+  size_t len_ = 0;
+  size_t cap_ = 0;
 };
 
 }  // namespace nftlink

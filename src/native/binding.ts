@@ -34,7 +34,10 @@ export interface NativeBinding {
    * name from `ip netns add` (/run/netns/NAME); a string with '/' is a path; a number an open netns fd.
    */
   open(netns?: string | number): NativeHandle;
-  /** Sends one compact-format request as one batch. Rejects only for a malformed buffer or a socket failure. */
+  /**
+   * Sends one compact-format request as one batch. Rejects only for a malformed buffer or a socket failure.
+   * The addon reads `buf` in place while the promise is pending: do not modify or transfer it until then.
+   */
   commit(h: NativeHandle, buf: Uint8Array): Promise<NativeCommitResult>;
   /**
    * `what`: bitmask 1 tables, 2 chains, 4 sets, 8 elements, 16 rules. `family` 0 = all.
@@ -43,6 +46,22 @@ export interface NativeBinding {
   dump(h: NativeHandle, what: number, family: number, table: string | null): Promise<Uint8Array>;
   /** One set's elements only (a single kind-4 operation in the reply format). */
   dumpSetElements(h: NativeHandle, family: number, table: string, set: string): Promise<Uint8Array>;
+  /**
+   * dumpSetElements, streamed: `onChunk` receives the reply in parts while the kernel is still producing
+   * the rest, each part a complete reply message (one kind-4 operation holding some of the elements).
+   * `attempt` counts from 0: a part with a higher attempt than the one before means the dump started
+   * over (the generation moved, or the kernel repeated elements), so discard every earlier part.
+   * Resolves after the last part with the generation and the attempt whose parts make the answer
+   * (none of them, for an empty set). If `onChunk` throws, no further part comes and the promise
+   * rejects with what it threw.
+   */
+  dumpSetElementsStream(
+    h: NativeHandle,
+    family: number,
+    table: string,
+    set: string,
+    onChunk: (part: Uint8Array, attempt: number) => void,
+  ): Promise<{ generation: number; attempt: number }>;
   /** NFT_MSG_GETGEN. */
   getGeneration(h: NativeHandle): Promise<number>;
   /** Idempotent; a closed handle rejects further calls. */

@@ -74,8 +74,14 @@ export class Nftables {
 
   /** One set's elements, decoded with the set's types. */
   async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }> {
-    const buf = await this.native.dumpSetElements(this.handle, NFPROTO[set.family], set.table, set.name);
-    return decodeSetElements(buf, set);
+    // Streamed: each part is decoded while the kernel produces the next; a higher attempt starts over.
+    let attempt = 0;
+    let elements: SetElement[] = [];
+    const done = await this.native.dumpSetElementsStream(this.handle, NFPROTO[set.family], set.table, set.name, (part, a) => {
+      if (a !== attempt) (attempt = a), (elements = []);
+      for (const e of decodeSetElements(part, set).elements) elements.push(e);
+    });
+    return { generation: done.generation, elements: done.attempt === attempt ? elements : [] };
   }
 
   async generation(): Promise<number> {
