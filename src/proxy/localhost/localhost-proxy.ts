@@ -46,6 +46,21 @@ interface Listener {
 
 const keyOf = (t: Pick<LocalhostTarget, 'family' | 'nodePort'>): string => `${t.family}/${t.nodePort}`;
 
+/**
+ * Copies `from` to `to` with backpressure, and half-closes `to` when `from` ends: a TCP relay. Plain
+ * data handlers rather than stream.pipe(): this runs for every connection, and the connection rate
+ * through the proxy is what its cost shows in.
+ */
+function relay(from: Socket, to: Socket): void {
+  from.on('data', (chunk: Buffer) => {
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+  from.once('end', () => to.end());
+}
+
 export class LocalhostNodePortProxy {
   private readonly listeners = new Map<string, Listener>();
   /** Ports that failed to bind, so each failure is counted once until the target changes. */
@@ -136,9 +151,13 @@ export class LocalhostNodePortProxy {
       return;
     }
     l.connections.add(client);
-    const upstream = createConnection({ host: ep.ip, port: ep.port, allowHalfOpen: true });
+    client.setNoDelay(true);
+    const upstream = createConnection({ host: ep.ip, port: ep.port, allowHalfOpen: true, noDelay: true });
     const timer = setTimeout(() => upstream.destroy(new Error(`dial timed out after ${this.dialTimeoutMs} ms`)), this.dialTimeoutMs);
+    let closed = false;
     const done = (): void => {
+      if (closed) return;
+      closed = true;
       clearTimeout(timer);
       l.connections.delete(client);
       client.destroy();
@@ -146,9 +165,8 @@ export class LocalhostNodePortProxy {
     };
     upstream.once('connect', () => {
       clearTimeout(timer);
-      // Bytes both ways; an end on one side half-closes the other, as a TCP relay should.
-      client.pipe(upstream);
-      upstream.pipe(client);
+      relay(client, upstream);
+      relay(upstream, client);
       client.resume();
     });
     upstream.once('error', (err) => {
@@ -156,14 +174,8 @@ export class LocalhostNodePortProxy {
       done();
     });
     client.once('error', done);
-    let ends = 0;
-    const ended = (): void => {
-      if (++ends === 2) done();
-    };
     client.once('close', done);
     upstream.once('close', done);
-    client.once('end', ended);
-    upstream.once('end', ended);
   }
 
   private closeListener(l: Listener, why: string): Promise<void> {
