@@ -163,6 +163,21 @@ export class WireWriter {
     this.pos += bytes.length;
     this.buf[this.pos++] = 0;
   }
+  /**
+   * Raw access for the encoder's hot loop: makes room for `n` bytes and returns where they start;
+   * the caller fills them through `bytes`/`dataView` and then calls advance(n).
+   */
+  reserve(n: number): number {
+    this.ensure(n);
+    return this.pos;
+  }
+  advance(n: number): void {
+    this.pos += n;
+  }
+  get dataView(): DataView {
+    return this.view;
+  }
+
   /** An attribute whose `len` bytes the caller writes in place at the returned offset of `bytes`. */
   attrInPlace(id: number, len: number): number {
     this.attrHead(id, len);
