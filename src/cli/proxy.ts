@@ -101,15 +101,13 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const servers: { stop(): Promise<void> }[] = [];
   if (!values.once) {
     if (cfg.healthzBindAddress) {
-      const healthz = new HealthzServer({ address: cfg.healthzBindAddress, syncPeriodMs: settings.syncPeriodMs, state: () => health.state(), onProbe: (p, c) => metrics.probe(p, c) });
-      await healthz.start();
-      servers.push(healthz);
+      servers.push(new HealthzServer({ address: cfg.healthzBindAddress, syncPeriodMs: settings.syncPeriodMs, state: () => health.state(), onProbe: (p, c) => metrics.probe(p, c) }));
     }
     if (cfg.metricsBindAddress) {
-      const server = new MetricsServer({ address: cfg.metricsBindAddress, metrics, configz: () => parseYaml(writeConfig(cfg)) as unknown });
-      await server.start();
-      servers.push(server);
+      servers.push(new MetricsServer({ address: cfg.metricsBindAddress, metrics, configz: () => parseYaml(writeConfig(cfg)) as unknown }));
     }
+    // As kube-proxy: a server that cannot bind is logged and retried; the proxy keeps programming.
+    for (const server of servers as (HealthzServer | MetricsServer)[]) keepServing(server, log);
   }
   await proxier.start();
   const stopAll = async (): Promise<void> => {
@@ -131,6 +129,15 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+  });
+}
+
+const RETRY_SERVER_MS = 5000;
+
+function keepServing(server: HealthzServer | MetricsServer, log: Logger): void {
+  server.start().catch((err: unknown) => {
+    log.error('cannot start server; retrying', { reason: (err as Error).message, retryInMs: RETRY_SERVER_MS });
+    setTimeout(() => keepServing(server, log), RETRY_SERVER_MS).unref();
   });
 }
 
