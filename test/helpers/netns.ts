@@ -30,3 +30,14 @@ export async function withNetns<T>(count: number, fn: (...ns: BaseNetns[]) => Pr
     for (const ns of list) ns.remove();
   }
 }
+
+/** Namespaces made on demand during a file's tests, all removed after them. */
+export function namespacesForFile(afterAll: (fn: () => void) => void): () => BaseNetns {
+  const made: BaseNetns[] = [];
+  afterAll(() => made.forEach((n) => n.remove()));
+  return () => {
+    const n = Netns.create();
+    made.push(n);
+    return n;
+  };
+}

@@ -3,25 +3,13 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { Nftables } from '../../src/index.js';
-import { coverageRuleset } from '../fixtures/coverage.js';
-import { kubeProxyShape } from '../fixtures/kube-proxy-shape.js';
-import { Netns } from '../helpers/netns.js';
+import { namespacesForFile } from '../helpers/netns.js';
+import { FIXTURES } from '../fixtures/index.js';
 
-const made: Netns[] = [];
-afterAll(() => made.forEach((ns) => ns.remove()));
-function ns(): Netns {
-  const n = Netns.create();
-  made.push(n);
-  return n;
-}
+const ns = namespacesForFile(afterAll);
 
-const fixtures = [
-  ['kube-proxy shape, ip', () => kubeProxyShape('ip')],
-  ['kube-proxy shape, ip6', () => kubeProxyShape('ip6')],
-  ['every expression and set shape, inet', () => coverageRuleset()],
-] as const;
 
-describe.each(fixtures)('%s', (_name, build) => {
+describe.each(FIXTURES)('%s', (_name, build) => {
   it('netlink and nft -f give the same nft list ruleset', async () => {
     const viaNetlink = ns();
     const viaNft = ns();

@@ -1,23 +1,14 @@
 // The reconciler against the kernel: zero diff when nothing changed, element-level deltas, chains
 // rewritten only when their rules differ, leftovers deleted, and a resync that sees what others did.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Nftables, ip, meta, rule, th, Transaction, types } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { ip, meta, rule, th, Transaction, types } from '../../src/index.js';
 import type { NftSet, Rule } from '../../src/index.js';
 import { Reconciler, type DesiredState } from '../../src/nft/reconcile/reconciler.js';
-import { Netns } from '../helpers/netns.js';
+import { kernelSession } from '../helpers/kernel.js';
 
 const { ipv4_addr, inet_proto, inet_service } = types;
-let ns: Netns;
-let nft: Nftables;
-beforeAll(() => {
-  ns = Netns.create();
-  nft = Nftables.open({ netns: ns.name });
-});
-afterAll(() => {
-  nft?.close();
-  ns?.remove();
-});
+const session = kernelSession();
 
 const table = { family: 'ip' as const, name: 'rec' };
 function desired(opts: { svc2?: boolean; ep?: string; port?: number } = {}): DesiredState {
@@ -44,7 +35,7 @@ function desired(opts: { svc2?: boolean; ep?: string; port?: number } = {}): Des
 
 async function apply(rec: Reconciler, d: DesiredState): Promise<Transaction> {
   const { tx } = rec.plan(d);
-  await nft.commit(tx);
+  await session.nft.commit(tx);
   rec.committed();
   return tx;
 }
@@ -56,7 +47,7 @@ describe('Reconciler', () => {
     await apply(rec, desired({ svc2: true }));
     expect(rec.plan(desired({ svc2: true })).tx.size).toBe(0);
     rec.failed();
-    rec.resync(await nft.dump(), [table]);
+    rec.resync(await session.nft.dump(), [table]);
     const again = rec.plan(desired({ svc2: true }));
     expect(again.tx.render()).toBe('');
     rec.failed();
@@ -73,7 +64,7 @@ describe('Reconciler', () => {
         '',
       ].join('\n'),
     );
-    const listed = ns.nftList();
+    const listed = session.ns.nftList();
     expect(listed).toContain('198.18.0.1 : 198.18.1.9 . 80');
     expect(listed).toContain('dnat to 198.18.1.9:80');
   });
@@ -82,16 +73,16 @@ describe('Reconciler', () => {
     const tx = await apply(rec, desired({ ep: '198.18.1.9' }));
     expect(tx.render()).toContain('delete chain ip rec svc2');
     expect(tx.render()).toContain('delete element ip rec services { 198.18.0.2 . udp . 53 }');
-    expect(ns.nftList()).not.toContain('svc2');
+    expect(session.ns.nftList()).not.toContain('svc2');
   });
 
   it('a resync sees what someone else changed and plans it away', async () => {
-    ns.nftApply('add element ip rec services { 198.18.0.77 . tcp . 1 : drop }\nadd rule ip rec svc1 counter\n');
-    rec.resync(await nft.dump(), [table]);
+    session.ns.nftApply('add element ip rec services { 198.18.0.77 . tcp . 1 : drop }\nadd rule ip rec svc1 counter\n');
+    rec.resync(await session.nft.dump(), [table]);
     const tx = await apply(rec, desired({ ep: '198.18.1.9' }));
     expect(tx.render()).toContain('delete element ip rec services { 198.18.0.77 . tcp . 1 }');
     expect(tx.render()).toContain('flush chain ip rec svc1');
-    rec.resync(await nft.dump(), [table]);
+    rec.resync(await session.nft.dump(), [table]);
     expect(rec.plan(desired({ ep: '198.18.1.9' })).tx.size).toBe(0);
     rec.failed();
   });

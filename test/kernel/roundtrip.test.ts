@@ -9,23 +9,13 @@ import { RulesetModel } from '../../src/nft/model.js';
 import { ruleFingerprint } from '../../src/nft/reconcile/rule-fingerprint.js';
 import { coverageRuleset } from '../fixtures/coverage.js';
 import { kubeProxyShape } from '../fixtures/kube-proxy-shape.js';
-import { Netns } from '../helpers/netns.js';
+import { namespacesForFile } from '../helpers/netns.js';
+import { FIXTURES } from '../fixtures/index.js';
 
-const made: Netns[] = [];
-afterAll(() => made.forEach((ns) => ns.remove()));
-function ns(): Netns {
-  const n = Netns.create();
-  made.push(n);
-  return n;
-}
+const ns = namespacesForFile(afterAll);
 
-const fixtures = [
-  ['kube-proxy shape, ip', () => kubeProxyShape('ip')],
-  ['kube-proxy shape, ip6', () => kubeProxyShape('ip6')],
-  ['every expression and set shape, inet', () => coverageRuleset()],
-] as const;
 
-describe.each(fixtures)('%s', (_name, build) => {
+describe.each(FIXTURES)('%s', (_name, build) => {
   it('dump, then render, equals what was written', async () => {
     const target = ns();
     const tx = build();

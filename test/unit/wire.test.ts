@@ -6,15 +6,11 @@ import { renderRuleset } from '../../src/index.js';
 import { RulesetModel } from '../../src/nft/model.js';
 import { decodeRuleset } from '../../src/nft/netlink/decode.js';
 import { WireReader, WireWriter, WIRE_MAGIC } from '../../src/nft/netlink/wire.js';
-import { coverageRuleset } from '../fixtures/coverage.js';
+import { FIXTURES } from '../fixtures/index.js';
 import { kubeProxyShape } from '../fixtures/kube-proxy-shape.js';
 
 describe('compact wire format', () => {
-  it.each([
-    ['kube-proxy shape ip', () => kubeProxyShape('ip')],
-    ['kube-proxy shape ip6', () => kubeProxyShape('ip6')],
-    ['coverage inet', () => coverageRuleset()],
-  ])('%s: encode then decode gives back the same ruleset', (_n, build) => {
+  it.each(FIXTURES)('%s: encode then decode gives back the same ruleset', (_n, build) => {
     const tx = build();
     const decoded = decodeRuleset(tx.encode().buffer);
     expect(renderRuleset(decoded)).toBe(renderRuleset(new RulesetModel({ kernelDefaults: false }).apply(tx.operations).ruleset()));
