@@ -12,7 +12,8 @@
         "native/wire.cc",
         "native/commit.cc",
         "native/dump.cc",
-        "native/generation.cc"
+        "native/generation.cc",
+        "native/conntrack.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

@@ -1,6 +1,10 @@
 // Module init and the JS surface (native/README.md): argument checking happens here, on the JS
-// thread; everything that talks to the kernel runs in a worker (commit.cc, dump.cc, generation.cc).
+// thread; everything that talks to the kernel runs in a worker (commit.cc, dump.cc, generation.cc,
+// conntrack.cc).
 #include <napi.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cmath>
 #include <memory>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "commit.h"
+#include "conntrack.h"
 #include "dump.h"
 #include "socket.h"
 
@@ -212,6 +217,63 @@ Napi::Value GetGeneration(const Napi::CallbackInfo &info) {
   return startGetGeneration(env, std::move(h));
 }
 
+// conntrackDelete(h, family, filters): each filter { protocol, dstPort, dst?, replySrc?, notNatted? }.
+Napi::Value ConntrackDelete(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) return rejected(env, Napi::Error::New(env, why));
+  double family;
+  if (!isInteger(info[1], 0, 255, &family) || (family != 2 && family != 10))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: conntrackDelete(): `family` must be 2 (ipv4) or 10 (ipv6)"));
+  if (info.Length() < 3 || !info[2].IsArray())
+    return rejected(env, Napi::TypeError::New(env, "nftlink: conntrackDelete(): `filters` must be an array"));
+  CtSpec spec;
+  spec.family = uint8_t(family);
+  const int af = family == 2 ? AF_INET : AF_INET6;
+  auto arr = info[2].As<Napi::Array>();
+  const uint32_t n = arr.Length();
+  if (n > 1000000)
+    return rejected(env, Napi::RangeError::New(env, "nftlink: conntrackDelete(): at most 1000000 filters"));
+  spec.filters.reserve(n);
+  auto bad = [&](uint32_t i, const std::string &what) {
+    return rejected(env, Napi::TypeError::New(env, "nftlink: conntrackDelete(): filter " + std::to_string(i) + ": " + what));
+  };
+  auto address = [&](const Napi::Value &v, uint8_t *out) {
+    if (!v.IsString()) return false;
+    const std::string s = v.As<Napi::String>().Utf8Value();
+    if (s.size() > 64 || s.find('\0') != std::string::npos) return false;
+    return inet_pton(af, s.c_str(), out) == 1;
+  };
+  for (uint32_t i = 0; i < n; i++) {
+    const Napi::Value item = arr.Get(i);
+    if (!item.IsObject() || item.IsArray()) return bad(i, "not an object");
+    const Napi::Object o = item.As<Napi::Object>();
+    CtFilter f;
+    double proto, port;
+    if (!isInteger(o.Get("protocol"), 1, 255, &proto))
+      return bad(i, "`protocol` must be an IP protocol number (UDP 17, SCTP 132, TCP 6)");
+    if (!isInteger(o.Get("dstPort"), 1, 65535, &port)) return bad(i, "`dstPort` must be a port (1..65535)");
+    f.protocol = uint8_t(proto);
+    f.dstPort = uint16_t(port);
+    const Napi::Value dst = o.Get("dst");
+    if (!dst.IsUndefined() && !dst.IsNull()) {
+      if (!address(dst, f.dst)) return bad(i, "`dst` is not an address of this family");
+      f.hasDst = true;
+    }
+    const Napi::Value rs = o.Get("replySrc");
+    if (!rs.IsUndefined() && !rs.IsNull()) {
+      if (!address(rs, f.replySrc)) return bad(i, "`replySrc` is not an address of this family");
+      f.hasReplySrc = true;
+    }
+    const Napi::Value nn = o.Get("notNatted");
+    if (!nn.IsUndefined() && !nn.IsBoolean()) return bad(i, "`notNatted` must be a boolean");
+    f.notNatted = nn.IsBoolean() && nn.As<Napi::Boolean>().Value();
+    spec.filters.push_back(f);
+  }
+  return startConntrackDelete(env, std::move(h), std::move(spec));
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open, "open"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
@@ -220,6 +282,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("dumpSetElements", Napi::Function::New(env, DumpSetElements, "dumpSetElements"));
   exports.Set("dumpSetElementsStream", Napi::Function::New(env, DumpSetElementsStream, "dumpSetElementsStream"));
   exports.Set("getGeneration", Napi::Function::New(env, GetGeneration, "getGeneration"));
+  exports.Set("conntrackDelete", Napi::Function::New(env, ConntrackDelete, "conntrackDelete"));
   return exports;
 }
 

@@ -28,6 +28,36 @@ export interface NativeCommitResult {
   errors: NativeError[];
 }
 
+/**
+ * A conntrack flow matches when its original tuple has this protocol and destination port and, when
+ * given, this original destination address and this reply source address (the DNAT target).
+ */
+export interface NativeConntrackFilter {
+  /** IP protocol number: UDP 17, SCTP 132, TCP 6. */
+  protocol: number;
+  /** The original destination port (1..65535). */
+  dstPort: number;
+  /** The original destination address (the service IP); omitted: any. */
+  dst?: string;
+  /** The reply source address (the endpoint a DNAT'ed flow goes to); omitted: any. */
+  replySrc?: string;
+  /** Only flows that were not DNAT'ed (reply source = original destination). */
+  notNatted?: boolean;
+}
+
+export interface NativeConntrackResult {
+  /** Flows of the filters' protocols the dump returned. */
+  scanned: number;
+  /** Flows the kernel deleted. */
+  deleted: number;
+  /** Deletes answered ENOENT: the flow expired or was replaced in between (not an error). */
+  vanished: number;
+  /** Deletes the kernel refused for another reason. */
+  failed: number;
+  /** Their errnos (the first 64). */
+  errors: number[];
+}
+
 export interface NativeBinding {
   /**
    * Opens a NETLINK_NETFILTER socket. No argument: the caller's namespace. A string without '/' is a
@@ -64,6 +94,11 @@ export interface NativeBinding {
   ): Promise<{ generation: number; attempt: number }>;
   /** NFT_MSG_GETGEN. */
   getGeneration(h: NativeHandle): Promise<number>;
+  /**
+   * Dumps the conntrack table of the handle's namespace for `family` (2 ipv4, 10 ipv6) and deletes every
+   * flow that matches any filter, in one call. Rejects for a bad argument, or when the dump or the socket fails.
+   */
+  conntrackDelete(h: NativeHandle, family: 2 | 10, filters: readonly NativeConntrackFilter[]): Promise<NativeConntrackResult>;
   /** Idempotent; a closed handle rejects further calls. */
   close(h: NativeHandle): void;
 }

@@ -14,6 +14,7 @@ import { FamilySync, STALE_CHAIN_DELAY_MS, type SyncResult } from './sync/family
 import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
+import { ConntrackCleaner } from './conntrack/cleaner.js';
 
 export interface ProxierOptions {
   source: ProxySource;
@@ -56,12 +57,14 @@ export class Proxier {
   private families: FamilySync[] = [];
   private synced = false;
   private staleTimer: NodeJS.Timeout | undefined;
+  private readonly conntrack: ConntrackCleaner;
   /** Rejected objects and source problems, counted by kind (kube-proxy logs each once). */
   readonly invalidCounts = new Map<string, number>();
   lastReport: SyncReport | undefined;
 
   constructor(private readonly opts: ProxierOptions) {
     this.tracker = new ChangeTracker({ nodeName: opts.nodeName });
+    this.conntrack = new ConntrackCleaner({ ...(opts.netns !== undefined ? { netns: opts.netns } : {}), log: opts.log });
     this.runner = new BoundedFrequencyRunner(() => this.syncAll(), { minIntervalMs: opts.minSyncPeriodMs, maxIntervalMs: opts.syncPeriodMs });
   }
 
@@ -158,6 +161,7 @@ export class Proxier {
         const r = await fam.sync(snap.states[family], snap.change[family]);
         results.push(r);
         this.opts.log.debug('synced', { ...r });
+        await this.conntrack.synced(snap.states[family]); // UDP/SCTP flows to endpoints that are gone (never throws)
       } catch (err) {
         error = err as Error;
         this.opts.log.error('sync failed; the next sync is a full one', { family: fam.family, reason: error.message });
@@ -191,5 +195,6 @@ export class Proxier {
     await this.opts.localhost?.proxy.close();
     this.nft?.close();
     this.nft = undefined;
+    this.conntrack.close();
   }
 }

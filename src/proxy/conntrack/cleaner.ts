@@ -1,0 +1,62 @@
+// Runs the stale-flow cleanup (stale.ts) after each successful sync of a family: one native call
+// (dump + delete, off the JS thread) per family that has something to clean, on a netlink socket of its
+// own in the proxy's namespace, so a long conntrack dump never holds up the nftables socket.
+// The baseline is the state the last *successful* sync of that family programmed, so an endpoint
+// removed in a sync that failed is still cleaned by the next one that succeeds.
+
+import { loadNative, type NativeBinding, type NativeConntrackResult, type NativeHandle } from '../../native/binding.js';
+import type { Logger } from '../log.js';
+import type { IPFamily, ProxyState } from '../model/types.js';
+import { staleFlowFilters } from './stale.js';
+
+const NFPROTO = { ipv4: 2, ipv6: 10 } as const;
+
+export interface CleanupReport {
+  family: IPFamily;
+  filters: number;
+  result?: NativeConntrackResult;
+  error?: Error;
+}
+
+export class ConntrackCleaner {
+  private native: NativeBinding | undefined;
+  private handle: NativeHandle | undefined;
+  private readonly baseline = new Map<IPFamily, ProxyState>();
+
+  constructor(
+    private readonly opts: { netns?: string; log: Logger },
+  ) {}
+
+  /**
+   * Call after `state` was programmed successfully for its family. Never throws: failures are logged
+   * and reported (the flows stay; the next cleanup tries again only for what changes then).
+   */
+  async synced(state: ProxyState): Promise<CleanupReport> {
+    const previous = this.baseline.get(state.family);
+    this.baseline.set(state.family, state);
+    const { filters, staleEndpoints, newlyActive } = staleFlowFilters(previous, state);
+    const report: CleanupReport = { family: state.family, filters: filters.length };
+    if (filters.length === 0) return report;
+    try {
+      if (!this.native || !this.handle) {
+        this.native = loadNative();
+        this.handle = this.opts.netns === undefined ? this.native.open() : this.native.open(this.opts.netns);
+      }
+      const result = await this.native.conntrackDelete(this.handle, NFPROTO[state.family], filters);
+      report.result = result;
+      const fields = { family: state.family, staleEndpoints, newlyActive, filters: filters.length, ...result };
+      if (result.failed > 0) this.opts.log.error('some stale conntrack flows could not be deleted', fields);
+      else this.opts.log.debug('deleted stale conntrack flows', fields);
+    } catch (err) {
+      report.error = err as Error;
+      this.opts.log.error('conntrack cleanup failed', { family: state.family, reason: report.error.message });
+    }
+    return report;
+  }
+
+  /** Closes the socket; idempotent. */
+  close(): void {
+    if (this.native && this.handle) this.native.close(this.handle);
+    this.handle = undefined;
+  }
+}

@@ -1,0 +1,102 @@
+// Which conntrack flows a sync made stale: kube-proxy's pkg/proxy/conntrack cleanup, for UDP and SCTP
+// service ports (TCP flows end by themselves: a reset or a timeout, never a silent black hole).
+//
+//  1. An endpoint that could take a service port's traffic before the sync and cannot now: a flow
+//     whose original destination is one of the port's service addresses (ClusterIP, external IP,
+//     load-balancer IP) with the service port, or any address with its NodePort, and whose reply
+//     source is that endpoint, keeps being DNAT'ed to it as long as the client keeps sending: delete it.
+//  2. A service port that had no endpoint and now has one: flows to its addresses were created while
+//     its packets were dropped or rejected (or before the service existed) and would keep missing the
+//     new endpoints: delete every flow to its addresses and NodePort.
+//
+// Without a baseline (the first sync after start) there is no "before": only flows to service ports
+// with endpoints that were never DNAT'ed are deleted (they were made before the rules existed); the
+// tables survive a restart, so flows DNAT'ed by them are still right.
+
+import type { NativeConntrackFilter } from '../../native/binding.js';
+import { categorizeEndpoints } from '../model/categorize.js';
+import type { ProxyState, ServiceEndpoint, ServicePort } from '../model/types.js';
+
+const PROTOCOL_NUMBER = { UDP: 17, SCTP: 132 } as const;
+
+/** The IP protocol number when flows of this protocol need cleaning, else undefined. */
+function cleanedProtocol(sp: ServicePort): number | undefined {
+  return sp.protocol === 'UDP' || sp.protocol === 'SCTP' ? PROTOCOL_NUMBER[sp.protocol] : undefined;
+}
+
+/** The endpoints a service port's rules may send traffic to. */
+function reachable(state: ProxyState, sp: ServicePort): readonly ServiceEndpoint[] {
+  return categorizeEndpoints(state.endpoints.get(sp.id) ?? [], sp).allReachableEndpoints;
+}
+
+/** The (address, port) pairs a client may have sent to, for a service port. */
+function destinations(sp: ServicePort): { dst?: string; dstPort: number }[] {
+  const out: { dst?: string; dstPort: number }[] = [];
+  const ips = new Set([sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerIPs].filter((ip) => ip !== ''));
+  for (const ip of ips) out.push({ dst: ip, dstPort: sp.port });
+  // Any local address answers the NodePort; the reply source (the endpoint) keeps the match narrow.
+  if (sp.nodePort > 0) out.push({ dstPort: sp.nodePort });
+  return out;
+}
+
+export interface StaleFlows {
+  filters: NativeConntrackFilter[];
+  /** Service ports whose endpoints went away (case 1), for the log. */
+  staleEndpoints: number;
+  /** Service ports that went from no endpoints to some (case 2), for the log. */
+  newlyActive: number;
+}
+
+/**
+ * The filters that select the flows this sync made stale, for one family. `previous` is the state the
+ * last successful sync programmed (undefined before the first); `current` the state just programmed.
+ */
+export function staleFlowFilters(previous: ProxyState | undefined, current: ProxyState): StaleFlows {
+  const filters: NativeConntrackFilter[] = [];
+  const seen = new Set<string>();
+  const add = (f: NativeConntrackFilter): void => {
+    const k = `${f.protocol}|${f.dst ?? '*'}|${f.dstPort}|${f.replySrc ?? '*'}|${f.notNatted ? 1 : 0}`;
+    if (seen.has(k)) return;
+    seen.add(k);
+    filters.push(f);
+  };
+  let staleEndpoints = 0;
+  let newlyActive = 0;
+
+  if (previous === undefined) {
+    for (const sp of current.services.values()) {
+      const protocol = cleanedProtocol(sp);
+      if (protocol === undefined || reachable(current, sp).length === 0) continue;
+      for (const d of destinations(sp)) if (d.dst !== undefined) add({ protocol, ...d, notNatted: true });
+    }
+    return { filters, staleEndpoints, newlyActive };
+  }
+
+  // Case 1: every service port of the previous state (removed ones too) that lost a reachable endpoint.
+  for (const before of previous.services.values()) {
+    const protocol = cleanedProtocol(before);
+    if (protocol === undefined) continue;
+    const was = reachable(previous, before);
+    if (was.length === 0) continue;
+    const after = current.services.get(before.id);
+    const now = new Set(after ? reachable(current, after).map((ep) => `${ep.ip}|${ep.port}`) : []);
+    const gone = was.filter((ep) => !now.has(`${ep.ip}|${ep.port}`));
+    if (gone.length === 0) continue;
+    staleEndpoints++;
+    // Flows were made against the old addresses; a changed service port may also have new ones.
+    const dests = destinations(before);
+    if (after && after.protocol === before.protocol) dests.push(...destinations(after));
+    for (const ep of gone) for (const d of dests) add({ protocol, ...d, replySrc: ep.ip });
+  }
+
+  // Case 2: service ports (new or not) that had no reachable endpoint and now have one.
+  for (const sp of current.services.values()) {
+    const protocol = cleanedProtocol(sp);
+    if (protocol === undefined || reachable(current, sp).length === 0) continue;
+    const before = previous.services.get(sp.id);
+    if (before && cleanedProtocol(before) === protocol && reachable(previous, before).length > 0) continue;
+    newlyActive++;
+    for (const d of destinations(sp)) add({ protocol, ...d });
+  }
+  return { filters, staleEndpoints, newlyActive };
+}
