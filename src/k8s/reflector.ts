@@ -102,6 +102,9 @@ export class Reflector<T extends KubeObject> {
     return this.abort.signal.aborted;
   }
 
+  /** The last watch delivered an event or stayed open a while before it ended. */
+  private lastWatchHealthy = false;
+
   private async loop(): Promise<void> {
     let goneInARow = 0;
     while (!this.stopped) {
@@ -111,6 +114,9 @@ export class Reflector<T extends KubeObject> {
         goneInARow = 0;
       } catch (err) {
         if (this.stopped) break;
+        // A watch that worked for a while and then broke starts the count over: a 410 minutes later
+        // is not "twice in a row", and relists at once.
+        if (this.lastWatchHealthy) goneInARow = 0;
         if (err instanceof GoneError) {
           this.stats.relistsAfterGone++;
           this.resourceVersion = undefined;
@@ -202,12 +208,15 @@ export class Reflector<T extends KubeObject> {
     });
     const openedAt = Date.now();
     let events = 0;
+    this.lastWatchHealthy = false;
     try {
       await this.api.watch(path, { signal: this.abort.signal, idleTimeoutMs: timeoutSeconds * 1000 + WATCH_SILENCE_MARGIN_MS }, (e) => {
+        if (e.type !== 'ERROR') this.lastWatchHealthy = true;
         events++;
         this.apply(e);
       });
     } catch (err) {
+      if (Date.now() - openedAt >= MIN_HEALTHY_WATCH_MS) this.lastWatchHealthy = true;
       if (err instanceof ApiStatusError && err.code === 410) throw new GoneError(err.message);
       throw err;
     }
