@@ -3,6 +3,7 @@
 // health-check NodePorts live (as on a real node with hostNetwork). Every address is 127.0.0.1
 // inside a namespace the test created, or in 198.18.0.0/15.
 
+import { kubeconfigYaml } from '../helpers/kubeconfig.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,28 +118,7 @@ export class ProxyFiles {
     writeFileSync(this.tokenFile, TOKEN);
     // kubeadm's kube-proxy kubeconfig.conf, with the service account token file; plain http to the
     // fake server needs insecure-skip-tls-verify (a real one has certificate-authority instead).
-    writeFileSync(
-      this.kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters:
-- cluster:
-    insecure-skip-tls-verify: true
-    server: ${server}
-  name: default
-contexts:
-- context:
-    cluster: default
-    namespace: default
-    user: default
-  name: default
-current-context: default
-users:
-- name: default
-  user:
-    tokenFile: ${this.tokenFile}
-`,
-    );
+    writeFileSync(this.kubeconfig, kubeconfigYaml({ server, tokenFile: this.tokenFile }));
   }
 
   /** A KubeProxyConfiguration as kubeadm writes it (mode nftables), with `extra` YAML lines appended. */

@@ -5,7 +5,7 @@ import { defaultKubeProxyConfig, parseKubeProxyConfig } from '../../src/k8s/kube
 
 const FILE = parseKubeProxyConfig(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
-clusterCIDR: 10.244.0.0/16
+clusterCIDR: 198.18.0.0/16
 hostnameOverride: from-file
 nftables:
   syncPeriod: 10s
@@ -14,7 +14,7 @@ nftables:
 describe('flags and --config', () => {
   it('builds the configuration from flags alone', () => {
     const { config, ignoredFlags } = resolveKubeProxyConfig({
-      clusterCIDR: '10.0.0.0/8',
+      clusterCIDR: '198.18.0.0/16',
       nodePortAddresses: 'primary',
       masqueradeAll: true,
       healthzBindAddress: '',
@@ -25,7 +25,7 @@ describe('flags and --config', () => {
     });
     expect(ignoredFlags).toEqual([]);
     expect(config).toMatchObject({
-      clusterCIDRs: ['10.0.0.0/8'],
+      clusterCIDRs: ['198.18.0.0/16'],
       nodePortAddresses: ['primary'],
       healthzBindAddress: '',
       metricsBindAddress: '0.0.0.0:10249',
@@ -38,13 +38,13 @@ describe('flags and --config', () => {
   it('names the flag in errors', () => {
     expect(() => resolveKubeProxyConfig({ proxyMode: 'ipvs' })).toThrow(/^--proxy-mode: "ipvs" is not supported/);
     expect(() => resolveKubeProxyConfig({ syncPeriod: 'soon' })).toThrow(/^--sync-period: "soon" is not a duration/);
-    expect(() => resolveKubeProxyConfig({ nodePortAddresses: '10.0.0.0/8,nope' })).toThrow(/^--nodeport-addresses: "nope" is not a CIDR/);
+    expect(() => resolveKubeProxyConfig({ nodePortAddresses: '198.18.0.0/16,nope' })).toThrow(/^--nodeport-addresses: "nope" is not a CIDR/);
     expect(() => resolveKubeProxyConfig({ v: 'loud' })).toThrow('-v: "loud" is not an integer');
   });
 
   it('lets the file win over flags, except -v and --hostname-override', () => {
-    const { config, ignoredFlags } = resolveKubeProxyConfig({ clusterCIDR: '10.0.0.0/8', masqueradeAll: true, hostnameOverride: 'Node-X', v: '2' }, FILE);
-    expect(config.clusterCIDRs).toEqual(['10.244.0.0/16']);
+    const { config, ignoredFlags } = resolveKubeProxyConfig({ clusterCIDR: '198.18.0.0/16', masqueradeAll: true, hostnameOverride: 'Node-X', v: '2' }, FILE);
+    expect(config.clusterCIDRs).toEqual(['198.18.0.0/16']);
     expect(config.nftables.masqueradeAll).toBe(false);
     expect(config.nftables.syncPeriodMs).toBe(10_000);
     expect(config.hostnameOverride).toBe('node-x');
@@ -55,15 +55,15 @@ describe('flags and --config', () => {
 
 describe('settings from the configuration', () => {
   const base = {
-    table: 'kube-proxy', nodeName: 'ignored', nodeIPs: ['192.0.2.1'], clusterCIDRs: ['10.1.0.0/16'], serviceCIDRs: ['10.96.0.0/12'],
+    table: 'kube-proxy', nodeName: 'ignored', nodeIPs: ['198.18.0.1'], clusterCIDRs: ['198.19.0.0/16'], serviceCIDRs: ['198.18.96.0/20'],
     nodePortAddresses: [], masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000, localhostNodePorts: true,
   };
 
   it('maps fields, with NodeCIDR taking the Node podCIDRs', () => {
-    expect(settingsFromConfig(FILE, base)).toEqual({ ...base, nodeName: 'from-file', clusterCIDRs: ['10.244.0.0/16'], syncPeriodMs: 10_000 });
+    expect(settingsFromConfig(FILE, base)).toEqual({ ...base, nodeName: 'from-file', clusterCIDRs: ['198.18.0.0/16'], syncPeriodMs: 10_000 });
     const nodeCidr = { ...defaultKubeProxyConfig(), detectLocalMode: 'NodeCIDR' as const };
     expect(localTrafficCIDRs(nodeCidr, undefined)).toBeUndefined();
-    expect(localTrafficCIDRs(nodeCidr, { spec: { podCIDRs: ['10.244.3.0/24', 'fd00:3::/64'] } })).toEqual(['10.244.3.0/24', 'fd00:3::/64']);
+    expect(localTrafficCIDRs(nodeCidr, { spec: { podCIDRs: ['198.18.3.0/24', '2001:db8:3::/64'] } })).toEqual(['198.18.3.0/24', '2001:db8:3::/64']);
     expect(nodeNameFrom(defaultKubeProxyConfig(), ' My-Host ')).toBe('my-host');
     const gateOff = { ...defaultKubeProxyConfig(), featureGates: { KubeProxyNFTablesLocalhostNodePorts: false } };
     expect(settingsFromConfig(gateOff, base).localhostNodePorts).toBe(false);

@@ -1,3 +1,4 @@
+import { kubeconfigYaml } from '../helpers/kubeconfig.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,33 +33,12 @@ afterEach(async () => {
 function writeKubeconfig(token = 'sa-token-1'): string {
   writeFileSync(join(dir, 'token'), token);
   const path = join(dir, 'kubeconfig.conf');
-  writeFileSync(
-    path,
-    `apiVersion: v1
-kind: Config
-clusters:
-- cluster:
-    insecure-skip-tls-verify: true
-    server: ${api.url}
-  name: default
-contexts:
-- context:
-    cluster: default
-    namespace: default
-    user: default
-  name: default
-current-context: default
-users:
-- name: default
-  user:
-    tokenFile: token
-`,
-  );
+  writeFileSync(path, kubeconfigYaml({ server: api.url, tokenFile: 'token' }));
   return path;
 }
 
 function service(name: string, labels: Record<string, string> = {}, port = 80) {
-  return { kind: 'Service', apiVersion: 'v1', metadata: { name, namespace: 'default', labels }, spec: { type: 'ClusterIP', clusterIP: '10.96.0.10', ports: [{ port, protocol: 'TCP' }] } };
+  return { kind: 'Service', apiVersion: 'v1', metadata: { name, namespace: 'default', labels }, spec: { type: 'ClusterIP', clusterIP: '198.18.96.10', ports: [{ port, protocol: 'TCP' }] } };
 }
 
 function slice(name: string, svc: string, ip: string) {
@@ -73,7 +53,7 @@ function slice(name: string, svc: string, ip: string) {
 }
 
 function node(name: string, extra: Record<string, unknown> = {}) {
-  return { kind: 'Node', apiVersion: 'v1', metadata: { name, ...extra }, spec: { podCIDRs: ['10.244.1.0/24'] } };
+  return { kind: 'Node', apiVersion: 'v1', metadata: { name, ...extra }, spec: { podCIDRs: ['198.18.1.0/24'] } };
 }
 
 interface Recorder extends SourceHandler {
@@ -118,7 +98,7 @@ describe('informer source', () => {
     api.upsert('services', service('web'));
     api.upsert('services', service('other-proxy', { 'service.kubernetes.io/service-proxy-name': 'cilium' }));
     api.upsert('services', service('headless', { 'service.kubernetes.io/headless': '' }));
-    api.upsert('endpointslices', slice('web-abc', 'web', '10.244.1.5'));
+    api.upsert('endpointslices', slice('web-abc', 'web', '198.18.1.5'));
     api.upsert('nodes', node(NODE));
     api.upsert('nodes', node('node-b'));
 
@@ -157,7 +137,7 @@ describe('informer source', () => {
     await waitFor('synced', () => rec.syncedCount === 1);
     await waitFor('watches', () => api.openWatches === 3);
     api.upsert('services', service('web'));
-    api.upsert('endpointslices', slice('web-abc', 'web', '10.244.1.5'));
+    api.upsert('endpointslices', slice('web-abc', 'web', '198.18.1.5'));
     api.upsert('services', service('web', {}, 8080));
     api.upsert('services', service('ignored', { 'service.kubernetes.io/service-proxy-name': 'x' }));
     api.upsert('nodes', node(NODE));
@@ -202,7 +182,7 @@ describe('informer source', () => {
     api.upsert('services', service('changed'));
     api.upsert('services', service('deleted'));
     api.upsert('services', service('recreated'));
-    api.upsert('endpointslices', slice('unchanged-1', 'unchanged', '10.244.1.1'));
+    api.upsert('endpointslices', slice('unchanged-1', 'unchanged', '198.18.1.1'));
     const rec = await startSource();
     await waitFor('watches', () => api.openWatches === 3);
     rec.events.length = 0;
@@ -215,7 +195,7 @@ describe('informer source', () => {
     api.remove('services', 'default', 'recreated');
     api.upsert('services', service('recreated'));
     api.upsert('services', service('new'));
-    api.upsert('endpointslices', slice('new-1', 'new', '10.244.1.9'));
+    api.upsert('endpointslices', slice('new-1', 'new', '198.18.1.9'));
     api.compact();
     api.refuseWatches = false;
 
@@ -290,10 +270,10 @@ describe('kubeconfig', () => {
     mkdirSync(sa, { recursive: true });
     writeFileSync(join(sa, 'token'), 'in-cluster-token');
     writeFileSync(join(sa, 'ca.crt'), '');
-    const conn = await connectApi({ env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, serviceAccountRoot: dir });
+    const conn = await connectApi({ env: { KUBERNETES_SERVICE_HOST: '198.18.96.1', KUBERNETES_SERVICE_PORT: '443' }, serviceAccountRoot: dir });
     try {
       expect(conn.origin).toBe('in-cluster');
-      expect(conn.server).toBe('https://10.96.0.1:443');
+      expect(conn.server).toBe('https://198.18.96.1:443');
       expect((await conn.headers()).Authorization).toBe('Bearer in-cluster-token');
     } finally {
       conn.close();

@@ -1,3 +1,4 @@
+import { kubeconfigYaml } from '../helpers/kubeconfig.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { formatGoDuration, parseGoDuration } from '../../src/k8s/go-duration.js';
@@ -24,7 +25,7 @@ data:
       contentType: ""
       kubeconfig: /var/lib/kube-proxy/kubeconfig.conf
       qps: 0
-    clusterCIDR: 10.244.0.0/16,fd00:10:244::/56
+    clusterCIDR: 198.18.0.0/16,2001:db8:244::/56
     configSyncPeriod: 0s
     conntrack:
       maxPerCore: null
@@ -85,25 +86,7 @@ data:
       rootHnsEndpointName: ""
       sourceVip: ""
   kubeconfig.conf: |-
-    apiVersion: v1
-    kind: Config
-    clusters:
-    - cluster:
-        certificate-authority: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt
-        server: https://192.168.10.2:6443
-      name: default
-    contexts:
-    - context:
-        cluster: default
-        namespace: default
-        user: default
-      name: default
-    current-context: default
-    users:
-    - name: default
-      user:
-        tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
-`;
+${kubeconfigYaml({ server: 'https://198.18.0.10:6443', tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', caFile: '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt', indent: '    ' })}`;
 
 const minimal = (extra: string): string => `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n${extra}`;
 
@@ -123,7 +106,7 @@ describe('KubeProxyConfiguration', () => {
     const cfg = parseKubeProxyConfig(configMap.data['config.conf']!, 'config.conf');
     expect(cfg).toEqual({
       ...defaultKubeProxyConfig(),
-      clusterCIDRs: ['10.244.0.0/16', 'fd00:10:244::/56'],
+      clusterCIDRs: ['198.18.0.0/16', '2001:db8:244::/56'],
       clientConnection: { ...defaultKubeProxyConfig().clientConnection, kubeconfig: '/var/lib/kube-proxy/kubeconfig.conf' },
       featureGates: { NFTablesProxyMode: true },
     });
@@ -138,7 +121,7 @@ describe('KubeProxyConfiguration', () => {
       minimal(`mode: ""
 detectLocalMode: NodeCIDR
 nodePortAddresses: [primary]
-healthzBindAddress: 10.0.0.1
+healthzBindAddress: 198.18.0.1
 metricsBindAddress: "[::1]:9999"
 hostnameOverride: " Node-A "
 nftables:
@@ -154,7 +137,7 @@ conntrack:
     expect(cfg.mode).toBe('nftables');
     expect(cfg.detectLocalMode).toBe('NodeCIDR');
     expect(cfg.nodePortAddresses).toEqual(['primary']);
-    expect(cfg.healthzBindAddress).toBe('10.0.0.1:10256');
+    expect(cfg.healthzBindAddress).toBe('198.18.0.1:10256');
     expect(cfg.metricsBindAddress).toBe('[::1]:9999');
     expect(cfg.hostnameOverride).toBe('node-a');
     expect(cfg.nftables).toEqual({ syncPeriodMs: 60_000, minSyncPeriodMs: 500, masqueradeAll: true, masqueradeBit: 0 });
@@ -164,7 +147,7 @@ conntrack:
 
   it('names an unknown field by its path', () => {
     expect(errorOf(() => parseKubeProxyConfig(minimal('nftables:\n  syncPerod: 30s\n')))).toBe('nftables.syncPerod: unknown field');
-    expect(errorOf(() => parseKubeProxyConfig(minimal('clusterCidr: 10.0.0.0/8\n'), 'kp.yaml'))).toBe('kp.yaml: clusterCidr: unknown field');
+    expect(errorOf(() => parseKubeProxyConfig(minimal('clusterCidr: 198.18.0.0/15\n'), 'kp.yaml'))).toBe('kp.yaml: clusterCidr: unknown field');
   });
 
   it('refuses a bad duration, naming the field', () => {
@@ -176,18 +159,18 @@ conntrack:
 
   it('refuses wrong types, other modes and bad values', () => {
     expect(errorOf(() => parseKubeProxyConfig(minimal('nftables:\n  masqueradeAll: "yes"\n')))).toMatch(/^nftables\.masqueradeAll: must be true or false/);
-    expect(errorOf(() => parseKubeProxyConfig(minimal('nodePortAddresses: 10.0.0.0/8\n')))).toMatch(/^nodePortAddresses: must be a list of strings/);
+    expect(errorOf(() => parseKubeProxyConfig(minimal('nodePortAddresses: 198.18.0.0/15\n')))).toMatch(/^nodePortAddresses: must be a list of strings/);
     expect(errorOf(() => parseKubeProxyConfig(minimal('mode: iptables\n')))).toMatch(/^mode: "iptables" is not supported: nftlink implements only the nftables mode/);
     expect(errorOf(() => parseKubeProxyConfig(minimal('mode: ipvs\n')))).toMatch(/^mode: "ipvs" is not supported/);
     expect(errorOf(() => parseKubeProxyConfig(minimal('nftables:\n  masqueradeBit: 32\n')))).toBe('nftables.masqueradeBit: 32 is not in 0..31');
-    expect(errorOf(() => parseKubeProxyConfig(minimal('clusterCIDR: 10.0.0.0/8,banana\n')))).toBe('clusterCIDR: "banana" is not a CIDR');
+    expect(errorOf(() => parseKubeProxyConfig(minimal('clusterCIDR: 198.18.0.0/15,banana\n')))).toBe('clusterCIDR: "banana" is not a CIDR');
     expect(errorOf(() => parseKubeProxyConfig(minimal('featureGates:\n  Foo: 1\n')))).toBe('featureGates.Foo: must be true or false, not number 1');
     expect(errorOf(() => parseKubeProxyConfig('apiVersion: v1\nkind: KubeProxyConfiguration\n'))).toMatch(/^apiVersion: must be kubeproxy.config.k8s.io\/v1alpha1/);
     expect(errorOf(() => parseKubeProxyConfig(minimal('mode: nftables\nmode: nftables\n')))).toMatch(/^not valid YAML/);
   });
 
   it('accepts and ignores the other modes’ blocks', () => {
-    const cfg = parseKubeProxyConfig(minimal('bindAddress: 1.2.3.4\niptables:\n  syncPeriod: 5s\nipvs:\n  scheduler: rr\nwinkernel:\n  enableDSR: true\n'));
+    const cfg = parseKubeProxyConfig(minimal('bindAddress: 198.19.3.4\niptables:\n  syncPeriod: 5s\nipvs:\n  scheduler: rr\nwinkernel:\n  enableDSR: true\n'));
     expect(cfg).toEqual(defaultKubeProxyConfig());
     expect(errorOf(() => parseKubeProxyConfig(minimal('ipvs:\n  schedular: rr\n')))).toBe('ipvs.schedular: unknown field');
   });
@@ -195,9 +178,9 @@ conntrack:
   it('round-trips write → read', () => {
     const cfg = {
       ...defaultKubeProxyConfig(),
-      clusterCIDRs: ['10.244.0.0/16'],
+      clusterCIDRs: ['198.18.0.0/16'],
       detectLocalMode: 'NodeCIDR' as const,
-      nodePortAddresses: ['10.0.0.0/8', '::/0'],
+      nodePortAddresses: ['198.18.0.0/15', '::/0'],
       hostnameOverride: 'node-1',
       nftables: { syncPeriodMs: 90_500, minSyncPeriodMs: 250, masqueradeAll: true, masqueradeBit: 3 },
       conntrack: { ...defaultKubeProxyConfig().conntrack, udpStreamTimeoutMs: 120_000, maxPerCore: 0 },

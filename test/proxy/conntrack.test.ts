@@ -103,7 +103,7 @@ describe('UDP conntrack cleanup', () => {
 
   it('deletes flows made while a service port had no endpoints once it has some (0 -> N)', async () => {
     const sport = 41_000;
-    const ext = '198.51.100.61';
+    const ext = '198.19.100.61';
     const late = (endpoints: string[]) => [
       service({ name: 'late', clusterIPs: ['198.18.200.61'], externalIPs: [ext], ports: UDP }),
       slice({ service: 'late', ports: UDP_SLICE, endpoints }),
@@ -138,7 +138,7 @@ describe('UDP conntrack cleanup', () => {
       await expect(native.conntrackDelete(h, 3 as 2, [])).rejects.toThrow(/family/);
       expect(await native.conntrackDelete(h, 2, [])).toMatchObject({ deleted: 0, failed: 0 });
       // The flow left by the previous test, by its exact tuple.
-      const r = await native.conntrackDelete(h, 2, [{ protocol: 17, dst: '198.51.100.61', dstPort: 54, notNatted: true }]);
+      const r = await native.conntrackDelete(h, 2, [{ protocol: 17, dst: '198.19.100.61', dstPort: 54, notNatted: true }]);
       expect(r).toMatchObject({ deleted: 1, failed: 0, errors: [] });
       expect(r.scanned).toBeGreaterThanOrEqual(1);
       expect(flows(c.node, 41_000).filter((f) => f.origDport === 54)).toEqual([]);
@@ -151,7 +151,7 @@ describe('UDP conntrack cleanup', () => {
 describe('staleFlowFilters', () => {
   const sp = (over: Partial<ServicePort> = {}): ServicePort => ({
     id: 'default/dns:dns', namespace: 'default', name: 'dns', portName: 'dns', protocol: 'UDP', family: 'ipv4',
-    clusterIP: '10.0.0.10', port: 53, nodePort: 30053, externalIPs: ['192.0.2.1'], loadBalancerIPs: [], loadBalancerSourceRanges: [],
+    clusterIP: '198.18.200.10', port: 53, nodePort: 30053, externalIPs: ['198.19.50.1'], loadBalancerIPs: [], loadBalancerSourceRanges: [],
     externalTrafficPolicy: 'Cluster', internalTrafficPolicy: 'Cluster', affinityTimeoutSeconds: 0, healthCheckNodePort: 0, external: true,
     ...over,
   });
@@ -163,34 +163,34 @@ describe('staleFlowFilters', () => {
   });
 
   it('selects the flows of a removed endpoint: service addresses and NodePort, reply source the endpoint', () => {
-    const r = staleFlowFilters(state([[sp(), [ep('10.1.0.1'), ep('10.1.0.2')]]]), state([[sp(), [ep('10.1.0.2')]]]));
+    const r = staleFlowFilters(state([[sp(), [ep('198.18.1.1'), ep('198.18.1.2')]]]), state([[sp(), [ep('198.18.1.2')]]]));
     expect(r.filters).toEqual([
-      { protocol: 17, dst: '10.0.0.10', dstPort: 53, replySrc: '10.1.0.1' },
-      { protocol: 17, dst: '192.0.2.1', dstPort: 53, replySrc: '10.1.0.1' },
-      { protocol: 17, dstPort: 30053, replySrc: '10.1.0.1' },
+      { protocol: 17, dst: '198.18.200.10', dstPort: 53, replySrc: '198.18.1.1' },
+      { protocol: 17, dst: '198.19.50.1', dstPort: 53, replySrc: '198.18.1.1' },
+      { protocol: 17, dstPort: 30053, replySrc: '198.18.1.1' },
     ]);
     expect(r).toMatchObject({ staleEndpoints: 1, newlyActive: 0 });
   });
 
   it('treats an endpoint that stopped being usable, and a removed service port, as gone', () => {
-    const before = state([[sp({ nodePort: 0, externalIPs: [] }), [ep('10.1.0.1'), ep('10.1.0.2')]]]);
-    const r = staleFlowFilters(before, state([[sp({ nodePort: 0, externalIPs: [] }), [ep('10.1.0.1', { ready: false, serving: false }), ep('10.1.0.2')]]]));
-    expect(r.filters).toEqual([{ protocol: 17, dst: '10.0.0.10', dstPort: 53, replySrc: '10.1.0.1' }]);
+    const before = state([[sp({ nodePort: 0, externalIPs: [] }), [ep('198.18.1.1'), ep('198.18.1.2')]]]);
+    const r = staleFlowFilters(before, state([[sp({ nodePort: 0, externalIPs: [] }), [ep('198.18.1.1', { ready: false, serving: false }), ep('198.18.1.2')]]]));
+    expect(r.filters).toEqual([{ protocol: 17, dst: '198.18.200.10', dstPort: 53, replySrc: '198.18.1.1' }]);
     expect(staleFlowFilters(before, state([])).filters).toHaveLength(2);
   });
 
   it('clears every flow to a port that goes from no endpoints to some; nothing for TCP', () => {
-    const r = staleFlowFilters(state([[sp({ externalIPs: [] }), []]]), state([[sp({ externalIPs: [] }), [ep('10.1.0.1')]]]));
-    expect(r.filters).toEqual([{ protocol: 17, dst: '10.0.0.10', dstPort: 53 }, { protocol: 17, dstPort: 30053 }]);
-    expect(staleFlowFilters(state([]), state([[sp({ protocol: 'TCP' }), [ep('10.1.0.1')]]])).filters).toEqual([]);
-    expect(staleFlowFilters(state([[sp({ protocol: 'TCP' }), [ep('10.1.0.1')]]]), state([])).filters).toEqual([]);
+    const r = staleFlowFilters(state([[sp({ externalIPs: [] }), []]]), state([[sp({ externalIPs: [] }), [ep('198.18.1.1')]]]));
+    expect(r.filters).toEqual([{ protocol: 17, dst: '198.18.200.10', dstPort: 53 }, { protocol: 17, dstPort: 30053 }]);
+    expect(staleFlowFilters(state([]), state([[sp({ protocol: 'TCP' }), [ep('198.18.1.1')]]])).filters).toEqual([]);
+    expect(staleFlowFilters(state([[sp({ protocol: 'TCP' }), [ep('198.18.1.1')]]]), state([])).filters).toEqual([]);
   });
 
   it('without a baseline deletes only flows that were never DNAT\'ed, for ports with endpoints', () => {
-    const r = staleFlowFilters(undefined, state([[sp(), [ep('10.1.0.1')]], [sp({ id: 'default/x:', clusterIP: '10.0.0.11' }), []]]));
+    const r = staleFlowFilters(undefined, state([[sp(), [ep('198.18.1.1')]], [sp({ id: 'default/x:', clusterIP: '10.0.0.11' }), []]]));
     expect(r.filters).toEqual([
-      { protocol: 17, dst: '10.0.0.10', dstPort: 53, notNatted: true },
-      { protocol: 17, dst: '192.0.2.1', dstPort: 53, notNatted: true },
+      { protocol: 17, dst: '198.18.200.10', dstPort: 53, notNatted: true },
+      { protocol: 17, dst: '198.19.50.1', dstPort: 53, notNatted: true },
     ]);
   });
 });

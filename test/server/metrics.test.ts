@@ -18,7 +18,7 @@ function result(family: 'ip' | 'ip6', full: boolean, durationMs: number) {
 
 function localService(name: string, itp: 'Local' | 'Cluster', etp: 'Local' | 'Cluster'): ServicePort {
   return {
-    id: `ns/${name}:`, namespace: 'ns', name, portName: '', protocol: 'TCP', family: 'ipv4', clusterIP: '10.96.0.1', port: 80, nodePort: 30080,
+    id: `ns/${name}:`, namespace: 'ns', name, portName: '', protocol: 'TCP', family: 'ipv4', clusterIP: '198.18.96.1', port: 80, nodePort: 30080,
     externalIPs: [], loadBalancerIPs: [], loadBalancerSourceRanges: [], externalTrafficPolicy: etp, internalTrafficPolicy: itp,
     affinityTimeoutSeconds: 0, healthCheckNodePort: 0, external: true,
   };
@@ -58,8 +58,8 @@ describe('metrics', () => {
       ]),
       endpoints: new Map([
         ['ns/a:', []],
-        ['ns/b:', [{ ip: '10.0.0.1', port: 80, ready: true, serving: true, terminating: false, isLocal: false }]],
-        ['ns/c:', [{ ip: '10.0.0.2', port: 80, ready: true, serving: true, terminating: false, isLocal: true }]],
+        ['ns/b:', [{ ip: '198.18.0.1', port: 80, ready: true, serving: true, terminating: false, isLocal: false }]],
+        ['ns/c:', [{ ip: '198.18.0.2', port: 80, ready: true, serving: true, terminating: false, isLocal: true }]],
       ]),
     };
     // IPv4 synced (a full sync of 12 ms); IPv6 failed and is missing from the results.

@@ -61,8 +61,8 @@ describe('service health-check servers', () => {
 
   it('counts ready local endpoints by IP per service from the proxy state', () => {
     const sp = (portName: string, port: number): ServicePort => ({
-      id: `ns/lb:${portName}`, namespace: 'ns', name: 'lb', portName, protocol: 'TCP', family: 'ipv4', clusterIP: '10.96.0.10', port,
-      nodePort: 30000 + port, externalIPs: [], loadBalancerIPs: ['1.2.3.4'], loadBalancerSourceRanges: [], externalTrafficPolicy: 'Local',
+      id: `ns/lb:${portName}`, namespace: 'ns', name: 'lb', portName, protocol: 'TCP', family: 'ipv4', clusterIP: '198.18.96.10', port,
+      nodePort: 30000 + port, externalIPs: [], loadBalancerIPs: ['198.19.3.4'], loadBalancerSourceRanges: [], externalTrafficPolicy: 'Local',
       internalTrafficPolicy: 'Cluster', affinityTimeoutSeconds: 0, healthCheckNodePort: 32000, external: true,
     });
     const ep = (ip: string, isLocal: boolean, ready = true) => ({ ip, port: 8080, ready, serving: ready, terminating: !ready, isLocal });
@@ -70,8 +70,8 @@ describe('service health-check servers', () => {
       family: 'ipv4',
       services: new Map([['ns/lb:http', sp('http', 80)], ['ns/lb:https', sp('https', 443)]]),
       endpoints: new Map([
-        ['ns/lb:http', [ep('10.0.0.1', true), ep('10.0.0.2', false), ep('10.0.0.3', true, false)]],
-        ['ns/lb:https', [ep('10.0.0.1', true), ep('10.0.0.4', true)]],
+        ['ns/lb:http', [ep('198.18.0.1', true), ep('198.18.0.2', false), ep('198.18.0.3', true, false)]],
+        ['ns/lb:https', [ep('198.18.0.1', true), ep('198.18.0.4', true)]],
       ]),
     };
     expect(healthCheckEntries([state])).toEqual([{ namespace: 'ns', name: 'lb', port: 32000, localEndpoints: 2 }]);

@@ -55,7 +55,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-const serviceYaml = (name: string, port: number, clusterIP = '10.96.0.10'): string => `apiVersion: v1
+const serviceYaml = (name: string, port: number, clusterIP = '198.18.96.10'): string => `apiVersion: v1
 kind: Service
 metadata:
   name: ${name}
@@ -105,7 +105,7 @@ describe('readManifests', () => {
         ],
       }),
     );
-    await writeFile(join(dir, 'sub', 'services.yml'), 'apiVersion: v1\nkind: ServiceList\nitems:\n- metadata: {name: b}\n  spec: {clusterIP: 10.96.0.11}\n');
+    await writeFile(join(dir, 'sub', 'services.yml'), 'apiVersion: v1\nkind: ServiceList\nitems:\n- metadata: {name: b}\n  spec: {clusterIP: 198.18.96.11}\n');
     await writeFile(join(dir, 'notes.txt'), 'not a manifest');
     const read = await readManifests(dir);
     expect([...read.objects.keys()].sort()).toEqual(['EndpointSlice/ns/a-1', 'Node//node-1', 'Service/default/b', 'Service/ns/a']);
@@ -120,7 +120,7 @@ describe('readManifests', () => {
       [
         serviceYaml('good', 80),
         'kind: Service\nmetadata: {name: [unclosed\n',
-        'apiVersion: v1\nkind: Service\nmetadata: {namespace: ns}\nspec: {clusterIP: 10.96.0.12}\n',
+        'apiVersion: v1\nkind: Service\nmetadata: {namespace: ns}\nspec: {clusterIP: 198.18.96.12}\n',
         'apiVersion: discovery.k8s.io/v1beta1\nkind: EndpointSlice\nmetadata: {name: old, namespace: ns}\n',
         serviceYaml('good', 81),
       ].join('---\n'),
@@ -143,15 +143,15 @@ describe('readManifests', () => {
       join(dir, 'corpus.yaml'),
       [
         serviceYaml('good', 80),
-        sliceYaml('good-1', 'good', 'IPv4', '10.0.0.1'),
-        serviceYaml('bad-ip', 80, '10.96.0.999'),
-        serviceYaml('port-zero', 0, '10.96.0.13'),
-        serviceYaml('port-big', 70000, '10.96.0.14'),
-        serviceYaml('proto', 80, '10.96.0.15').replace('port: 80', 'port: 80\n    protocol: ICMP'),
-        serviceYaml('dup', 80, '10.96.0.16') + '  - name: again\n    port: 80\n',
-        `apiVersion: v1\nkind: Service\nmetadata: {name: ${long}, namespace: ${long}}\nspec:\n  clusterIP: 10.96.0.17\n  ports: [{name: ${'p'.repeat(40)}, port: 80}]\n`,
-        sliceYaml('mismatch', 'good', 'IPv6', '10.0.0.2'),
-        sliceYaml('noaddr', 'good', 'IPv4', '10.0.0.3').replace('- addresses: ["10.0.0.3"]', '- addresses: []'),
+        sliceYaml('good-1', 'good', 'IPv4', '198.18.0.1'),
+        serviceYaml('bad-ip', 80, '198.18.96.999'),
+        serviceYaml('port-zero', 0, '198.18.96.13'),
+        serviceYaml('port-big', 70000, '198.18.96.14'),
+        serviceYaml('proto', 80, '198.18.96.15').replace('port: 80', 'port: 80\n    protocol: ICMP'),
+        serviceYaml('dup', 80, '198.18.96.16') + '  - name: again\n    port: 80\n',
+        `apiVersion: v1\nkind: Service\nmetadata: {name: ${long}, namespace: ${long}}\nspec:\n  clusterIP: 198.18.96.17\n  ports: [{name: ${'p'.repeat(40)}, port: 80}]\n`,
+        sliceYaml('mismatch', 'good', 'IPv6', '198.18.0.2'),
+        sliceYaml('noaddr', 'good', 'IPv4', '198.18.0.3').replace('- addresses: ["198.18.0.3"]', '- addresses: []'),
         'kind: Service\nmetadata: {name: broken\n',
       ].join('---\n'),
     );
@@ -164,11 +164,11 @@ describe('readManifests', () => {
     expect(r.problems.map((p) => p.reason)).toEqual([expect.stringMatching(/^not valid YAML/)]);
     const snap = tracker.snapshot();
     expect([...snap.states.ipv4.services.keys()].sort()).toEqual([`${long}/${long}:${'p'.repeat(40)}`, 'ns/good:http']);
-    expect(snap.states.ipv4.endpoints.get('ns/good:http')).toMatchObject([{ ip: '10.0.0.1', port: 8080 }]);
+    expect(snap.states.ipv4.endpoints.get('ns/good:http')).toMatchObject([{ ip: '198.18.0.1', port: 8080 }]);
     expect(snap.invalid.map((i) => `${i.kind} ${i.ref}: ${i.reason}`).sort()).toEqual([
-      'EndpointSlice ns/mismatch: endpoints[0].addresses[0]: "10.0.0.2" is not an IPv6 address (addressType IPv6)',
+      'EndpointSlice ns/mismatch: endpoints[0].addresses[0]: "198.18.0.2" is not an IPv6 address (addressType IPv6)',
       'EndpointSlice ns/noaddr: endpoints[0].addresses: empty',
-      'Service ns/bad-ip: spec.clusterIP: "10.96.0.999" is not an IP address',
+      'Service ns/bad-ip: spec.clusterIP: "198.18.96.999" is not an IP address',
       'Service ns/dup: spec.ports[1]: 80/TCP duplicates spec.ports[0]',
       'Service ns/port-big: spec.ports[0].port: 70000 is out of range (1-65535)',
       'Service ns/port-zero: spec.ports[0].port: 0 is out of range (1-65535)',
@@ -198,7 +198,7 @@ describe('ManifestSource watching', () => {
     await replaceFile(file, serviceYaml('web', 81));
     await until(() => r.events.includes('update Service ns/web'), 'update');
     await mkdir(join(dir, 'nested'));
-    await writeFile(join(dir, 'nested', 'list.yaml'), `kind: List\nitems:\n- ${sliceYaml('web-1', 'web', 'IPv4', '10.0.0.1').replace(/\n/g, '\n  ')}`);
+    await writeFile(join(dir, 'nested', 'list.yaml'), `kind: List\nitems:\n- ${sliceYaml('web-1', 'web', 'IPv4', '198.18.0.1').replace(/\n/g, '\n  ')}`);
     await until(() => r.events.includes('add EndpointSlice ns/web-1'), 'add in a new directory');
 
     await writeFile(join(dir, 'bad.yaml'), 'kind: [');
