@@ -18,7 +18,9 @@ import { kubeProxyFlags, parseProxyArgs, settingsFrom } from './proxy-flags.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { resolveKubeProxyConfig } from '../k8s/config-flags.js';
-import { settingsFromConfig } from '../k8s/config-settings.js';
+import { localTrafficCIDRs, settingsFromConfig } from '../k8s/config-settings.js';
+import type { Node } from '../k8s/objects.js';
+import type { LayoutConfig } from '../proxy/layout/types.js';
 import { InformerSource } from '../k8s/informer-source.js';
 import { parseKubeProxyConfig, writeConfig } from '../k8s/kube-proxy-config.js';
 import { HealthzServer, isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
@@ -45,7 +47,6 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const log = pinoLogger(cfg.logVerbosity);
   for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
   const settings = settingsFromConfig(cfg, settingsFrom(values));
-  if (cfg.detectLocalMode === 'NodeCIDR') throw new SettingsError('detectLocalMode NodeCIDR is not supported yet: use ClusterCIDR with --cluster-cidr / clusterCIDR');
 
   const source: ProxySource =
     values.manifests !== undefined
@@ -58,6 +59,15 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     settings.localhostNodePorts = false;
   }
   const families = layoutConfigs(settings);
+  // detectLocalMode NodeCIDR: the local (pod) CIDRs are the Node's podCIDRs, known once its object
+  // arrives. As kube-proxy, the proxy waits for them, and exits (to be restarted) if they change.
+  let node: Node | undefined;
+  let usedLocalCIDRs: string[] | undefined;
+  const familiesFor = (): LayoutConfig[] | undefined => {
+    if (cfg.detectLocalMode !== 'NodeCIDR') return families;
+    usedLocalCIDRs = localTrafficCIDRs(cfg, node);
+    return usedLocalCIDRs ? layoutConfigs({ ...settings, clusterCIDRs: usedLocalCIDRs }) : undefined;
+  };
   const metrics = new ProxyMetrics({ pending: () => proxier.pending(), changeTotals: () => proxier.changeTotals(), families: families.map((f) => f.family) });
   const localhost = localhostFamiliesOn.length
     ? {
@@ -82,14 +92,23 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     source,
     nodeName: settings.nodeName,
     layout: kubeProxyLayout,
-    families,
+    families: familiesFor,
     minSyncPeriodMs: settings.minSyncPeriodMs,
     syncPeriodMs: settings.syncPeriodMs,
     log,
     ...(values.netns !== undefined ? { netns: values.netns } : {}),
     ...(localhost ? { localhost } : {}),
     onChange: () => metrics.changeQueued(),
-    onNode: (type, node) => health.node(type, node),
+    onNode: (type, n) => {
+      health.node(type, n);
+      if (type === 'delete') return;
+      node = n;
+      const now = localTrafficCIDRs(cfg, n);
+      if (cfg.detectLocalMode === 'NodeCIDR' && usedLocalCIDRs && now && now.join(',') !== usedLocalCIDRs.join(',')) {
+        log.error('the node\'s podCIDRs changed; exiting so that the proxy restarts with them', { before: usedLocalCIDRs, now });
+        process.exit(1);
+      }
+    },
     onSync: (report) => {
       recordSync(report, metrics, { states: report.states });
       health.syncDone(report);

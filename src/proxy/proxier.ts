@@ -21,8 +21,11 @@ export interface ProxierOptions {
   netns?: string;
   nodeName: string;
   layout: Layout;
-  /** One configuration per family to program (ip table for ipv4, ip6 for ipv6). */
-  families: LayoutConfig[];
+  /**
+   * One configuration per family to program (ip table for ipv4, ip6 for ipv6). A function is asked
+   * again before each sync until it answers: detectLocalMode NodeCIDR needs the Node's podCIDRs first.
+   */
+  families: LayoutConfig[] | (() => LayoutConfig[] | undefined);
   minSyncPeriodMs: number;
   syncPeriodMs: number;
   log: Logger;
@@ -85,7 +88,7 @@ export class Proxier {
     const out = new Map<string, number>(comments.map((c) => [c, 0]));
     if (!this.nft) return out;
     for (const fam of this.families) {
-      const rs = await this.nft.dump({ family: fam.family as 'ip' | 'ip6', table: this.opts.families[0]!.table, elements: false });
+      const rs = await this.nft.dump({ family: fam.family as 'ip' | 'ip6', table: fam.table, elements: false });
       for (const r of rs.rules) {
         if (r.comment === undefined || !out.has(r.comment)) continue;
         for (const e of r.exprs) if (e.type === 'counter') out.set(r.comment, out.get(r.comment)! + Number(e.packets ?? 0n));
@@ -101,7 +104,7 @@ export class Proxier {
 
   async start(): Promise<void> {
     this.nft = Nftables.open(this.opts.netns !== undefined ? { netns: this.opts.netns } : {});
-    this.families = this.opts.families.map((cfg) => new FamilySync(this.nft, this.opts.layout, cfg, this.opts.log));
+    this.ensureFamilies();
     await this.opts.source.start({
       service: (type, svc) => {
         this.tracker.service(type, svc);
@@ -140,6 +143,15 @@ export class Proxier {
     this.invalidCounts.set(kind, (this.invalidCounts.get(kind) ?? 0) + 1);
   }
 
+  /** Creates the per-family syncs once their configuration is known; false while it is not. */
+  private ensureFamilies(): boolean {
+    if (this.families.length) return true;
+    const cfgs = typeof this.opts.families === 'function' ? this.opts.families() : this.opts.families;
+    if (!cfgs) return false;
+    this.families = cfgs.map((cfg) => new FamilySync(this.nft, this.opts.layout, cfg, this.opts.log));
+    return true;
+  }
+
   /** Syncs never overlap: a run requested while one is in progress waits for it. */
   private syncing: Promise<void> = Promise.resolve();
   private syncAll(): Promise<void> {
@@ -148,6 +160,10 @@ export class Proxier {
   }
 
   private async syncOnce(): Promise<void> {
+    if (!this.ensureFamilies()) {
+      this.opts.log.info('not syncing yet: waiting for this node\'s podCIDRs (detectLocalMode NodeCIDR)');
+      return;
+    }
     const snap = this.tracker.snapshot();
     for (const inv of snap.invalid) {
       this.count(inv.kind);

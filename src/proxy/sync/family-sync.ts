@@ -104,6 +104,10 @@ export class FamilySync {
     return nftFamily(this.cfg.family);
   }
 
+  get table(): string {
+    return this.cfg.table;
+  }
+
   private connection(): Nftables {
     if (!this.nft) throw new Error('nftlink: internal error: a preview FamilySync has no connection');
     return this.nft;
