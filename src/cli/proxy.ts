@@ -19,6 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { resolveKubeProxyConfig } from '../k8s/config-flags.js';
 import { localTrafficCIDRs, settingsFromConfig } from '../k8s/config-settings.js';
+import { applyConntrackSettings, conntrackSettings } from '../proxy/conntrack/sysctls.js';
 import type { Node } from '../k8s/objects.js';
 import type { LayoutConfig } from '../proxy/layout/types.js';
 import { InformerSource } from '../k8s/informer-source.js';
@@ -47,6 +48,9 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const log = pinoLogger(cfg.logVerbosity);
   for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
   const settings = settingsFromConfig(cfg, settingsFrom(values));
+
+  if (values.netns === undefined) applyConntrackSettings(conntrackSettings(cfg.conntrack), log);
+  else log.warn('conntrack settings are not applied: they belong to the node namespace; run the proxy there instead of with --netns');
 
   const source: ProxySource =
     values.manifests !== undefined
