@@ -319,14 +319,21 @@ export interface ProbeLoop {
 
 /** HTTP GETs on new connections, one after another, in a background process (the test's event loop stays free). */
 export function probeLoop(from: Netns, host: string, port: number, intervalMs = 10): ProbeLoop {
-  const stopFile = join(mkdtempSync(join(tmpdir(), 'nftlink-loop-')), 'stop');
+  const stopDir = mkdtempSync(join(tmpdir(), 'nftlink-loop-'));
+  const stopFile = join(stopDir, 'stop');
   const child: ChildProcess = from.spawn(process.execPath, ['-e', LOOP, host, String(port), stopFile, String(intervalMs)]);
   const answers: string[] = [];
   let buf = '';
   let stderr = '';
   let startedResolve!: () => void;
   const started = new Promise<void>((r) => (startedResolve = r));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // The temp dir goes with the loop, however it ends (stop(), or its namespace removed under it).
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      rmSync(stopDir, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdout!.on('data', (d: Buffer) => {
     buf += d.toString();
@@ -347,7 +354,6 @@ export function probeLoop(from: Netns, host: string, port: number, intervalMs = 
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timer);
-      rmSync(join(stopFile, '..'), { recursive: true, force: true });
       if (stderr) throw new Error(`probe loop failed: ${stderr}`);
       return answers;
     },
