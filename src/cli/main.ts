@@ -5,7 +5,10 @@ import { FAMILY_BY_NUMBER, type Family } from '../nft/netlink/constants.js';
 import { SettingsError } from '../proxy/config.js';
 import { listRuleset } from './list.js';
 import { PROXY_USAGE } from './proxy-flags.js';
-import { cleanupCommand, proxyCommand, renderCommand } from './proxy.js';
+
+// The proxy's commands load the Kubernetes client, prom-client and pino (about 0.4 s of start-up):
+// only when one of them runs, so that `nftlink list` starts fast.
+const proxyCommands = (): Promise<typeof import('./proxy.js')> => import('./proxy.js');
 
 const USAGE = `usage: nftlink <command> [options]
 
@@ -40,7 +43,12 @@ async function list(argv: string[]): Promise<void> {
 
 class UsageError extends Error {}
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { list, proxy: proxyCommand, render: renderCommand, cleanup: cleanupCommand };
+const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
+  list,
+  proxy: async (argv) => (await proxyCommands()).proxyCommand(argv),
+  render: async (argv) => (await proxyCommands()).renderCommand(argv),
+  cleanup: async (argv) => (await proxyCommands()).cleanupCommand(argv),
+};
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
