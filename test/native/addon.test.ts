@@ -1,6 +1,7 @@
 // Kernel tests for the C++ addon (native/README.md). Every kernel test runs in a fresh network
 // namespace it creates and deletes; the root namespace's ruleset is never written.
 // As root they run; without privileges they are skipped locally and FAIL in CI (CI=true).
+import { Netns as SharedNetns } from "../helpers/netns.js";
 import { execFileSync } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -354,25 +355,18 @@ function probePrivileges(): string | null {
 }
 
 const privilegeProblem = probePrivileges();
-const inCI = process.env.CI === "true";
 
+/** The shared test namespace, with the two calls these tests use. */
 class Netns {
-  readonly name = `nftlink-t-${randomBytes(6).toString("hex")}`;
-  constructor() {
-    execFileSync("ip", ["netns", "add", this.name], { stdio: "pipe" });
+  private readonly ns = SharedNetns.create();
+  get name(): string {
+    return this.ns.name;
   }
   nft(...args: string[]): string {
-    return execFileSync("ip", ["netns", "exec", this.name, "nft", ...args], {
-      encoding: "utf8",
-      maxBuffer: 512 * 1024 * 1024, // the 200k-element set lists as ~6 MiB of text
-    });
+    return this.ns.exec("nft", args);
   }
   delete(): void {
-    try {
-      execFileSync("ip", ["netns", "del", this.name], { stdio: "pipe" });
-    } catch {
-      /* already gone */
-    }
+    this.ns.remove();
   }
 }
 
@@ -382,15 +376,16 @@ function native(): NativeBinding {
   return nativeBinding;
 }
 
-if (privilegeProblem && inCI) {
+// Kernel tests never skip: without the privileges they fail, in CI and everywhere else.
+if (privilegeProblem) {
   describe("native addon (kernel)", () => {
-    it("has the privileges it needs in CI", () => {
-      throw new Error(`nftlink kernel tests need root and ip netns in CI: ${privilegeProblem}`);
+    it("has the privileges it needs", () => {
+      throw new Error(`nftlink kernel tests need root and ip netns: ${privilegeProblem}`);
     });
   });
 }
 
-const kernel = describe.skipIf(privilegeProblem !== null && !inCI);
+const kernel = describe;
 
 /** Sets up a fresh namespace with the base ruleset for a describe block. */
 function withNamespace(): { ns: () => Netns; h: () => NativeHandle } {
