@@ -74,10 +74,10 @@ describe('localhost NodePorts', () => {
   });
 
   it('a UDP datagram to a localhost NodePort is rejected, and the rule counts it', () => {
-    const before = ns_counter();
+    const before = rejectedUdpCount();
     const p = probe(c.node, '127.0.0.1', 30053, { proto: 'udp', count: 3, timeoutMs: 500 });
     expect(p.answers.every((a) => a.startsWith('error:'))).toBe(true);
-    expect(ns_counter() - before).toBe(3);
+    expect(rejectedUdpCount() - before).toBe(3);
     const m = metrics();
     expect(m).toMatch(/kubeproxy_nftables_localhost_nodeport_rejected_packets_total\{protocol="udp"\} [1-9]/);
     expect(m).toMatch(/kubeproxy_nftables_localhost_nodeport_listeners\{ip_family="IPv4"\} 1/);
@@ -117,7 +117,7 @@ function metrics(): string {
 }
 
 /** Packets the ruleset rejected on localhost UDP NodePorts (the counter of that rule). */
-function ns_counter(): number {
+function rejectedUdpCount(): number {
   const out = c.node.exec('nft', ['list', 'chain', 'ip', 'kube-proxy', 'filter-input']);
   const m = /counter packets (\d+) bytes \d+ reject comment "reject udp/.exec(out);
   return m ? Number(m[1]) : -1;
