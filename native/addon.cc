@@ -159,6 +159,10 @@ Napi::Value Dump(const Napi::CallbackInfo &info) {
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `family` must be an NFPROTO_* number (0..255)"));
   if (!optionalString(info[3], &spec.hasTable, &spec.table))
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `table` must be a string or null"));
+  if (info.Length() > 4 && !optionalString(info[4], &spec.hasChain, &spec.chain))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `chain` must be a string or null"));
+  if (spec.hasChain && !spec.hasTable)
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): a `chain` needs its `table`"));
   spec.what = uint32_t(what);
   spec.family = uint8_t(family);
   return startDump(env, std::move(h), std::move(spec));

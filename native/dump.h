@@ -30,6 +30,8 @@ struct DumpSpec {
   uint8_t family = 0;  // NFPROTO_UNSPEC: every family
   bool hasTable = false;
   std::string table;
+  bool hasChain = false;  // rules of one chain only (needs a table)
+  std::string chain;
   bool oneSet = false;  // dumpSetElements: only `set`'s elements
   std::string set;
 };

@@ -85,7 +85,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   if (localhost) {
     metrics.watchLocalhost(localhost.proxy);
     metrics.localhostRejectedCounts(async () => {
-      const counts = await proxier.ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')]);
+      const counts = await proxier.ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')], 'filter-input');
       return { udp: counts.get(localhostRejectComment('udp')) ?? 0, sctp: counts.get(localhostRejectComment('sctp')) ?? 0 };
     });
   }

@@ -73,7 +73,7 @@ export interface NativeBinding {
    * `what`: bitmask 1 tables, 2 chains, 4 sets, 8 elements, 16 rules. `family` 0 = all.
    * Resolves with the compact reply format, one consistent generation (header genid).
    */
-  dump(h: NativeHandle, what: number, family: number, table: string | null): Promise<Uint8Array>;
+  dump(h: NativeHandle, what: number, family: number, table: string | null, chain?: string | null): Promise<Uint8Array>;
   /** One set's elements only (a single kind-4 operation in the reply format). */
   dumpSetElements(h: NativeHandle, family: number, table: string, set: string): Promise<Uint8Array>;
   /**

@@ -21,6 +21,8 @@ export interface CommitOptions {
 export interface DumpOptions {
   family?: Family;
   table?: string;
+  /** Only this chain's rules (with `table`): nothing else is dumped. */
+  chain?: string;
   /** Leave out set elements (faster when only the structure is needed). */
   elements?: boolean;
 }
@@ -66,9 +68,9 @@ export class Nftables {
 
   /** Reads tables, chains, sets (with elements) and rules, all from one generation. */
   async dump(opts: DumpOptions = {}): Promise<Ruleset> {
-    const what = DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | (opts.elements === false ? 0 : DUMP_ELEMENTS);
+    const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | (opts.elements === false ? 0 : DUMP_ELEMENTS);
     const family = opts.family ? NFPROTO[opts.family] : NFPROTO.unspec;
-    const buf = await this.native.dump(this.handle, what, family, opts.table ?? null);
+    const buf = await this.native.dump(this.handle, what, family, opts.table ?? null, opts.chain ?? null);
     return decodeRuleset(buf);
   }
 

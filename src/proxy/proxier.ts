@@ -81,14 +81,14 @@ export class Proxier {
   }
 
   /**
-   * Packets counted by the rules with these comments, summed over every family's table (the
-   * localhost reject counters). Reads the tables' rules over netlink.
+   * Packets counted by the rules with these comments in one chain, summed over every family's table
+   * (the localhost reject counters). Reads that chain's rules over netlink.
    */
-  async ruleCounters(comments: readonly string[]): Promise<Map<string, number>> {
+  async ruleCounters(comments: readonly string[], chain: string): Promise<Map<string, number>> {
     const out = new Map<string, number>(comments.map((c) => [c, 0]));
     if (!this.nft) return out;
     for (const fam of this.families) {
-      const rs = await this.nft.dump({ family: fam.family as 'ip' | 'ip6', table: fam.table, elements: false });
+      const rs = await this.nft.dump({ family: fam.family as 'ip' | 'ip6', table: fam.table, chain });
       for (const r of rs.rules) {
         if (r.comment === undefined || !out.has(r.comment)) continue;
         for (const e of r.exprs) if (e.type === 'counter') out.set(r.comment, out.get(r.comment)! + Number(e.packets ?? 0n));

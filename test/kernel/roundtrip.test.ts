@@ -50,6 +50,21 @@ describe('nftlink list of a ruleset nft loaded', () => {
     expect(copy.nftList()).toBe(original.nftList());
   });
 
+  it('a dump of one chain returns only its rules', async () => {
+    const target = ns();
+    target.nftApply(sources[0][1]);
+    const nft = Nftables.open({ netns: target.name });
+    try {
+      const rs = await nft.dump({ family: 'ip', table: 'kp', chain: 'nat-prerouting' });
+      expect(rs.rules.length).toBe(7);
+      expect(new Set(rs.rules.map((r) => r.chain))).toEqual(new Set(['nat-prerouting']));
+      expect(rs.chains).toEqual([]);
+      expect(rs.sets).toEqual([]);
+    } finally {
+      nft.close();
+    }
+  });
+
   it('--table limits the listing to one table', async () => {
     const original = ns();
     original.nftApply(sources[0][1]);
