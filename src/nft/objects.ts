@@ -4,6 +4,7 @@
 import type { Expr } from './expr/index.js';
 import type { Family, Hook } from './netlink/constants.js';
 import type { Datatype, Scalar } from './types/datatypes.js';
+import type { SetTypeof } from './types/typeof.js';
 import type { Verdict } from './types/verdict.js';
 
 export type { Family, Hook };
@@ -58,6 +59,11 @@ export interface NftSet {
   key: Datatype[];
   /** Present for maps: the data types, or 'verdict' for a verdict map. */
   data?: Datatype[] | 'verdict';
+  /**
+   * Declare the key (and data) by the expressions that produce them (`typeof ...`), as nft needs
+   * for a key nft has no type name for, such as a numgen slot. `key` and `data` still give the types.
+   */
+  typeof?: SetTypeof;
   flags?: SetFlag[];
   /** Default element timeout in milliseconds. */
   timeout?: number;

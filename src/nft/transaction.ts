@@ -6,7 +6,7 @@ import { RequestEncoder, type EncodedRequest, type EncodeOptions } from './netli
 import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
-import { checkComment, checkName, jumpTargets } from './validate.js';
+import { checkComment, checkName, checkTypeof, jumpTargets } from './validate.js';
 
 export type TransactionObject =
   | { table: Table }
@@ -133,6 +133,7 @@ export class Transaction {
     if ((verb === 'add' || verb === 'create') && (!set.key || set.key.length === 0)) {
       throw new RangeError(`set ${set.name} needs a key type`);
     }
+    checkTypeof(set);
     return { verb, kind: 'set', set };
   }
 

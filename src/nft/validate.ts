@@ -3,6 +3,7 @@
 
 import { NFT_COMMENT_MAXLEN, NFT_NAME_MAXLEN } from './netlink/constants.js';
 import type { Expr } from './expr/index.js';
+import type { NftSet } from './objects.js';
 
 const enc = new TextEncoder();
 
@@ -33,4 +34,18 @@ export function jumpTargets(exprs: readonly Expr[]): string[] {
     }
   }
   return out;
+}
+
+/** A typeof declaration must describe each part of the key (and data) it stands for, or nft lists nonsense. */
+export function checkTypeof(set: NftSet): void {
+  if (!set.typeof) return;
+  const { key, data } = set.typeof;
+  if (key.length !== set.key.length) {
+    throw new RangeError(`set ${set.name}: typeof names ${key.length} key expression(s) for a ${set.key.length}-part key`);
+  }
+  if (data === undefined) return;
+  if (!Array.isArray(set.data)) throw new RangeError(`set ${set.name}: typeof data given, but the set ${set.data === 'verdict' ? 'is a verdict map' : 'has no data'}`);
+  if (data.length !== set.data.length) {
+    throw new RangeError(`set ${set.name}: typeof names ${data.length} data expression(s) for ${set.data.length}-part data`);
+  }
 }

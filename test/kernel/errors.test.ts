@@ -137,6 +137,7 @@ describe('validation when an operation is queued', () => {
     expect(() => tx.add({ chain: { family: 'ip', table: 'err', name: 'ok', comment: 'y'.repeat(129) } })).toThrow(/128/);
     expect(() => tx.add({ set, elements: [{ key: ['198.18.0.1'] }, { key: ['not-an-address'] }] })).toThrow(/element 1 key: ipv4_addr: "not-an-address"/);
     expect(() => tx.add({ set: { family: 'ip', table: 'err', name: 'unknown' }, elements: [{ key: [1] }] })).toThrow(/types of set/);
+    expect(() => tx.add({ set: { ...set, name: 'ty', typeof: { key: [{ expr: 'payload', protocol: 'ip', field: 'daddr' }, { expr: 'meta', key: 'l4proto' }] } } })).toThrow(/set ty: typeof names 2 key expression\(s\) for a 1-part key/);
     expect(tx.size).toBe(0);
     expect(() => tx.add({ chain: { family: 'ip', table: 'err', name: 'fine' } })).not.toThrow();
     expect(tx.size).toBe(1);

@@ -2,7 +2,9 @@
 // had returned it gives the same objects. No kernel needed.
 
 import { describe, expect, it } from 'vitest';
-import { renderRuleset } from '../../src/index.js';
+import { renderRuleset, types } from '../../src/index.js';
+import type { NftSet } from '../../src/index.js';
+import { setUdata } from '../../src/nft/netlink/encode.js';
 import { RulesetModel } from '../../src/nft/model.js';
 import { decodeRuleset } from '../../src/nft/netlink/decode.js';
 import { WireReader, WireWriter, WIRE_MAGIC } from '../../src/nft/netlink/wire.js';
@@ -41,5 +43,21 @@ describe('compact wire format', () => {
     w.header(0, 0);
     const buf = w.finish();
     expect(() => new WireReader(buf.subarray(0, 10)).message()).toThrow(/truncated reply from the addon at byte 8/);
+  });
+});
+
+describe('set userdata', () => {
+  // Bytes nft 1.0.6 wrote for `map eps { typeof numgen random mod 5 : ip daddr . tcp dport }`
+  // (read back with `nft --debug=netlink`); nft lists the map with typeof only if they match.
+  it('a typeof map carries the key and data expressions exactly as nft writes them', () => {
+    const eps: NftSet = {
+      family: 'ip', table: 't', name: 'eps', key: [types.integer(4, 'host')], data: [types.ipv4_addr, types.inet_service],
+      typeof: { key: [{ expr: 'numgen', mode: 'random', modulus: 5 }], data: [{ expr: 'payload', protocol: 'ip', field: 'daddr' }, { expr: 'payload', protocol: 'tcp', field: 'dport' }] },
+    };
+    expect(Buffer.from(setUdata(eps)).toString('hex')).toBe(
+      '000401000000010400000000031a0004170000000112000401000000010405000000020400000000043400040d000000012c0014000407000000010c00040c00000001040c0000000114000407000000010c000408000000010402000000060400000000',
+    );
+    const s: NftSet = { family: 'ip', table: 't', name: 's', key: [types.ipv4_addr], typeof: { key: [{ expr: 'payload', protocol: 'ip', field: 'saddr' }] } };
+    expect(Buffer.from(setUdata(s)).toString('hex')).toBe('0004020000000314000407000000010c00040c00000001040b000000');
   });
 });

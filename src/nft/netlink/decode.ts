@@ -4,6 +4,7 @@
 import { decodeExpr, type Expr } from '../expr/index.js';
 import type { Chain, ChainType, NftSet, Rule, Ruleset, SetElement, SetFlag, Table } from '../objects.js';
 import { integer, typesFromId, type Datatype } from '../types/datatypes.js';
+import { parseTypeof } from '../types/typeof.js';
 import { verdictFromCode } from '../types/verdict.js';
 import { decodeValues, rangesFromIntervalElements, readValues, splitFields } from '../values.js';
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
@@ -112,6 +113,12 @@ function decodeSet(o: WireObject): NftSet {
   if (size !== undefined) s.size = size;
   const policy = getU32(o.attrs, SET_ATTR.POLICY);
   if (policy !== undefined) s.policy = policy === 1 ? 'memory' : 'performance';
+  const keyTypeof = parseTypeof(udata.get(UDATA.SET_KEY_TYPEOF));
+  if (keyTypeof) {
+    s.typeof = { key: keyTypeof };
+    const dataTypeof = parseTypeof(udata.get(UDATA.SET_DATA_TYPEOF));
+    if (dataTypeof) s.typeof.data = dataTypeof;
+  }
   const comment = udataString(udata.get(UDATA.SET_COMMENT));
   if (comment !== undefined) s.comment = comment;
   const handle = num(getU64(o.attrs, SET_ATTR.HANDLE));

@@ -6,6 +6,7 @@ import { encodeExpr, type Expr } from '../expr/index.js';
 import type { Chain, NftSet, Rule, SetElement, Table } from '../objects.js';
 import type { Operation } from '../operations.js';
 import { typeIdOf, type Datatype, type Scalar } from '../types/datatypes.js';
+import { typeofUdata, verdictTypeofUdata } from '../types/typeof.js';
 import { verdictCode, type Verdict } from '../types/verdict.js';
 import { intervalElements, parseIntervalValue, valuesLength, writeValues } from '../values.js';
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
@@ -424,7 +425,11 @@ export function setUdata(s: NftSet): Uint8Array {
   const order = (types: readonly Datatype[]): number => (types.length > 1 ? 0 : types[0]!.byteorder === 'big' ? 2 : 1);
   u.u32(UDATA.SET_KEYBYTEORDER, order(s.key));
   if (s.data) u.u32(UDATA.SET_DATABYTEORDER, s.data === 'verdict' ? 0 : order(s.data));
-  if (s.key.length > 1) {
+  if (s.typeof) {
+    u.nest(UDATA.SET_KEY_TYPEOF, typeofUdata(s.typeof.key));
+    if (s.data === 'verdict') u.nest(UDATA.SET_DATA_TYPEOF, verdictTypeofUdata());
+    else if (s.typeof.data) u.nest(UDATA.SET_DATA_TYPEOF, typeofUdata(s.typeof.data));
+  } else if (s.key.length > 1) {
     u.nest(UDATA.SET_KEY_TYPEOF, new UdataBuilder().u32(UDATA.SET_TYPEOF_EXPR, NFT_EXPR_CONCAT).nest(UDATA.SET_TYPEOF_DATA, new UdataBuilder()));
   }
   if (s.data) u.u32(UDATA.SET_DATA_INTERVAL, 0);

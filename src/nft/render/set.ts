@@ -3,6 +3,7 @@
 
 import type { NftSet, SetElement } from '../objects.js';
 import type { Datatype, Scalar } from '../types/datatypes.js';
+import { typeofText } from '../types/typeof.js';
 import { renderVerdict, type Verdict } from '../types/verdict.js';
 import { elementKey, encodeValues, formatRange, parseIntervalValue, splitFields } from '../values.js';
 import { formatTime, quoteString } from './text.js';
@@ -57,7 +58,10 @@ export function sortedElements(set: NftSet, elements: readonly SetElement[]): Se
 export function setDeclarationLines(s: NftSet): string[] {
   const lines: string[] = [];
   const data = s.data === undefined ? '' : ` : ${s.data === 'verdict' ? 'verdict' : typeText(s.data)}`;
-  lines.push(`type ${typeText(s.key)}${data}`);
+  if (s.typeof) {
+    const tdata = s.data === undefined ? '' : ` : ${s.data === 'verdict' ? 'verdict' : s.typeof.data ? typeofText(s.typeof.data) : typeText(s.data)}`;
+    lines.push(`typeof ${typeofText(s.typeof.key)}${tdata}`);
+  } else lines.push(`type ${typeText(s.key)}${data}`);
   if (s.policy) lines.push(`policy ${s.policy}`);
   if (s.size !== undefined) lines.push(`size ${s.size}`);
   const flags = FLAG_ORDER.filter((f) => s.flags?.includes(f));
