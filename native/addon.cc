@@ -168,48 +168,51 @@ Napi::Value Dump(const Napi::CallbackInfo &info) {
   return startDump(env, std::move(h), std::move(spec));
 }
 
-Napi::Value DumpSetElements(const Napi::CallbackInfo &info) {
+// The arguments dumpSetElements and dumpSetElementsStream share: (h, family, table, set). Returns
+// the handle, or null with `error` set to the rejection to return.
+HandleRef setElementsSpec(const Napi::CallbackInfo &info, const char *fn, DumpSpec *spec, Napi::Value *error) {
   Napi::Env env = info.Env();
   std::string why;
   HandleRef h = handleFrom(info[0], &why);
-  if (!h) return rejected(env, Napi::Error::New(env, why));
-  DumpSpec spec;
+  if (!h) {
+    *error = rejected(env, Napi::Error::New(env, why));
+    return h;
+  }
   double family;
-  if (!isInteger(info[1], 1, 255, &family))
-    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElements(): `family` must be the set's "
-                                                   "NFPROTO_* family (1..255)"));
-  if (!info[2].IsString() || !info[3].IsString())
-    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElements(): `table` and `set` must be strings"));
-  spec.family = uint8_t(family);
-  spec.hasTable = true;
-  spec.table = info[2].As<Napi::String>().Utf8Value();
-  spec.oneSet = true;
-  spec.set = info[3].As<Napi::String>().Utf8Value();
-  spec.what = kDumpElements;
-  return startDump(env, std::move(h), std::move(spec));
+  const std::string prefix = std::string("nftlink: ") + fn + "(): ";
+  if (!isInteger(info[1], 1, 255, &family)) {
+    *error = rejected(env, Napi::TypeError::New(env, prefix + "`family` must be the set's NFPROTO_* family (1..255)"));
+    return nullptr;
+  }
+  if (!info[2].IsString() || !info[3].IsString()) {
+    *error = rejected(env, Napi::TypeError::New(env, prefix + "`table` and `set` must be strings"));
+    return nullptr;
+  }
+  spec->family = uint8_t(family);
+  spec->hasTable = true;
+  spec->table = info[2].As<Napi::String>().Utf8Value();
+  spec->oneSet = true;
+  spec->set = info[3].As<Napi::String>().Utf8Value();
+  spec->what = kDumpElements;
+  return h;
+}
+
+Napi::Value DumpSetElements(const Napi::CallbackInfo &info) {
+  DumpSpec spec;
+  Napi::Value error;
+  HandleRef h = setElementsSpec(info, "dumpSetElements", &spec, &error);
+  if (!h) return error;
+  return startDump(info.Env(), std::move(h), std::move(spec));
 }
 
 Napi::Value DumpSetElementsStream(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  std::string why;
-  HandleRef h = handleFrom(info[0], &why);
-  if (!h) return rejected(env, Napi::Error::New(env, why));
   DumpSpec spec;
-  double family;
-  if (!isInteger(info[1], 1, 255, &family))
-    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElementsStream(): `family` must be the set's "
-                                                   "NFPROTO_* family (1..255)"));
-  if (!info[2].IsString() || !info[3].IsString())
-    return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElementsStream(): `table` and `set` must be "
-                                                   "strings"));
+  Napi::Value error;
+  HandleRef h = setElementsSpec(info, "dumpSetElementsStream", &spec, &error);
+  if (!h) return error;
   if (!info[4].IsFunction())
     return rejected(env, Napi::TypeError::New(env, "nftlink: dumpSetElementsStream(): `onChunk` must be a function"));
-  spec.family = uint8_t(family);
-  spec.hasTable = true;
-  spec.table = info[2].As<Napi::String>().Utf8Value();
-  spec.oneSet = true;
-  spec.set = info[3].As<Napi::String>().Utf8Value();
-  spec.what = kDumpElements;
   return startDumpStream(env, std::move(h), std::move(spec), info[4].As<Napi::Function>());
 }
 
