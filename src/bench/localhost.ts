@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLUSTER, createCluster, servePod } from '../netns/cluster.js';
 import { median } from './stats.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLUSTER_IP = '198.18.200.40';
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
     proxy = spawn('ip', ['netns', 'exec', cluster.node.name, process.execPath, join(root, 'bin', 'nftlink.js'), 'proxy', '--manifests', dir, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
     proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    for (let i = 0; i < 100 && (log.match(/listener opened/g) ?? []).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (log.match(/listener opened/g) ?? []).length < 2; i++) await sleep(100);
     if ((log.match(/listener opened/g) ?? []).length < 2) throw new Error(`the proxy did not open its listeners:\n${log}`);
 
     const throughput: Figures = { kernel: [], localhost: [] };
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
     writeFileSync(join(root, 'bench-results', 'localhost.json'), JSON.stringify({ seconds, rounds, parallel: 8, throughputMBps: throughput, connectionsPerSecond: rate }, null, 2));
   } finally {
     proxy?.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     cluster.remove();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const GNU_TIME = '/usr/bin/time';
 
@@ -95,7 +96,6 @@ function cpuTicks(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Waits until the machine is (nearly) idle before the next timed run. Deleting a namespace that

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLUSTER, createCluster, probe, servePod, tally, type Cluster } from '../netns/cluster.js';
 import { chainName, serviceChainBase } from '../proxy/layout/names.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const CLUSTER_IP = '198.18.200.10';
 const NODE_PORT = 30080;
@@ -50,7 +51,7 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000): Pr
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     console.log('\ndemo ok: traffic followed the manifests through 3, 1, 0 and 3 endpoints');
   } finally {
     proxy?.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     cluster.remove();
     rmSync(dir, { recursive: true, force: true });
   }

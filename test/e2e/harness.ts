@@ -4,14 +4,19 @@
 // inside a namespace the test created, or in 198.18.0.0/15.
 
 import { kubeconfigYaml } from '../helpers/kubeconfig.js';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Netns } from '../../src/netns/netns.js';
+import type { Cluster } from '../../src/netns/cluster.js';
+import { sleep } from '../proxy/helpers.js';
+import { ProxyProcess } from '../helpers/proxy-process.js';
 
-export const BIN = new URL('../../bin/nftlink.js', import.meta.url).pathname;
+// The proxy process helpers live beside the other shared test helpers; the e2e tests take them from here.
+export { BIN, ProxyProcess, runProxy, type LogLine } from '../helpers/proxy-process.js';
+
 const FAKE = new URL('./fake-apiserver.mjs', import.meta.url).pathname;
 /** Where the fake API server listens inside the node namespace. */
 export const API_PORT = 6443;
@@ -172,59 +177,6 @@ ${opts.extra ?? ''}
   }
 }
 
-export interface LogLine {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** `nftlink proxy` running inside a namespace. */
-export class ProxyProcess {
-  readonly lines: LogLine[] = [];
-  raw = '';
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private constructor(readonly child: ChildProcess) {
-    let buf = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      const s = d.toString();
-      this.raw += s;
-      buf += s;
-      const parts = buf.split('\n');
-      buf = parts.pop()!;
-      for (const p of parts) {
-        try {
-          this.lines.push(JSON.parse(p) as LogLine);
-        } catch {
-          // not a log line (an error message on exit)
-        }
-      }
-    });
-    this.exit = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
-  }
-
-  static start(ns: Netns, args: string[]): ProxyProcess {
-    return new ProxyProcess(spawn('ip', ['netns', 'exec', ns.name, process.execPath, BIN, 'proxy', ...args], { stdio: ['ignore', 'ignore', 'pipe'] }));
-  }
-
-  logs(msg: string): LogLine[] {
-    return this.lines.filter((l) => l.msg === msg);
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
-    await this.exit;
-    clearTimeout(timer);
-  }
-}
-
-/** Runs `nftlink proxy ARGS` in `ns` to its end: exit code and stderr. */
-export function runProxy(ns: Netns, args: string[], timeoutMs = 20_000): { code: number | null; stderr: string } {
-  const r = spawnSync('ip', ['netns', 'exec', ns.name, process.execPath, BIN, 'proxy', ...args], { encoding: 'utf8', timeout: timeoutMs });
-  return { code: r.status, stderr: r.stderr };
-}
-
 export interface HttpAnswer {
   status: number;
   body: string;
@@ -261,7 +213,18 @@ export function sample(metrics: string, series: string): number | undefined {
   return undefined;
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** The one Node the e2e clusters have, as the API server serves it. */
+export const NODE = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node' }, spec: {} };
+
+/** Stops what a test file started, in the order that leaves nothing behind; any part may be missing. */
+export async function tearDown(parts: { proxy?: ProxyProcess; api?: ApiServer; cluster?: Cluster; files?: ProxyFiles }): Promise<void> {
+  await parts.proxy?.stop();
+  await parts.api?.kill();
+  parts.cluster?.remove();
+  parts.files?.cleanup();
+}
+
+export { sleep };
 
 /** Polls `check` until it returns true; the error names `what` and `detail()`. */
 export async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000, detail: () => string = () => ''): Promise<void> {

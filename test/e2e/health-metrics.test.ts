@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe, type Cluster } from '../../src/netns/cluster.js';
 import { CLUSTER, service, slice, startCluster } from '../proxy/helpers.js';
-import { ApiServer, httpGet, ProxyFiles, ProxyProcess, sample, scrapeMetrics, until } from './harness.js';
+import { ApiServer, httpGet, ProxyFiles, ProxyProcess, sample, scrapeMetrics, until, NODE, tearDown } from './harness.js';
 
 const HC_PORT = 32100;
 const NODE_PORT = 30180;
@@ -36,7 +36,7 @@ beforeAll(async () => {
   c = await startCluster(1, 'nle2eh');
   files = new ProxyFiles();
   api = await ApiServer.start(c.node);
-  await api.upsert('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node' }, spec: {} });
+  await api.upsert('nodes', NODE);
   await api.upsert('services', lbService());
   await api.upsert('endpointslices', slice({ service: 'lb', endpoints: [{ ip: c.pods[0]!.ipv4, nodeName: 'node' }] }));
   proxy = ProxyProcess.start(c.node, ['--config', files.config({ syncPeriod: '30s' }), '--node-ip', CLUSTER.nodeIPv4, '--service-cidr', CLUSTER.serviceCIDRv4]);
@@ -44,10 +44,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await proxy?.stop();
-  await api?.kill();
-  c?.remove();
-  files?.cleanup();
+  await tearDown({ proxy, api, cluster: c, files });
 });
 
 describe('health and metrics servers', () => {
@@ -124,12 +121,12 @@ describe('health and metrics servers', () => {
   });
 
   it('a Node being deleted makes /healthz 503 (nodeEligible false) while /livez stays 200', async () => {
-    await api.upsert('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node' }, spec: { taints: [{ key: 'ToBeDeletedByClusterAutoscaler', effect: 'NoSchedule' }] } });
+    await api.upsert('nodes', { ...NODE, spec: { taints: [{ key: 'ToBeDeletedByClusterAutoscaler', effect: 'NoSchedule' }] } });
     await until('/healthz 503', () => health('/healthz').status === 503, 10_000, detail);
     expect(JSON.parse(health('/healthz').body)).toMatchObject({ nodeEligible: false });
     expect(health('/livez').status).toBe(200);
     expect(sample(scrapeMetrics(c.node), 'kubeproxy_proxy_healthz_total{code="503"}')).toBeGreaterThanOrEqual(1);
-    await api.upsert('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node' }, spec: {} });
+    await api.upsert('nodes', NODE);
     await until('/healthz 200 again', () => health('/healthz').status === 200, 10_000, detail);
   });
 });

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe, tally, type Cluster } from '../../src/netns/cluster.js';
 import { CLUSTER, probeLoop, service, slice, startCluster } from '../proxy/helpers.js';
-import { ApiServer, ProxyFiles, ProxyProcess, scrapeMetrics, sample, TOKEN, until, sleep } from './harness.js';
+import { ApiServer, ProxyFiles, ProxyProcess, scrapeMetrics, sample, TOKEN, until, sleep, NODE, tearDown } from './harness.js';
 
 const VIP = '198.18.200.10';
 const VIP2 = '198.18.200.11';
@@ -39,7 +39,7 @@ beforeAll(async () => {
   files = new ProxyFiles();
   api = await ApiServer.start(c.node);
   await api.set('bookmarkMs', 300);
-  await api.upsert('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node' }, spec: {} });
+  await api.upsert('nodes', NODE);
   startedAt = Date.now();
   proxy = ProxyProcess.start(c.node, ['--config', files.config(), '--node-ip', CLUSTER.nodeIPv4, '--service-cidr', CLUSTER.serviceCIDRv4, '-v', process.env.E2E_V ?? '2']);
   // The first sync after the informers' first lists (an empty cluster) writes the table.
@@ -49,10 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // E2E_LOG=FILE keeps the proxy's log (E2E_V=4 for the sync details).
   if (process.env.E2E_LOG) writeFileSync(process.env.E2E_LOG, proxy.raw);
-  await proxy?.stop();
-  await api?.kill();
-  c?.remove();
-  files?.cleanup();
+  await tearDown({ proxy, api, cluster: c, files });
 });
 
 describe('informers drive the ruleset', () => {
@@ -117,7 +114,7 @@ describe('informers drive the ruleset', () => {
       await api.set('pauseWatches', true);
       await api.upsert('endpointslices', webSlice(pods(endpoints)));
       await api.upsert('services', service({ name: 'noise', clusterIPs: ['198.18.200.99'], ports: [{ name: 'http', protocol: 'TCP', port: 81 }] }));
-      await api.upsert('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node', labels: { seen: String(endpoints) } }, spec: {} });
+      await api.upsert('nodes', { ...NODE, metadata: { name: 'node', labels: { seen: String(endpoints) } } });
       await api.call('compact');
       await api.call('endWatches');
       await api.set('pauseWatches', false);

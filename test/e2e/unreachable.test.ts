@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe, tally, type Cluster } from '../../src/netns/cluster.js';
 import { CLUSTER, probeLoop, service, slice, startCluster } from '../proxy/helpers.js';
-import { ApiServer, httpGet, ProxyFiles, ProxyProcess, sleep, tables, until, type ApiState } from './harness.js';
+import { ApiServer, httpGet, ProxyFiles, ProxyProcess, sleep, tables, until, type ApiState, NODE, tearDown } from './harness.js';
 
 const VIP = '198.18.200.40';
 let c: Cluster;
@@ -23,7 +23,7 @@ beforeAll(async () => {
   files = new ProxyFiles();
   // A previous run programs the service, then stops; so does the API server.
   api = await ApiServer.start(c.node);
-  await api.upsert('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node' }, spec: {} });
+  await api.upsert('nodes', NODE);
   await api.upsert('services', service({ name: 'web', clusterIPs: [VIP] }));
   await api.upsert('endpointslices', slice({ service: 'web', endpoints: [c.pods[0]!.ipv4] }));
   proxy = ProxyProcess.start(c.node, args());
@@ -34,10 +34,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await proxy?.stop();
-  await api?.kill();
-  c?.remove();
-  files?.cleanup();
+  await tearDown({ proxy, api, cluster: c, files });
 });
 
 describe('unreachable API server', () => {

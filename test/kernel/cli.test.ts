@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { Netns } from '../helpers/netns.js';
+import { BIN as bin } from '../helpers/proxy-process.js';
 
-const bin = new URL('../../bin/nftlink.js', import.meta.url).pathname;
 const made: Netns[] = [];
 afterAll(() => made.forEach((n) => n.remove()));
 

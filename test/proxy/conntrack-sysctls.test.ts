@@ -7,8 +7,8 @@ import { afterAll, expect, it } from 'vitest';
 import { conntrackSettings } from '../../src/proxy/conntrack/sysctls.js';
 import { defaultKubeProxyConfig } from '../../src/k8s/kube-proxy-config.js';
 import { namespacesForFile } from '../helpers/netns.js';
+import { BIN as bin } from '../helpers/proxy-process.js';
 
-const bin = new URL('../../bin/nftlink.js', import.meta.url).pathname;
 const manifests = new URL('../fixtures/proxy/basic', import.meta.url).pathname;
 const ns = namespacesForFile(afterAll);
 const dir = mkdtempSync(join(tmpdir(), 'nftlink-ctsys-'));

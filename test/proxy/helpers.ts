@@ -360,7 +360,7 @@ export function probeLoop(from: Netns, host: string, port: number, intervalMs = 
   };
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export { setTimeout as sleep } from 'node:timers/promises';
 
 // ---------------------------------------------------------------------------------------------
 // Statistics

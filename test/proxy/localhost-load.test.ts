@@ -2,17 +2,15 @@
 // they close the proxy's file descriptors and memory go back to their baseline (no leaks).
 
 import { readdirSync, readFileSync } from 'node:fs';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Cluster } from '../../src/netns/cluster.js';
+import { ProxyProcess } from '../helpers/proxy-process.js';
 import { CLUSTER, ManifestDir, service, slice, sleep, startCluster } from './helpers.js';
 
-const bin = new URL('../../bin/nftlink.js', import.meta.url).pathname;
 const CONNECTIONS = 1000;
 let c: Cluster;
 let dir: ManifestDir;
-let proxy: ChildProcess;
-let log = '';
+let proxy: ProxyProcess;
 
 // A backend (beside the pod's usual servers on 8080) that answers each line and keeps the connection open.
 const ECHO = `require('net').createServer((s) => s.on('data', () => s.write('ok\\n'))).listen(9090, () => console.log('ready'));`;
@@ -45,21 +43,19 @@ beforeAll(async () => {
   });
   dir = new ManifestDir();
   dir.write('svc', service({ name: 'echo', type: 'NodePort', clusterIPs: ['198.18.200.30'], ports: [{ name: 'tcp', protocol: 'TCP', port: 80, nodePort: 30090 }] }), slice({ service: 'echo', ports: [{ name: 'tcp', protocol: 'TCP', port: 9090 }], endpoints: [c.pods[0]!.ipv4] }));
-  proxy = spawn('ip', ['netns', 'exec', c.node.name, process.execPath, bin, 'proxy', '--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-  for (let i = 0; i < 100 && !log.includes('listener opened'); i++) await sleep(100);
-  if (!log.includes('listener opened')) throw new Error(`the proxy did not open its listener:\n${log}`);
+  proxy = ProxyProcess.start(c.node, ['--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '-v', '4']);
+  for (let i = 0; i < 100 && !proxy.raw.includes('listener opened'); i++) await sleep(100);
+  if (!proxy.raw.includes('listener opened')) throw new Error(`the proxy did not open its listener:\n${proxy.raw}`);
 }, 60_000);
 
 afterAll(async () => {
-  proxy?.kill('SIGTERM');
-  await sleep(200);
+  await proxy?.stop();
   c?.remove();
   dir?.cleanup();
 });
 
 it('holds 1,000 concurrent connections, serves all, and leaks nothing after they close', async () => {
-  const pid = proxy.pid!;
+  const pid = proxy.child.pid!;
   await sleep(500);
   const baseFds = fds(pid);
   const baseRss = rssKb(pid);

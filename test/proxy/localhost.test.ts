@@ -2,18 +2,17 @@
 // (its listeners must be on that namespace's loopback), clients connect to 127.0.0.1:<nodePort>.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 
 import { probe, tally, type Cluster } from '../../src/netns/cluster.js';
+import { ProxyProcess } from '../helpers/proxy-process.js';
 import { chiSquaredP, chiSquaredUniform, CLUSTER, ManifestDir, service, slice, sleep, startCluster } from './helpers.js';
 
-const bin = new URL('../../bin/nftlink.js', import.meta.url).pathname;
 const NODE_PORT = 30080;
 
 let c: Cluster;
 let dir: ManifestDir;
-let proxy: ChildProcess;
-let log = '';
+let proxy: ProxyProcess;
 let blocker: ChildProcess;
 
 function write(endpoints: number, opts: { affinity?: number; withUdp?: boolean; second?: boolean } = {}): void {
@@ -30,12 +29,12 @@ function write(endpoints: number, opts: { affinity?: number; withUdp?: boolean; 
 async function until(check: () => boolean, what: string, ms = 8000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; proxy log:\n${log}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; proxy log:\n${proxy.raw}`);
     await sleep(100);
   }
 }
 
-const opened = (): number => log.split('\n').filter((l) => l.includes('localhost NodePort listener opened') && l.includes(`"port":${NODE_PORT}`)).length;
+const opened = (): number => proxy.raw.split('\n').filter((l) => l.includes('localhost NodePort listener opened') && l.includes(`"port":${NODE_PORT}`)).length;
 
 beforeAll(async () => {
   c = await startCluster(3, 'nllh');
@@ -44,14 +43,12 @@ beforeAll(async () => {
   // Something else already listens on 127.0.0.1:30081 in the node namespace.
   blocker = c.node.spawn(process.execPath, ['-e', "require('net').createServer().listen(30081, '127.0.0.1', () => console.log('ready'))"]);
   await new Promise((r) => blocker.stdout!.once('data', r));
-  proxy = spawn('ip', ['netns', 'exec', c.node.name, process.execPath, bin, 'proxy', '--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '--min-sync-period', '100ms', '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  proxy = ProxyProcess.start(c.node, ['--manifests', dir.path, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '--min-sync-period', '100ms', '-v', '4']);
   await until(() => opened() === 1, 'the localhost listener');
 }, 60_000);
 
 afterAll(async () => {
-  proxy?.kill('SIGTERM');
-  await sleep(200);
+  await proxy?.stop();
   blocker?.kill();
   c?.remove();
   dir?.cleanup();
@@ -66,7 +63,7 @@ describe('localhost NodePorts', () => {
   });
 
   it('a port already taken on loopback is a creation failure, and the rest keep working', () => {
-    const failures = log.split('\n').filter((l) => l.includes('cannot open localhost NodePort listener'));
+    const failures = proxy.raw.split('\n').filter((l) => l.includes('cannot open localhost NodePort listener'));
     expect(failures).toHaveLength(1);
     expect(failures[0]).toContain('"port":30081');
     expect(metrics()).toMatch(/kubeproxy_nftables_localhost_nodeport_listener_creation_failures_total\{ip_family="IPv4"\} 1/);

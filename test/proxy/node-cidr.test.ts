@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { namespacesForFile } from '../helpers/netns.js';
+import { BIN as bin } from '../helpers/proxy-process.js';
 import { service, slice } from './helpers.js';
 
-const bin = new URL('../../bin/nftlink.js', import.meta.url).pathname;
 const ns = namespacesForFile(afterAll);
 const dir = mkdtempSync(join(tmpdir(), 'nftlink-nodecidr-'));
 const configDir = mkdtempSync(join(tmpdir(), 'nftlink-nodecidr-config-'));
