@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libnftnl-dev libmnl-dev nftables pkg-config iproute2 build-essential python3 time conntrack)
+packages=(libnftnl-dev libmnl-dev nftables pkg-config iproute2 build-essential python3 time conntrack iptables)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
