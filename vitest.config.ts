@@ -2,11 +2,16 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Kernel tests create namespaces and load rulesets; two workers fit this 2-core machine.
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    projects: [
+      // Everything, with the proxy's default layout (slots).
+      { extends: true, test: { name: 'slots', include: ['test/**/*.test.ts'] } },
+      // The data-plane feature tests once more with kube-proxy's layout: both must pass everything.
+      { extends: true, test: { name: 'kube-proxy-layout', include: ['test/proxy/**/*.test.ts'], env: { NFTLINK_TEST_LAYOUT: 'kube-proxy' } } },
+    ],
   },
 });

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import { localAddresses, parseDuration, parseFeatureGates, SettingsError, type ProxySettings } from '../proxy/config.js';
+import { DEFAULT_LAYOUT, isLayoutName, LAYOUT_NAMES } from '../proxy/layout/index.js';
 import { DEFAULT_TABLE } from '../proxy/layout/names.js';
 import type { KubeProxyFlags } from '../k8s/config-flags.js';
 
@@ -20,6 +21,7 @@ export const PROXY_OPTIONS = {
   'min-sync-period': { type: 'string' },
   'sync-period': { type: 'string' },
   table: { type: 'string' },
+  layout: { type: 'string' },
   'feature-gates': { type: 'string' },
   config: { type: 'string' },
   kubeconfig: { type: 'string' },
@@ -46,6 +48,8 @@ export const PROXY_USAGE = `  --config FILE                a KubeProxyConfigurat
   --min-sync-period D          at most one sync per D (default 1s)
   --sync-period D              a sync at least every D (default 30s)
   --table NAME                 table name (default kube-proxy), in the ip and ip6 families
+  --layout slots|kube-proxy    how service ports are laid out (default slots: endpoints in shared bucket maps;
+                               kube-proxy: kube-proxy's own ruleset, an anonymous map per service chain)
   --feature-gates A=B,...      KubeProxyNFTablesLocalhostNodePorts=false turns off the localhost NodePort proxy
   --healthz-bind-address A     /healthz and /livez (default 0.0.0.0:10256; "" turns it off)
   --metrics-bind-address A     /metrics, /proxyMode, /configz (default 127.0.0.1:10249; "" turns it off)
@@ -89,8 +93,11 @@ export function settingsFrom(values: Values): ProxySettings {
     throw new SettingsError('--netns with --nodeport-addresses needs --node-ip: the addresses of another namespace are not visible here');
   }
   const bit = values['masquerade-bit'] === undefined ? 14 : Number(values['masquerade-bit']);
+  const layout = values.layout ?? DEFAULT_LAYOUT;
+  if (!isLayoutName(layout)) throw new SettingsError(`--layout: "${layout}" is not a layout (${LAYOUT_NAMES.join(', ')})`);
   return {
     table: values.table ?? DEFAULT_TABLE,
+    layout,
     nodeName: values['hostname-override'] ?? values['node-name'] ?? hostname(),
     nodeIPs: nodeIPs.length ? nodeIPs : values.netns === undefined ? localAddresses() : [],
     clusterCIDRs: list(values['cluster-cidr']),

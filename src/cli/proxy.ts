@@ -5,7 +5,7 @@ import { Nftables } from '../nft/client.js';
 import { Transaction } from '../nft/transaction.js';
 import { layoutConfigs, localhostFamilies, SettingsError } from '../proxy/config.js';
 import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
-import { kubeProxyLayout } from '../proxy/layout/kube-proxy/index.js';
+import { createLayout } from '../proxy/layout/index.js';
 import { localhostRejectComment } from '../proxy/layout/names.js';
 import { nftFamily } from '../proxy/layout/types.js';
 import { silentLogger, type Logger } from '../proxy/log.js';
@@ -95,7 +95,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const proxier: Proxier = new Proxier({
     source,
     nodeName: settings.nodeName,
-    layout: kubeProxyLayout,
+    layout: settings.layout,
     families: familiesFor,
     minSyncPeriodMs: settings.minSyncPeriodMs,
     syncPeriodMs: settings.syncPeriodMs,
@@ -185,7 +185,7 @@ export async function renderProxy(argv: string[], log: Logger = silentLogger): P
   for (const inv of snap.invalid) log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
   let out = '';
   for (const cfg of layoutConfigs({ ...settings, localhostNodePorts: settings.localhostNodePorts && values.netns === undefined })) {
-    const tx: Transaction = new FamilySync(undefined, kubeProxyLayout, cfg, log).preview(snap.states[cfg.family]);
+    const tx: Transaction = new FamilySync(undefined, createLayout(settings.layout), cfg, log).preview(snap.states[cfg.family]);
     out += tx.render();
   }
   return out;

@@ -4,11 +4,14 @@
 import { networkInterfaces } from 'node:os';
 import { parsePrefix } from '../nft/types/address.js';
 import { parseFamilyIP } from './model/service.js';
+import type { LayoutName } from './layout/index.js';
 import type { LayoutConfig } from './layout/types.js';
 import type { IPFamily } from './model/types.js';
 
 export interface ProxySettings {
   table: string;
+  /** How service ports are laid out in the table (`--layout`): slots (default) or kube-proxy. */
+  layout: LayoutName;
   nodeName: string;
   /** The node's own addresses (both families); empty: the interfaces of the proxy's namespace. */
   nodeIPs: string[];
@@ -84,7 +87,7 @@ export function localAddresses(): string[] {
   return out;
 }
 
-export function layoutConfigs(s: ProxySettings, families: IPFamily[] = ['ipv4', 'ipv6']): LayoutConfig[] {
+export function layoutConfigs(s: Omit<ProxySettings, 'layout'>, families: IPFamily[] = ['ipv4', 'ipv6']): LayoutConfig[] {
   for (const ip of s.nodeIPs) if (!parseFamilyIP(ip)) throw new SettingsError(`--node-ip: "${ip}" is not an IP address`);
   if (s.masqueradeBit < 0 || s.masqueradeBit > 31 || !Number.isInteger(s.masqueradeBit)) throw new SettingsError(`masqueradeBit: ${s.masqueradeBit} is not in 0..31`);
   const byFamily = (list: string[], flag: string, f: IPFamily): string[] => list.filter((c) => familyOfCidr(c, flag) === f);

@@ -8,7 +8,8 @@ import type { Logger } from './log.js';
 import { ChangeTracker } from './model/tracker.js';
 import type { InvalidObject, IPFamily, ProxyState } from './model/types.js';
 import type { Node } from '../k8s/objects.js';
-import type { Layout, LayoutConfig } from './layout/types.js';
+import { createLayout, type LayoutName } from './layout/index.js';
+import type { LayoutConfig } from './layout/types.js';
 import type { EventType, ProxySource, SourceProblem } from './source/source.js';
 import { FamilySync, STALE_CHAIN_DELAY_MS, type SyncResult } from './sync/family-sync.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
@@ -20,7 +21,8 @@ export interface ProxierOptions {
   source: ProxySource;
   netns?: string;
   nodeName: string;
-  layout: Layout;
+  /** Every table gets its own instance: a layout may remember where it put things. */
+  layout: LayoutName;
   /**
    * One configuration per family to program (ip table for ipv4, ip6 for ipv6). A function is asked
    * again before each sync until it answers: detectLocalMode NodeCIDR needs the Node's podCIDRs first.
@@ -148,7 +150,7 @@ export class Proxier {
     if (this.families.length) return true;
     const cfgs = typeof this.opts.families === 'function' ? this.opts.families() : this.opts.families;
     if (!cfgs) return false;
-    this.families = cfgs.map((cfg) => new FamilySync(this.nft, this.opts.layout, cfg, this.opts.log));
+    this.families = cfgs.map((cfg) => new FamilySync(this.nft, createLayout(this.opts.layout), cfg, this.opts.log));
     return true;
   }
 

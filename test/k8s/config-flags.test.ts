@@ -55,7 +55,7 @@ describe('flags and --config', () => {
 
 describe('settings from the configuration', () => {
   const base = {
-    table: 'kube-proxy', nodeName: 'ignored', nodeIPs: ['198.18.0.1'], clusterCIDRs: ['198.19.0.0/16'], serviceCIDRs: ['198.18.96.0/20'],
+    table: 'kube-proxy', layout: 'slots' as const, nodeName: 'ignored', nodeIPs: ['198.18.0.1'], clusterCIDRs: ['198.19.0.0/16'], serviceCIDRs: ['198.18.96.0/20'],
     nodePortAddresses: [], masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000, localhostNodePorts: true,
   };
 

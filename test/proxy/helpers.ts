@@ -11,7 +11,17 @@ import type { EndpointSlice, Service } from '../../src/k8s/objects.js';
 import { CLUSTER, createCluster, servePod, type Cluster, type Probe } from '../../src/netns/cluster.js';
 import type { Netns } from '../../src/netns/netns.js';
 import { layoutConfigs, type ProxySettings } from '../../src/proxy/config.js';
-import { kubeProxyLayout } from '../../src/proxy/layout/kube-proxy/index.js';
+import { isLayoutName, type LayoutName } from '../../src/proxy/layout/index.js';
+
+/**
+ * The layout the data-plane tests program: vitest runs test/proxy once per layout (vitest.config.ts
+ * sets NFTLINK_TEST_LAYOUT for the second run), so every feature is proven for both.
+ */
+export const TEST_LAYOUT: LayoutName = (() => {
+  const v = process.env.NFTLINK_TEST_LAYOUT ?? 'slots';
+  if (!isLayoutName(v)) throw new Error(`NFTLINK_TEST_LAYOUT=${v} is not a layout`);
+  return v;
+})();
 import { serviceChainBase, chainName } from '../../src/proxy/layout/names.js';
 import type { LogFields, Logger } from '../../src/proxy/log.js';
 import { Proxier, type SyncReport } from '../../src/proxy/proxier.js';
@@ -186,6 +196,7 @@ export function recordingLogger(): Logger & { records: LogRecord[] } {
 export function proxySettings(overrides: Partial<ProxySettings> = {}): ProxySettings {
   return {
     table: 'kube-proxy',
+    layout: TEST_LAYOUT,
     nodeName: NODE_NAME,
     nodeIPs: [CLUSTER.nodeIPv4, CLUSTER.nodeIPv6],
     clusterCIDRs: [CLUSTER.podCIDRv4, CLUSTER.podCIDRv6],
@@ -232,7 +243,7 @@ export async function startProxy(c: Cluster, dir: ManifestDir, overrides: Partia
     source: new ManifestSource(dir.path, { debounceMs: 30 }),
     netns: c.node.name,
     nodeName: settings.nodeName,
-    layout: kubeProxyLayout,
+    layout: settings.layout,
     families: layoutConfigs(settings),
     minSyncPeriodMs: settings.minSyncPeriodMs,
     syncPeriodMs: settings.syncPeriodMs,

@@ -2,6 +2,7 @@
 // slots layout remembers where each service's endpoints live), so every table gets its own instance.
 
 import { kubeProxyLayout } from './kube-proxy/index.js';
+import { SlotsLayout } from './slots/index.js';
 import type { Layout } from './types.js';
 
 export const LAYOUT_NAMES = ['slots', 'kube-proxy'] as const;
@@ -18,6 +19,6 @@ export function createLayout(name: LayoutName): Layout {
     case 'kube-proxy':
       return kubeProxyLayout;
     case 'slots':
-      throw new Error('nftlink: the slots layout is not built yet');
+      return new SlotsLayout();
   }
 }

@@ -61,6 +61,17 @@ export const COMMENT = {
   localhostNodeports: 'UDP and SCTP NodePorts, which localhost does not serve',
 } as const;
 
+/** The slots layout's bucket maps: `endpoints-<K>`, slot number to `addr . port`. */
+export const slotMap = {
+  name: (bucket: number): string => `endpoints-${bucket}`,
+  /** The bucket of a map name, or undefined when the name is not a bucket map's. */
+  bucket(name: string): number | undefined {
+    const m = /^endpoints-(\d+)$/.exec(name);
+    return m ? Number(m[1]) : undefined;
+  },
+  comment: 'endpoints of service chains, by slot',
+};
+
 /** The comment of the rule that rejects (and counts) one protocol's NodePorts on localhost. */
 export function localhostRejectComment(protocol: 'udp' | 'sctp'): string {
   return `reject ${protocol} to localhost NodePorts`;

@@ -1,8 +1,8 @@
 // What a layout produces: pure data, a function of the model and the configuration. The sync
 // engine diffs these against what it last committed; nothing here talks to the kernel.
 
-import type { Chain, Family, NftSet, Rule, SetElement, Table } from '../../nft/objects.js';
-import type { IPFamily, ServiceEndpoint, ServicePort } from '../model/types.js';
+import type { Chain, Family, NftSet, Rule, Ruleset, SetElement, Table } from '../../nft/objects.js';
+import type { IPFamily, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 export interface LayoutConfig {
   family: IPFamily;
@@ -50,6 +50,15 @@ export interface Layout {
   readonly name: string;
   base(cfg: LayoutConfig): BaseObjects;
   service(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects;
+  // Layouts that keep state (where each service's endpoints live) implement the rest.
+  /** Before a full sync: the table as the kernel holds it (empty for a preview). */
+  adopt?(kernel: Ruleset): void;
+  /** The service port is gone, or left out: whatever it held is free. */
+  release?(id: ServicePortId): void;
+  /** After a full sync planned every service port: forget what nobody claimed. */
+  sweep?(): void;
+  /** Sets shared by many service ports that exist only while used (declarations, no elements). */
+  sharedSets?(cfg: LayoutConfig): NftSet[];
 }
 
 export function nftFamily(f: IPFamily): Family {

@@ -26,6 +26,11 @@ export class ElementIndex {
     if (!this.sets.has(set.name)) this.sets.set(set.name, { set, store: new ElementStore(set), byKey: new Map() });
   }
 
+  /** Forgets a shared set (it was deleted, or will not be declared again). */
+  undeclare(name: string): void {
+    this.sets.delete(name);
+  }
+
   has(name: string): boolean {
     return this.sets.has(name);
   }

@@ -61,6 +61,8 @@ interface Plan {
   setAdds: NftSet[];
   setDeletes: string[];
   fragments: Map<ServicePortId, Fragment | undefined>;
+  /** Names of the layout's shared sets in use once this plan commits. */
+  shared: Set<string>;
   stats: Pick<SyncResult, 'chainsWritten' | 'chainsFlushed' | 'elementsChanged'>;
 }
 
@@ -87,6 +89,8 @@ export class FamilySync {
   private readonly committed = new Map<ServicePortId, Fragment>();
   private readonly index = new ElementIndex();
   private readonly stale = new Map<string, number>();
+  /** The layout's shared sets the kernel holds (as of the last commit). */
+  private shared = new Set<string>();
   private needFull = true;
   /** Service ports the kernel refused, left out until their objects change. */
   private readonly excluded = new Map<ServicePortId, string>();
@@ -116,6 +120,7 @@ export class FamilySync {
   /** The transaction that programs an empty table with the current model (`nftlink render`). */
   preview(state: ProxyState): Transaction {
     this.kernel = { table: false, chains: new Map(), sets: new Map() };
+    this.layout.adopt?.({ generation: 0, tables: [], chains: [], sets: [], rules: [] });
     return this.planFull(state).tx;
   }
 
@@ -167,6 +172,7 @@ export class FamilySync {
     const rules = rulesByChain(rs.rules);
     for (const c of rs.chains) chains.set(c.name, { chain: c, fingerprints: (rules.get(c.name) ?? []).map(ruleFingerprint) });
     const sets = new Map(rs.sets.map((s) => [s.name, s]));
+    this.layout.adopt?.(rs);
     return { table: rs.tables.length > 0, chains, sets };
   }
 
@@ -176,6 +182,7 @@ export class FamilySync {
       const fingerprints = new Map(objects.chains.map((c) => [c.chain.name, c.rules.map(ruleFingerprint)]));
       return { objects, fingerprints };
     } catch (err) {
+      this.layout.release?.(sp.id);
       this.excluded.set(sp.id, (err as Error).message);
       this.log.error('service port left out: its objects cannot be built', { servicePort: sp.id, family: this.family, reason: (err as Error).message });
       return undefined;
@@ -191,6 +198,7 @@ export class FamilySync {
       setAdds: [],
       setDeletes: [],
       fragments: new Map(),
+      shared: new Set(),
       stats: { chainsWritten: 0, chainsFlushed: 0, elementsChanged: 0 },
     };
   }
@@ -241,23 +249,38 @@ export class FamilySync {
     const plan = this.newPlan();
     const kernel = this.kernel!;
     const base = this.layout.base(this.cfg);
-    for (const s of base.sets) this.index.declare(s);
-    this.index.clearContributions();
-    for (const name of this.index.names()) this.index.resync(name, kernel.sets.get(name)?.elements ?? []);
-    this.index.contribute('', undefined, base.elements);
 
     for (const sp of state.services.values()) {
-      if (this.excluded.has(sp.id)) continue;
+      if (this.excluded.has(sp.id)) {
+        this.layout.release?.(sp.id);
+        continue;
+      }
       const f = this.fragment(sp, state);
       if (f) plan.fragments.set(sp.id, f);
     }
-    for (const [id] of this.committed) if (!plan.fragments.has(id)) plan.fragments.set(id, undefined);
+    for (const [id] of this.committed) {
+      if (plan.fragments.has(id)) continue;
+      plan.fragments.set(id, undefined);
+      this.layout.release?.(id);
+    }
+    this.layout.sweep?.();
+    const shared = this.layout.sharedSets?.(this.cfg) ?? [];
+    plan.shared = new Set(shared.map((s) => s.name));
+
+    // The shared sets, with what the kernel holds in them, before any service contributes.
+    const declared = [...base.sets, ...shared];
+    const declaredNames = new Set(declared.map((s) => s.name));
+    for (const name of this.index.names()) if (!declaredNames.has(name)) this.index.undeclare(name);
+    for (const s of declared) this.index.declare(s);
+    this.index.clearContributions();
+    for (const name of this.index.names()) this.index.resync(name, kernel.sets.get(name)?.elements ?? []);
+    this.index.contribute('', undefined, base.elements);
 
     this.owned(plan, '', () => {
       if (!kernel.table) plan.tx.add({ table: base.table });
     });
     const desiredSets = new Map<string, { set: NftSet; owner: Contributor }>();
-    for (const s of base.sets) desiredSets.set(s.name, { set: s, owner: '' });
+    for (const s of declared) desiredSets.set(s.name, { set: s, owner: '' });
     for (const [id, f] of plan.fragments) for (const s of f?.objects.sets ?? []) desiredSets.set(s.name, { set: s, owner: id });
     for (const { set, owner } of desiredSets.values()) {
       if (kernel.sets.has(set.name)) continue;
@@ -294,9 +317,19 @@ export class FamilySync {
     const ids = new Set([...change.changedServices, ...change.changedEndpoints, ...change.removed]);
     for (const id of ids) {
       const sp = state.services.get(id);
-      plan.fragments.set(id, sp && !this.excluded.has(id) ? this.fragment(sp, state) : undefined);
+      const f = sp && !this.excluded.has(id) ? this.fragment(sp, state) : undefined;
+      if (!f) this.layout.release?.(id);
+      plan.fragments.set(id, f);
     }
     // Sets first (rules refer to them), then chains, then their rules, then elements, then leftovers.
+    const shared = this.layout.sharedSets?.(this.cfg) ?? [];
+    plan.shared = new Set(shared.map((s) => s.name));
+    for (const s of shared) {
+      this.index.declare(s);
+      if (this.kernel?.sets.has(s.name)) continue;
+      this.owned(plan, '', () => plan.tx.add({ set: s }));
+      plan.setAdds.push(s);
+    }
     for (const [id, next] of plan.fragments) {
       const prev = this.committed.get(id);
       const prevSets = new Set(prev?.objects.sets.map((s) => s.name));
@@ -322,6 +355,13 @@ export class FamilySync {
         this.owned(plan, id, () => plan.tx.delete({ set: s }));
         plan.setDeletes.push(s.name);
       }
+    }
+    // Shared sets nobody uses any more go last, after the rules bound to them.
+    for (const name of this.shared) {
+      const known = this.kernel?.sets.get(name);
+      if (plan.shared.has(name) || !known) continue;
+      this.owned(plan, '', () => plan.tx.delete({ set: known }));
+      plan.setDeletes.push(name);
     }
     return plan;
   }
@@ -350,7 +390,11 @@ export class FamilySync {
     kernel.table = true;
     for (const [name, c] of plan.chainWrites) kernel.chains.set(name, c);
     for (const s of plan.setAdds) kernel.sets.set(s.name, s);
-    for (const name of plan.setDeletes) kernel.sets.delete(name);
+    for (const name of plan.setDeletes) {
+      kernel.sets.delete(name);
+      if (!plan.shared.has(name) && this.shared.has(name)) this.index.undeclare(name);
+    }
+    this.shared = plan.shared;
     for (const name of plan.chainFlushes) {
       const known = kernel.chains.get(name);
       if (known) kernel.chains.set(name, { chain: known.chain, fingerprints: [] });

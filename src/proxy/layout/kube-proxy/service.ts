@@ -26,7 +26,19 @@ function cidrContains(cidr: string, addr: string, v6: boolean): boolean {
   return masked !== null && masked.bytes.every((b, i) => b === p.bytes[i]);
 }
 
-export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects {
+/**
+ * Another way to pick an endpoint in a service's cluster or local chain (the slots layout's). It
+ * returns the chain's rules, adding what they need to the shared maps through `put`; undefined
+ * keeps kube-proxy's way for this chain.
+ */
+export type EndpointPicker = (
+  sp: ServicePort,
+  chain: string,
+  endpoints: readonly ServiceEndpoint[],
+  put: (set: string, e: SetElement) => void,
+) => RuleBuilder[] | undefined;
+
+export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[], picker?: EndpointPicker): ServiceObjects {
   const family = nftFamily(cfg.family);
   const table = cfg.table;
   const { l3, addr, natFamily } = familyParts(cfg.family);
@@ -46,6 +58,11 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   const affinity = sp.affinityTimeoutSeconds > 0;
 
   const out: { chain: Chain; rules: Rule[] }[] = [];
+  const elements = new Map<string, SetElement[]>();
+  const put = (set: string, e: SetElement): void => {
+    if (!elements.has(set)) elements.set(set, []);
+    elements.get(set)!.push(e);
+  };
   const sets: NftSet[] = [];
   const chain = (name: string, rules: RuleBuilder[], comments: (string | undefined)[] = []): void => {
     out.push({ chain: { family, table, name }, rules: rules.map((b, i) => b.rule(table, name, comments[i])) });
@@ -78,8 +95,9 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
         .dnatMap({ family: natFamily, key: numgen('random', eps.length), map: { elements: eps.map((ep, i) => ({ key: [i], value: [ep.ip, ep.port] })) } }),
     ];
   };
-  if (clusterChain) chain(clusterChain, toEndpoints(cat.clusterEndpoints));
-  if (localChain) chain(localChain, toEndpoints(cat.localEndpoints));
+  const pick = (name: string, eps: readonly ServiceEndpoint[]): RuleBuilder[] => picker?.(sp, name, eps, put) ?? toEndpoints(eps);
+  if (clusterChain) chain(clusterChain, pick(clusterChain, cat.clusterEndpoints));
+  if (localChain) chain(localChain, pick(localChain, cat.localEndpoints));
 
   if (externalChain) {
     const rules: RuleBuilder[] = [];
@@ -114,11 +132,6 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   }
 
   // Elements in the shared maps.
-  const elements = new Map<string, SetElement[]>();
-  const put = (set: string, e: SetElement): void => {
-    if (!elements.has(set)) elements.set(set, []);
-    elements.get(set)!.push(e);
-  };
   const goto = (c: string): Verdict => ({ kind: 'goto', chain: c });
   const noEndpoints: Verdict = cat.hasAnyEndpoints ? { kind: 'drop' } : goto(CHAIN.rejectChain);
 

@@ -1,0 +1,129 @@
+// Where every endpoint group lives in the slots layout: which bucket map, which member range, and
+// which endpoint sits in which slot. An endpoint group is one service chain's endpoint list (the
+// cluster or the local chain of a service port), named by its chain.
+//
+// Why it keeps state: a pure function of the model would renumber slots whenever an endpoint comes
+// or goes, rewriting elements of unrelated endpoints. Keeping the assignment makes "one endpoint
+// replaced" one element replaced, and a count change the tail of the range plus one rule. After a
+// restart the assignment is adopted from the kernel (the rules' numgen offsets and the maps'
+// elements), so a restart with an unchanged model writes nothing.
+//
+// Why buckets of bounded size (DESIGN.md, "Kernel facts"): every element written into a map is
+// validated against every rule bound to it, and every new binding walks every element; one map
+// bound by 10,000 rules costs 7 s at 10k services. A table's sets are a linked list that every
+// lookup-by-name walks, so thousands of maps cost as much. Buckets of a few dozen service chains
+// keep both bounded: at 10k services x 5, 64 per bucket measured best (0.52 s, against 0.60 s at
+// 16 and 0.63 s at 256; scripts/probe-slots-layout.mjs).
+
+/** Service chains per bucket map: the bound on bindings per map. */
+export const CHAINS_PER_BUCKET = 64;
+/** Slots reserved for each member of a bucket: the most endpoints one service chain can have. */
+export const SLOTS_PER_CHAIN = 1 << 16;
+
+export interface Placement {
+  bucket: number;
+  /** The first slot: numgen's offset. */
+  base: number;
+  /** Endpoint keys in slot order: slot base + i holds order[i]. */
+  order: readonly string[];
+}
+
+interface Group {
+  bucket: number;
+  member: number;
+  order: string[];
+  /** Placed (or confirmed) since the last adopt(): groups nobody claims are released by sweep(). */
+  claimed: boolean;
+}
+
+export class SlotAllocator {
+  private readonly groups = new Map<string, Group>();
+  /** Members in use, per bucket. */
+  private readonly members: Set<number>[] = [];
+
+  constructor(private readonly chainsPerBucket = CHAINS_PER_BUCKET) {}
+
+  /** Forgets everything (before adopting the kernel's state). */
+  reset(): void {
+    this.groups.clear();
+    this.members.length = 0;
+  }
+
+  /** Records a group as the kernel holds it (slots whose element is missing are undefined). */
+  adopt(group: string, bucket: number, member: number, order: readonly (string | undefined)[]): void {
+    const used = (this.members[bucket] ??= new Set());
+    if (used.has(member) || member >= this.chainsPerBucket) return; // two rules claiming one range: rebuild it
+    used.add(member);
+    this.groups.set(group, { bucket, member, order: order.map((k) => k ?? ''), claimed: false });
+  }
+
+  /**
+   * Places a group's endpoints, moving as few as possible: an endpoint keeps its slot while the slot
+   * is inside the new range, new endpoints fill the holes in slot order.
+   */
+  place(group: string, endpoints: readonly string[]): Placement {
+    if (endpoints.length > SLOTS_PER_CHAIN) {
+      throw new RangeError(`${endpoints.length} endpoints: the slots layout takes at most ${SLOTS_PER_CHAIN} per service chain`);
+    }
+    let g = this.groups.get(group);
+    if (!g) {
+      const { bucket, member } = this.freeMember();
+      g = { bucket, member, order: [], claimed: true };
+      this.groups.set(group, g);
+    }
+    const n = endpoints.length;
+    const wanted = new Set(endpoints);
+    const next: (string | undefined)[] = new Array<string | undefined>(n);
+    const kept = new Set<string>();
+    for (let i = 0; i < Math.min(n, g.order.length); i++) {
+      const k = g.order[i]!;
+      if (wanted.has(k) && !kept.has(k)) {
+        next[i] = k;
+        kept.add(k);
+      }
+    }
+    let hole = 0;
+    for (const k of endpoints) {
+      if (kept.has(k)) continue;
+      while (next[hole] !== undefined) hole++;
+      next[hole] = k;
+      kept.add(k);
+    }
+    g.order = next as string[];
+    g.claimed = true;
+    return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order };
+  }
+
+  release(group: string): void {
+    const g = this.groups.get(group);
+    if (!g) return;
+    this.groups.delete(group);
+    this.members[g.bucket]?.delete(g.member);
+  }
+
+  /** Releases adopted groups that no service claimed (their chains are stale). */
+  sweep(): void {
+    for (const [name, g] of this.groups) if (!g.claimed) this.release(name);
+  }
+
+  /** Buckets with at least one member, ascending. */
+  bucketsInUse(): number[] {
+    const out: number[] = [];
+    this.members.forEach((m, i) => {
+      if (m && m.size > 0) out.push(i);
+    });
+    return out;
+  }
+
+  /** The lowest bucket with a free member: new groups fill the first buckets, so emptied high buckets can go. */
+  private freeMember(): { bucket: number; member: number } {
+    for (let bucket = 0; ; bucket++) {
+      const used = (this.members[bucket] ??= new Set());
+      if (used.size >= this.chainsPerBucket) continue;
+      let member = 0;
+      while (used.has(member)) member++;
+      used.add(member);
+      return { bucket, member };
+    }
+  }
+}
