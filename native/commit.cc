@@ -18,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "echo.h"
 #include "wire.h"
 #include "worker.h"
 
@@ -137,6 +138,7 @@ constexpr size_t kElemMsgReserve = 1024 + 2 * 260 + kNestLimit + kElemBoundMax +
 struct MsgRec {
   int32_t op;         // -1 for BEGIN/END
   int32_t firstElem;  // -1 unless an element message
+  bool echo;          // a NEWRULE sent with NLM_F_ECHO: the kernel echoes it back on commit
   size_t off;         // offset of the message in the batch buffer
 };
 
@@ -161,13 +163,23 @@ class Batch {
     if (nlh->nlmsg_len > reserved)  // the bounds in wire.cc are wrong: memory is already corrupt
       throw std::logic_error("nftlink: internal error: message of " + std::to_string(nlh->nlmsg_len) +
                              " bytes overran its " + std::to_string(reserved) + "-byte reservation");
-    recs_.push_back({op, firstElem, used_});
+    // wire.cc lets NLM_F_ECHO through on NEWRULE only.
+    const bool echo = (nlh->nlmsg_flags & NLM_F_ECHO) != 0;
+    recs_.push_back({op, firstElem, echo, used_});
+    echoes_ += echo ? 1 : 0;
     used_ += MNL_ALIGN(nlh->nlmsg_len);
   }
   size_t used() const { return used_; }
   const uint8_t *data() const { return buf_; }
   const std::vector<MsgRec> &recs() const { return recs_; }
   uint32_t baseSeq() const { return baseSeq_; }
+  // The messages whose record says the kernel will echo them (one per rule asking for its handle).
+  size_t echoes() const { return echoes_; }
+  // The record of the message the kernel answers on `seq`, or nullptr for a number we did not send.
+  const MsgRec *recOf(uint32_t seq) const {
+    const uint32_t idx = seq - baseSeq_;
+    return idx < recs_.size() ? &recs_[idx] : nullptr;
+  }
 
   void batchMsg(uint16_t type, bool withGenid, uint32_t genid) {
     char *p = reserve(64);
@@ -196,6 +208,7 @@ class Batch {
   size_t cap_ = 0;
   size_t used_ = 0;
   std::vector<MsgRec> recs_;
+  size_t echoes_ = 0;
   uint32_t baseSeq_;
 };
 
@@ -328,9 +341,8 @@ int32_t elementAt(const nlmsghdr *msg, uint32_t offs) {
   return -1;
 }
 
-void handleReply(const nlmsghdr *nlh, const Batch &b, uint32_t portid, std::vector<CommitError> &out) {
-  if (nlh->nlmsg_type != NLMSG_ERROR) return;  // nothing else is expected for a batch without ACKs
-  if (nlh->nlmsg_pid != 0 && nlh->nlmsg_pid != portid) return;
+// An NLMSG_ERROR: which operation (and element) the kernel refused, and why.
+void handleError(const nlmsghdr *nlh, const Batch &b, std::vector<CommitError> &out) {
   if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(nlmsgerr)) return;
   const auto *err = static_cast<const nlmsgerr *>(mnl_nlmsg_get_payload(nlh));
   if (err->error == 0) return;
@@ -352,16 +364,14 @@ void handleReply(const nlmsghdr *nlh, const Batch &b, uint32_t portid, std::vect
       tlv += NLA_ALIGN(a->nla_len);
     }
   }
-  const uint32_t idx = err->msg.nlmsg_seq - b.baseSeq();
-  if (idx < b.recs().size()) {
-    const MsgRec &r = b.recs()[idx];
-    if (r.op >= 0) {
-      ce.op = r.op;
+  if (const MsgRec *r = b.recOf(err->msg.nlmsg_seq)) {
+    if (r->op >= 0) {
+      ce.op = r->op;
       ce.batch = false;
-      if (r.firstElem >= 0 && offs != UINT32_MAX) {
-        const auto *msg = reinterpret_cast<const nlmsghdr *>(b.data() + r.off);
+      if (r->firstElem >= 0 && offs != UINT32_MAX) {
+        const auto *msg = reinterpret_cast<const nlmsghdr *>(b.data() + r->off);
         const int32_t k = elementAt(msg, offs);
-        if (k >= 0) ce.element = r.firstElem + k;
+        if (k >= 0) ce.element = r->firstElem + k;
       }
     }
   } else if (ce.message.empty()) {
@@ -370,9 +380,61 @@ void handleReply(const nlmsghdr *nlh, const Batch &b, uint32_t portid, std::vect
   out.push_back(std::move(ce));
 }
 
+// One message of the reply stream. Without NLM_F_ACK the kernel sends only errors (a refused batch)
+// or, for a committed one, the echoes of the NEWRULEs that asked for them (see echo.h).
+void handleReply(const nlmsghdr *nlh, const Batch &b, uint32_t portid, CommitResult &out) {
+  if (nlh->nlmsg_pid != 0 && nlh->nlmsg_pid != portid) return;
+  if (nlh->nlmsg_type == NLMSG_ERROR) return handleError(nlh, b, out.errors);
+  // An echo carries the seq of the message that asked for it. Anything else on that seq (the DELRULE
+  // a replace echoes for the rule it removed, a NEWGEN when it is the batch's first message) is not a
+  // handle: echoedRuleHandle() looks at the type before libnftnl does.
+  const MsgRec *r = b.recOf(nlh->nlmsg_seq);
+  if (r == nullptr || !r->echo) return;
+  uint64_t handle;
+  if (echoedRuleHandle(nlh, &handle)) out.handles.push_back({r->op, handle});
+}
+
+// nfnetlink handles the whole batch inside sendmsg() (echoes included: nf_tables_commit() sends them
+// before it returns), so every reply is already queued: drain without blocking.
+CommitResult drainReplies(NlSocket &sock, const Batch &b) {
+  CommitResult res;
+  std::vector<uint8_t> rb(65536);  // an skb holds at most NLMSG_GOODSIZE (<= 8 KiB) of echoes
+  bool lost = false;
+  for (;;) {
+    ssize_t n = recv(sock.fd(), rb.data(), rb.size(), MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == ENOBUFS) {  // the receive queue overflowed: some replies were dropped
+        lost = true;
+        continue;
+      }
+      throw std::runtime_error(std::string("nftlink: recv of the batch replies failed: ") + strerror(errno));
+    }
+    if (n == 0) break;
+    int len = int(n);
+    for (auto *nlh = reinterpret_cast<const nlmsghdr *>(rb.data()); mnl_nlmsg_ok(nlh, len);
+         nlh = mnl_nlmsg_next(nlh, &len))
+      handleReply(nlh, b, sock.portid(), res);
+  }
+  // Errors and echoes never come together; errors decide.
+  if (!res.errors.empty()) res.handles.clear();
+  if (lost && res.handles.empty()) {
+    // Without NLM_F_ACK a dropped reply was an error (the batch was refused, we just cannot say
+    // everything about why), or an echo; but the first skb always gets into the queue (drainStale()
+    // emptied it), so a committed batch that asked for echoes leaves at least one.
+    res.errors.push_back({-1, -1, ENOBUFS,
+                          "nftlink: some kernel error replies were lost (receive buffer overrun); the batch was refused",
+                          true});
+  }
+  // lost with handles: the batch committed and some echoes were dropped; their operations have no
+  // handle in the result (the caller sees which ones asked and got none).
+  return res;
+}
+
 }  // namespace
 
-std::vector<CommitError> runCommit(NlSocket &sock, const uint8_t *request, size_t requestLen) {
+CommitResult runCommit(NlSocket &sock, const uint8_t *request, size_t requestLen) {
   // Read and build in one pass: each operation (and each element) is validated from the request bytes
   // and turned into netlink at once. A malformed buffer throws before anything is sent.
   RequestReader rd(request, requestLen);
@@ -392,16 +454,18 @@ std::vector<CommitError> runCommit(NlSocket &sock, const uint8_t *request, size_
       buildObjectMsg(b, op, i);
   }
   rd.finish();
-  // CHECK: without BATCH_END nfnetlink validates every message, reports errors, then aborts.
-  if (!(rd.flags() & kFlagCheck)) b.batchMsg(NFNL_MSG_BATCH_END, false, 0);
+  // CHECK: without BATCH_END nfnetlink validates every message, reports errors, then aborts (and so
+  // echoes nothing).
+  const bool check = (rd.flags() & kFlagCheck) != 0;
+  if (!check) b.batchMsg(NFNL_MSG_BATCH_END, false, 0);
   sock.takeSeq(uint32_t(b.recs().size()));
 
   // netlink_sendmsg() refuses a message larger than sk_sndbuf - 32 with EMSGSIZE.
   const size_t snd = sock.ensureSndBuf(b.used() + 4096);
-  // Every reply is an error, queued while sendmsg() runs: room for one per message (an skb's
-  // truesize is about 1 KiB for a capped ack with extack TLVs).
+  // Every reply is queued while sendmsg() runs: errors, room for one per message (an skb's truesize is
+  // about 1 KiB for a capped ack with extack TLVs), or the echoes of a committed batch.
   const size_t maxRcv = size_t(1) << 30;
-  const size_t wantRcv = b.recs().size() * 2048 + 65536;
+  const size_t wantRcv = b.recs().size() * 2048 + echoReceiveRoom(check ? 0 : b.echoes()) + 65536;
   sock.ensureRcvBuf(wantRcv < maxRcv ? wantRcv : maxRcv);
 
   const ssize_t sent = mnl_socket_sendto(sock.mnl(), b.data(), b.used());
@@ -419,36 +483,7 @@ std::vector<CommitError> runCommit(NlSocket &sock, const uint8_t *request, size_
     throw std::runtime_error("nftlink: sendmsg sent " + std::to_string(sent) + " of " + std::to_string(b.used()) +
                              " bytes");
 
-  // nfnetlink handles the whole batch inside sendmsg(), so every reply is already queued: drain
-  // without blocking.
-  std::vector<CommitError> errors;
-  std::vector<uint8_t> rb(65536);
-  bool lost = false;
-  for (;;) {
-    ssize_t n = recv(sock.fd(), rb.data(), rb.size(), MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      if (errno == ENOBUFS) {  // the receive queue overflowed: some error replies were dropped
-        lost = true;
-        continue;
-      }
-      throw std::runtime_error(std::string("nftlink: recv of the batch replies failed: ") + strerror(errno));
-    }
-    if (n == 0) break;
-    int len = int(n);
-    for (auto *nlh = reinterpret_cast<const nlmsghdr *>(rb.data()); mnl_nlmsg_ok(nlh, len);
-         nlh = mnl_nlmsg_next(nlh, &len))
-      handleReply(nlh, b, sock.portid(), errors);
-  }
-  if (lost) {
-    // Without NLM_F_ACK the kernel only ever sends errors, so a dropped reply was an error: the batch
-    // was refused, we just cannot say everything about why.
-    errors.push_back({-1, -1, ENOBUFS,
-                      "nftlink: some kernel error replies were lost (receive buffer overrun); the batch was refused",
-                      true});
-  }
-  return errors;
+  return drainReplies(sock, b);
 }
 
 namespace {
@@ -459,11 +494,11 @@ class CommitWorker : public PromiseWorker {
       : PromiseWorker(env, std::move(h)), req_(std::move(req)) {}
 
  protected:
-  void run(NlSocket &sock) override { errors_ = runCommit(sock, req_.data, req_.len); }
+  void run(NlSocket &sock) override { res_ = runCommit(sock, req_.data, req_.len); }
   Napi::Value result(Napi::Env env) override {
-    Napi::Array arr = Napi::Array::New(env, errors_.size());
-    for (size_t i = 0; i < errors_.size(); i++) {
-      const CommitError &e = errors_[i];
+    Napi::Array arr = Napi::Array::New(env, res_.errors.size());
+    for (size_t i = 0; i < res_.errors.size(); i++) {
+      const CommitError &e = res_.errors[i];
       Napi::Object o = Napi::Object::New(env);
       o.Set("op", Napi::Number::New(env, e.op));
       o.Set("element", Napi::Number::New(env, e.element));
@@ -472,8 +507,17 @@ class CommitWorker : public PromiseWorker {
       o.Set("phase", Napi::String::New(env, e.batch ? "batch" : "op"));
       arr.Set(uint32_t(i), o);
     }
+    // Handles are allocated from a per-table u64 counter starting at 1: far below 2^53, exact as doubles.
+    Napi::Array handles = Napi::Array::New(env, res_.handles.size());
+    for (size_t i = 0; i < res_.handles.size(); i++) {
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("op", Napi::Number::New(env, res_.handles[i].op));
+      o.Set("handle", Napi::Number::New(env, double(res_.handles[i].handle)));
+      handles.Set(uint32_t(i), o);
+    }
     Napi::Object r = Napi::Object::New(env);
     r.Set("errors", arr);
+    r.Set("handles", handles);
     return r;
   }
 
@@ -481,7 +525,7 @@ class CommitWorker : public PromiseWorker {
   // Destroyed with the worker, on the JS thread (after OnOK/OnError): the reference (and with it the
   // caller's buffer) outlives every read the worker thread makes.
   CommitRequest req_;
-  std::vector<CommitError> errors_;
+  CommitResult res_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // commit(h, buf): decode the compact request, let libnftnl build every message into one batch, send
-// it in one sendmsg() and attribute every kernel error to its operation (and element).
+// it in one sendmsg(), attribute every kernel error to its operation (and element), and collect the
+// handles of the rules the kernel echoes back (echo.h).
 #pragma once
 
 #include <napi.h>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "echo.h"
 #include "socket.h"
 
 namespace nftlink {
@@ -19,6 +21,13 @@ struct CommitError {
   int32_t err;      // positive errno
   std::string message;
   bool batch;       // phase 'batch' (answered on BATCH_BEGIN's sequence number) vs 'op'
+};
+
+// What a commit resolves with: the kernel's errors (a refused batch) or, for a committed one, the
+// handles of the rules sent with NLM_F_ECHO, in the order the kernel echoed them (batch order).
+struct CommitResult {
+  std::vector<CommitError> errors;
+  std::vector<RuleHandle> handles;
 };
 
 // The request as the worker reads it: the caller's bytes in place (`ref` keeps the JS Uint8Array alive
@@ -33,7 +42,7 @@ struct CommitRequest {
 };
 
 // Synchronous core (exposed for the worker; throws WireError / std::runtime_error).
-std::vector<CommitError> runCommit(NlSocket &sock, const uint8_t *request, size_t len);
+CommitResult runCommit(NlSocket &sock, const uint8_t *request, size_t len);
 
 Napi::Promise startCommit(Napi::Env env, std::shared_ptr<Handle> h, CommitRequest request);
 

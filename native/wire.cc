@@ -405,8 +405,10 @@ bool msgTypeMatches(uint8_t kind, uint8_t t) {
   return false;
 }
 
-// NLM_F_REPLACE 0x100 (also NLM_F_NONREC), NLM_F_EXCL 0x200, NLM_F_CREATE 0x400, NLM_F_APPEND 0x800.
-constexpr uint16_t kAllowedNlFlags = 0x0F00;
+// NLM_F_REPLACE 0x100 (also NLM_F_NONREC), NLM_F_EXCL 0x200, NLM_F_CREATE 0x400, NLM_F_APPEND 0x800,
+// and NLM_F_ECHO 0x8 (NEWRULE only, see below).
+constexpr uint16_t kEchoNlFlag = 0x0008;
+constexpr uint16_t kAllowedNlFlags = 0x0F00 | kEchoNlFlag;
 
 }  // namespace
 
@@ -431,7 +433,11 @@ void RequestReader::nextOp(OpView &op) {
       char b[8];
       snprintf(b, sizeof b, "%04x", op.nlFlags);
       return std::string(b);
-    }() + " has bits outside CREATE|EXCL|REPLACE|APPEND (0x0f00); NLM_F_ACK is never needed");
+    }() + " has bits outside ECHO|CREATE|EXCL|REPLACE|APPEND (0x0f08); NLM_F_ACK is never needed");
+  // The commit reads back only echoed rules (their handles); an echo of anything else would only
+  // fill the receive queue.
+  if ((op.nlFlags & kEchoNlFlag) && !(op.kind == kRule && op.msgType == kNewRule))
+    throw WireError(op.offset + 2, opName + ": NLM_F_ECHO (0x0008) is only for NEWRULE (it returns the rule's handle)");
   if (pad[0] | pad[1] | pad[2]) throw WireError(op.offset + 5, opName + ": padding bytes are not zero");
 
   const ObjectSpec &spec = kObjects[op.kind];

@@ -23,9 +23,23 @@ export interface NativeError {
   phase: "op" | "batch";
 }
 
+/** The handle the kernel gave a rule sent with NLM_F_ECHO. */
+export interface NativeRuleHandle {
+  /** Index of the operation in the request. */
+  op: number;
+  /** NFTA_RULE_HANDLE (a per-table counter from 1: exact as a number). */
+  handle: number;
+}
+
 export interface NativeCommitResult {
   /** Empty when the kernel committed (or, in check mode, validated) everything. */
   errors: NativeError[];
+  /**
+   * For a committed batch, one entry per NEWRULE operation sent with NLM_F_ECHO (0x8), in request
+   * order; none when the batch was refused or in check mode. An echoed operation without an entry
+   * had its echo dropped by the kernel.
+   */
+  handles: NativeRuleHandle[];
 }
 
 /**

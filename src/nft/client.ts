@@ -1,6 +1,6 @@
 // The connection to nf_tables in one network namespace: commit, check, dump, generation.
 
-import { loadNative, type NativeBinding, type NativeError, type NativeHandle } from '../native/binding.js';
+import { loadNative, type NativeBinding, type NativeError, type NativeHandle, type NativeRuleHandle } from '../native/binding.js';
 import { decodeRuleset, decodeSetElements } from './netlink/decode.js';
 import { ERRNO, NFPROTO, type Family } from './netlink/constants.js';
 import { NftCommitError, NftGenerationError, type KernelRefusal } from './errors.js';
@@ -11,6 +11,21 @@ import { Transaction } from './transaction.js';
 export interface OpenOptions {
   /** A namespace name (`ip netns add NAME`), a path (/proc/PID/ns/net), or an open fd. Default: the caller's. */
   netns?: string | number;
+}
+
+/** What a committed transaction tells back. */
+export interface CommitResult {
+  /**
+   * Operation index -> the kernel handle of the rule it added, inserted or replaced, for every
+   * operation queued with `{ echo: true }`. An echoed operation missing here had its echo dropped by
+   * the kernel (see `missingHandles`).
+   */
+  ruleHandles: Map<number, number>;
+  /**
+   * Echoed operations the kernel sent no handle for, in index order; normally empty. The rule is
+   * committed all the same: dump its chain to find it.
+   */
+  missingHandles: number[];
 }
 
 export interface CommitOptions {
@@ -45,9 +60,14 @@ export class Nftables {
     return new Nftables(native, handle);
   }
 
-  /** Applies the transaction atomically; throws NftCommitError (nothing applied) if the kernel refuses. */
-  async commit(tx: Transaction, opts: CommitOptions = {}): Promise<void> {
-    await this.send(tx, tx.encode(opts.generation !== undefined ? { generation: opts.generation } : {}), opts.generation);
+  /**
+   * Applies the transaction atomically; throws NftCommitError (nothing applied) if the kernel refuses.
+   * Resolves with the handles of the rules queued with `{ echo: true }`.
+   */
+  async commit(tx: Transaction, opts: CommitOptions = {}): Promise<CommitResult> {
+    const req = tx.encode(opts.generation !== undefined ? { generation: opts.generation } : {});
+    const handles = await this.send(tx, req, opts.generation);
+    return ruleHandlesOf(tx, req, handles);
   }
 
   /** Lets the kernel validate the transaction without applying it. */
@@ -55,10 +75,11 @@ export class Nftables {
     await this.send(tx, tx.encode({ check: true }), undefined);
   }
 
-  private async send(tx: Transaction, req: EncodedRequest, generation: number | undefined): Promise<void> {
-    if (req.origins.length === 0) return;
+  /** Resolves with the handles the kernel echoed (none in check mode: nothing is committed). */
+  private async send(tx: Transaction, req: EncodedRequest, generation: number | undefined): Promise<NativeRuleHandle[]> {
+    if (req.origins.length === 0) return [];
     const result = await this.native.commit(this.handle, req.buffer);
-    if (result.errors.length === 0) return;
+    if (result.errors.length === 0) return result.handles;
     const refusals = result.errors.map((e) => refusalOf(tx, req, e)).sort((a, b) => a.operationIndex - b.operationIndex);
     if (generation !== undefined && refusals.some((r) => r.errno === ERRNO.ERESTART && r.operationIndex < 0)) {
       throw new NftGenerationError(refusals, generation);
@@ -93,6 +114,20 @@ export class Nftables {
   close(): void {
     this.native.close(this.handle);
   }
+}
+
+/** Wire operations (a rule with inline sets is several) back to the caller's operation indices. */
+function ruleHandlesOf(tx: Transaction, req: EncodedRequest, handles: readonly NativeRuleHandle[]): CommitResult {
+  const ruleHandles = new Map<number, number>();
+  for (const h of handles) {
+    const origin = req.origins[h.op];
+    if (origin) ruleHandles.set(origin.op, h.handle);
+  }
+  const missingHandles: number[] = [];
+  tx.operations.forEach((op, i) => {
+    if (op.kind === 'rule' && op.echo && !ruleHandles.has(i)) missingHandles.push(i);
+  });
+  return { ruleHandles, missingHandles };
 }
 
 function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): KernelRefusal {

@@ -7,11 +7,20 @@ export type Verb = 'add' | 'create' | 'insert' | 'replace' | 'delete' | 'destroy
 export type Operation =
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'table'; table: Table }
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'chain'; chain: Chain }
-  | { verb: 'add' | 'insert' | 'replace' | 'delete' | 'destroy'; kind: 'rule'; rule: Rule }
+  | { verb: 'add' | 'insert' | 'replace' | 'delete' | 'destroy'; kind: 'rule'; rule: Rule; echo?: true }
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'set'; set: NftSet }
   | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: SetElement[] };
 
 export type OperationKind = Operation['kind'];
+
+/** Per-operation options of `add`, `insert` and `replace`. */
+export interface OperationOptions {
+  /**
+   * Rules only: learn the handle the kernel gives the rule (NLM_F_ECHO), returned by
+   * `Nftables.commit` in `ruleHandles` under this operation's index (a replaced rule keeps its handle).
+   */
+  echo?: boolean;
+}
 
 /** What one queued operation names, for error messages: `rule ip kube-proxy services handle 7`. */
 export function describeTarget(op: Operation): string {

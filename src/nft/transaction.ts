@@ -4,7 +4,7 @@
 import { NftValidationError } from './errors.js';
 import { RequestEncoder, type EncodedRequest, type EncodeOptions } from './netlink/encode.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
-import { describeTarget, type Operation, type Verb } from './operations.js';
+import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
 import { checkComment, checkName, checkTypeof, jumpTargets } from './validate.js';
 
@@ -49,20 +49,20 @@ export class Transaction {
   }
 
   /** `add`: create if missing, no error if it exists (rules: append; elements: add). */
-  add(obj: TransactionObject): this {
-    return this.queue('add', obj);
+  add(obj: TransactionObject, opts?: OperationOptions): this {
+    return this.queue('add', obj, opts);
   }
   /** `create`: like add, but an existing object is an error (EEXIST). */
   create(obj: TransactionObject): this {
     return this.queue('create', obj);
   }
   /** `insert`: a rule at the head of its chain, or before `rule.position`. */
-  insert(obj: { rule: Rule }): this {
-    return this.queue('insert', obj);
+  insert(obj: { rule: Rule }, opts?: OperationOptions): this {
+    return this.queue('insert', obj, opts);
   }
-  /** `replace`: the rule with `rule.handle` becomes this one. */
-  replace(obj: { rule: Rule }): this {
-    return this.queue('replace', obj);
+  /** `replace`: the rule with `rule.handle` becomes this one (the kernel keeps the handle). */
+  replace(obj: { rule: Rule }, opts?: OperationOptions): this {
+    return this.queue('replace', obj, opts);
   }
   /** `delete`: the object must exist (ENOENT otherwise). Rules by handle. */
   delete(obj: TransactionObject): this {
@@ -86,7 +86,9 @@ export class Transaction {
     return known;
   }
 
-  private toOperation(verb: Verb, obj: TransactionObject): Operation {
+  private toOperation(verb: Verb, obj: TransactionObject, opts: OperationOptions | undefined): Operation {
+    const echo = opts?.echo === true;
+    if (echo && !('rule' in obj)) throw new RangeError('echo applies to rules only');
     if ('table' in obj) {
       if (verb === 'insert' || verb === 'replace') throw new RangeError(`${verb} applies to rules only`);
       checkName('table', obj.table.name);
@@ -107,7 +109,7 @@ export class Transaction {
       }
       checkComment('rule', r.comment);
       if (verb !== 'delete' && verb !== 'destroy') this.checkJumps(r);
-      return { verb, kind: 'rule', rule: r };
+      return echo ? { verb, kind: 'rule', rule: r, echo } : { verb, kind: 'rule', rule: r };
     }
     if (obj.elements !== undefined) {
       if (verb === 'insert' || verb === 'replace' || verb === 'flush') throw new RangeError(`${verb} does not apply to elements`);
@@ -150,11 +152,11 @@ export class Transaction {
     }
   }
 
-  private queue(verb: Verb, obj: TransactionObject): this {
+  private queue(verb: Verb, obj: TransactionObject, opts?: OperationOptions): this {
     const index = this.operations.length;
     let op: Operation | undefined;
     try {
-      op = this.toOperation(verb, obj);
+      op = this.toOperation(verb, obj, opts);
       this.encoder.add(op, index);
     } catch (err) {
       const shown = op ?? ({ verb, kind: 'table', table: { family: 'ip', name: '?' } } as Operation);

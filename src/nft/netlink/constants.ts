@@ -31,6 +31,8 @@ export const NFT_MSG = {
 
 /** Netlink message header flags the kernel reads on nf_tables requests. */
 export const NLM_F = {
+  /** On NEWRULE: the kernel sends the committed rule back to us, with its handle. */
+  ECHO: 0x8,
   REPLACE: 0x100,
   EXCL: 0x200,
   CREATE: 0x400,

@@ -76,7 +76,7 @@ export class RequestEncoder {
       case 'chain':
         return this.chain(op.verb, op.chain);
       case 'rule':
-        return this.rule(op.verb, op.rule);
+        return this.rule(op.verb, op.rule, op.echo === true);
       case 'set':
         this.set(op.verb, op.set);
         return;
@@ -134,13 +134,15 @@ export class RequestEncoder {
     this.noExprs();
   }
 
-  private rule(verb: Operation['verb'], r: Rule): void {
+  private rule(verb: Operation['verb'], r: Rule, echo: boolean): void {
     // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
     const exprs = verb === 'delete' || verb === 'destroy' ? [] : r.exprs.map((e) => this.bindInline(e, r));
     const msg = verb === 'delete' ? NFT_MSG.DELRULE : verb === 'destroy' ? NFT_MSG.DESTROYRULE : NFT_MSG.NEWRULE;
+    if (echo && msg !== NFT_MSG.NEWRULE) throw new RangeError(`echo applies to add, insert and replace, not ${verb}`);
     const nlFlags =
       verb === 'add' ? NLM_F.CREATE | NLM_F.APPEND : verb === 'insert' ? NLM_F.CREATE : verb === 'replace' ? NLM_F.REPLACE : 0;
-    this.begin(msg, WireKind.Rule, nlFlags, r.family);
+    // ECHO only on the rule's own message (not on its inline sets): the addon returns its handle.
+    this.begin(msg, WireKind.Rule, echo ? nlFlags | NLM_F.ECHO : nlFlags, r.family);
     const w = this.w;
     w.openList();
     w.attrStr(RULE_ATTR.TABLE, r.table);
