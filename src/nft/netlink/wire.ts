@@ -157,10 +157,13 @@ export class WireWriter {
     this.pos += 8;
   }
   attrStr(id: number, s: string): void {
-    const bytes = textEncoder.encode(s);
-    this.attrHead(id, bytes.length + 1);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
+    // Names repeat in every message (table, chain, set): encoding straight into the buffer saves
+    // an allocation per attribute. A UTF-8 string is at most 3 bytes per UTF-16 unit.
+    const at = this.pos;
+    this.ensure(6 + s.length * 3 + 1);
+    const { written } = textEncoder.encodeInto(s, this.buf.subarray(at + 6));
+    this.attrHead(id, written + 1);
+    this.pos += written;
     this.buf[this.pos++] = 0;
   }
   /**

@@ -4,7 +4,7 @@
 
 import type { NftSet, SetElement } from '../objects.js';
 import type { Transaction } from '../transaction.js';
-import { bytesKey, elementKey, encodeValues } from '../values.js';
+import { elementKey, valuesKey } from '../values.js';
 import { renderVerdict, type Verdict } from '../types/verdict.js';
 
 export interface ElementDelta {
@@ -24,7 +24,7 @@ export class ElementStore {
   private payload(e: SetElement): string {
     let p = '';
     if (this.set.data === 'verdict') p = renderVerdict(e.value as Verdict);
-    else if (this.set.data && Array.isArray(e.value)) p = bytesKey(encodeValues(this.set.data, e.value, `map ${this.set.name} value`));
+    else if (this.set.data && Array.isArray(e.value)) p = valuesKey(this.set.data, e.value, `map ${this.set.name} value`);
     if (e.comment !== undefined) p += `#${e.comment}`;
     if (e.timeout !== undefined) p += `@${e.timeout}`;
     return p;
@@ -39,15 +39,15 @@ export class ElementStore {
   }
 
   /** Adds or updates one desired element (a partial update: only touched keys are compared). */
-  ensure(e: SetElement): void {
-    const k = elementKey(this.set, e);
+  ensure(e: SetElement, key: string = elementKey(this.set, e)): void {
+    const k = key;
     this.desired.set(k, { e, payload: this.payload(e) });
     this.dirty?.add(k);
   }
 
   /** Removes one desired element by key. */
-  remove(e: Pick<SetElement, 'key' | 'keyEnd'>): void {
-    const k = elementKey(this.set, e);
+  remove(e: Pick<SetElement, 'key' | 'keyEnd'>, key: string = elementKey(this.set, e)): void {
+    const k = key;
     this.desired.delete(k);
     this.dirty?.add(k);
   }

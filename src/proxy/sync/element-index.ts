@@ -59,7 +59,7 @@ export class ElementIndex {
         if (!owners) e.byKey.set(k, (owners = new Map()));
         owners.set(who, el);
         // The first contributor's element is the one the kernel holds.
-        e.store.ensure(owners.values().next().value!);
+        e.store.ensure(owners.size === 1 ? el : owners.values().next().value!, k);
       }
     }
   }
@@ -70,9 +70,9 @@ export class ElementIndex {
     if (!owners || !owners.delete(who)) return;
     if (owners.size === 0) {
       e.byKey.delete(k);
-      e.store.remove(el);
+      e.store.remove(el, k);
     } else {
-      e.store.ensure(owners.values().next().value!);
+      e.store.ensure(owners.values().next().value!, k);
     }
   }
 
