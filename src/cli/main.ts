@@ -17,6 +17,7 @@ commands:
   proxy --manifests PATH [options] [--once]   run the service proxy (kube-proxy's nftables ruleset)
   render --manifests PATH [options]           print the ruleset the proxy would write, as nft -f text
   cleanup [--netns NAME] [--table NAME]       delete the proxy's tables
+  bench [--quick] [options]                   the scale benchmark: sync over netlink against nft -f
 
 proxy and render options:
 ${PROXY_USAGE}`;
@@ -48,6 +49,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   proxy: async (argv) => (await proxyCommands()).proxyCommand(argv),
   render: async (argv) => (await proxyCommands()).renderCommand(argv),
   cleanup: async (argv) => (await proxyCommands()).cleanupCommand(argv),
+  bench: async (argv) => (await import('../bench/scale/index.js')).benchCommand(argv),
 };
 
 export async function main(argv: string[]): Promise<number> {
