@@ -11,11 +11,23 @@ import type { ElementContributions } from '../layout/types.js';
 /** Who owns an element: '' for the fixed part of the ruleset, else the service port's id. */
 export type Contributor = string;
 
+/**
+ * Who put an element in: nearly always one contributor, so that case is a plain pair and only a key
+ * shared by several (one endpoint behind two services) gets a Map. At 30k services x 5 a Map per
+ * element was a quarter of the proxy's memory.
+ */
+type Owners = { who: Contributor; el: SetElement } | Map<Contributor, SetElement>;
+
 interface Entry {
   set: NftSet;
   store: ElementStore;
-  /** element key -> contributor -> element */
-  byKey: Map<string, Map<Contributor, SetElement>>;
+  /** element key -> its contributors */
+  byKey: Map<string, Owners>;
+}
+
+/** The element the kernel holds for these owners: the first contributor's. */
+function firstElement(o: Owners): SetElement {
+  return o instanceof Map ? o.values().next().value! : o.el;
 }
 
 export class ElementIndex {
@@ -55,11 +67,24 @@ export class ElementIndex {
       const e = this.entry(name);
       for (const el of elements) {
         const k = elementKey(e.set, el);
-        let owners = e.byKey.get(k);
-        if (!owners) e.byKey.set(k, (owners = new Map()));
-        owners.set(who, el);
-        // The first contributor's element is the one the kernel holds.
-        e.store.ensure(owners.size === 1 ? el : owners.values().next().value!, k);
+        const owners = e.byKey.get(k);
+        if (!owners) {
+          e.byKey.set(k, { who, el });
+          e.store.ensure(el, k);
+          continue;
+        }
+        let map: Map<Contributor, SetElement>;
+        if (owners instanceof Map) map = owners;
+        else if (owners.who === who) {
+          e.byKey.set(k, { who, el });
+          e.store.ensure(el, k);
+          continue;
+        } else {
+          map = new Map([[owners.who, owners.el]]);
+          e.byKey.set(k, map);
+        }
+        map.set(who, el);
+        e.store.ensure(firstElement(map), k);
       }
     }
   }
@@ -67,12 +92,19 @@ export class ElementIndex {
   private withdraw(e: Entry, el: SetElement, who: Contributor): void {
     const k = elementKey(e.set, el);
     const owners = e.byKey.get(k);
-    if (!owners || !owners.delete(who)) return;
+    if (!owners) return;
+    if (!(owners instanceof Map)) {
+      if (owners.who !== who) return;
+      e.byKey.delete(k);
+      e.store.remove(el, k);
+      return;
+    }
+    if (!owners.delete(who)) return;
     if (owners.size === 0) {
       e.byKey.delete(k);
       e.store.remove(el, k);
     } else {
-      e.store.ensure(owners.values().next().value!, k);
+      e.store.ensure(firstElement(owners), k);
     }
   }
 
@@ -100,7 +132,9 @@ export class ElementIndex {
   ownersOf(setName: string, el: SetElement): Contributor[] {
     const e = this.sets.get(setName);
     if (!e) return [];
-    return [...(e.byKey.get(elementKey(e.set, el))?.keys() ?? [])];
+    const owners = e.byKey.get(elementKey(e.set, el));
+    if (!owners) return [];
+    return owners instanceof Map ? [...owners.keys()] : [owners.who];
   }
 
   /** Desired elements of one set (for rendering). */

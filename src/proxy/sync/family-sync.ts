@@ -36,8 +36,17 @@ export interface SyncResult {
 
 interface KnownChain {
   chain: Chain;
-  fingerprints: string[];
+  ruleCount: number;
+  /** The rules, to fingerprint when (and only when) a comparison needs it: a cold start never does. */
+  rules: readonly Rule[];
+  fingerprints?: string[];
 }
+
+function fingerprintsOf(k: KnownChain): string[] {
+  return (k.fingerprints ??= k.rules.map(ruleFingerprint));
+}
+
+const knownChain = (chain: Chain, rules: readonly Rule[]): KnownChain => ({ chain, ruleCount: rules.length, rules });
 
 /** What the kernel holds, as far as this sync knows: from a dump, then kept current by commits. */
 interface KernelView {
@@ -48,7 +57,6 @@ interface KernelView {
 
 interface Fragment {
   objects: ServiceObjects;
-  fingerprints: Map<string, string[]>;
 }
 
 /** A planned transaction and what the kernel will hold if it commits. */
@@ -170,7 +178,7 @@ export class FamilySync {
     const rs: Ruleset = await this.connection().dump({ family: this.family as 'ip' | 'ip6', table: this.cfg.table });
     const chains = new Map<string, KnownChain>();
     const rules = rulesByChain(rs.rules);
-    for (const c of rs.chains) chains.set(c.name, { chain: c, fingerprints: (rules.get(c.name) ?? []).map(ruleFingerprint) });
+    for (const c of rs.chains) chains.set(c.name, knownChain(c, rules.get(c.name) ?? []));
     const sets = new Map(rs.sets.map((s) => [s.name, s]));
     this.layout.adopt?.(rs);
     return { table: rs.tables.length > 0, chains, sets };
@@ -178,9 +186,7 @@ export class FamilySync {
 
   private fragment(sp: ProxyState['services'] extends ReadonlyMap<string, infer V> ? V : never, state: ProxyState): Fragment | undefined {
     try {
-      const objects = this.layout.service(this.cfg, sp, state.endpoints.get(sp.id) ?? []);
-      const fingerprints = new Map(objects.chains.map((c) => [c.chain.name, c.rules.map(ruleFingerprint)]));
-      return { objects, fingerprints };
+      return { objects: this.layout.service(this.cfg, sp, state.endpoints.get(sp.id) ?? []) };
     } catch (err) {
       this.layout.release?.(sp.id);
       this.excluded.set(sp.id, (err as Error).message);
@@ -210,14 +216,23 @@ export class FamilySync {
   }
 
   /** Writes a chain's rules if they differ from what the kernel holds (flush first when it has any). */
-  private writeChain(plan: Plan, owner: Contributor | undefined, chain: Chain, rules: readonly Rule[], fingerprints: string[]): void {
+  private writeChain(plan: Plan, owner: Contributor | undefined, chain: Chain, rules: readonly Rule[]): void {
     const known = plan.chainWrites.get(chain.name) ?? this.kernel?.chains.get(chain.name);
-    if (known && sameBase(known.chain, chain) && sameList(known.fingerprints, fingerprints) && !this.stale.has(chain.name)) return;
+    const next = knownChain(chain, rules);
+    if (
+      known &&
+      sameBase(known.chain, chain) &&
+      !this.stale.has(chain.name) &&
+      known.ruleCount === rules.length &&
+      sameList(fingerprintsOf(known), fingerprintsOf(next))
+    ) {
+      return;
+    }
     this.owned(plan, owner, () => {
-      if (known && known.fingerprints.length) plan.tx.flush({ chain });
+      if (known && known.ruleCount) plan.tx.flush({ chain });
       for (const r of rules) plan.tx.add({ rule: r });
     });
-    plan.chainWrites.set(chain.name, { chain, fingerprints });
+    plan.chainWrites.set(chain.name, next);
     plan.stats.chainsWritten++;
   }
 
@@ -227,18 +242,18 @@ export class FamilySync {
     this.owned(plan, owner, () => {
       if (known) {
         // A base chain whose hook or priority changed: recreate it (kube-proxy does the same once per start).
-        if (known.fingerprints.length) plan.tx.flush({ chain: known.chain });
+        if (known.ruleCount) plan.tx.flush({ chain: known.chain });
         plan.tx.delete({ chain: known.chain });
       }
       plan.tx.add({ chain });
     });
-    plan.chainWrites.set(chain.name, { chain, fingerprints: [] });
+    plan.chainWrites.set(chain.name, knownChain(chain, []));
   }
 
   private flushStale(plan: Plan, name: string): void {
     const known = plan.chainWrites.get(name) ?? this.kernel?.chains.get(name);
     if (!known || this.stale.has(name)) return;
-    if (known.fingerprints.length) {
+    if (known.ruleCount) {
       plan.tx.flush({ chain: known.chain });
       plan.stats.chainsFlushed++;
     }
@@ -288,17 +303,14 @@ export class FamilySync {
       plan.setAdds.push(set);
     }
 
-    const desiredChains = new Map<string, { chain: Chain; rules: Rule[]; fps: string[]; owner: Contributor }>();
+    const desiredChains = new Map<string, { chain: Chain; rules: Rule[]; owner: Contributor }>();
     const baseRules = rulesByChain(base.rules);
-    for (const c of base.chains) {
-      const rules = baseRules.get(c.name) ?? [];
-      desiredChains.set(c.name, { chain: c, rules, fps: rules.map(ruleFingerprint), owner: '' });
-    }
+    for (const c of base.chains) desiredChains.set(c.name, { chain: c, rules: baseRules.get(c.name) ?? [], owner: '' });
     for (const [id, f] of plan.fragments) {
-      for (const { chain, rules } of f?.objects.chains ?? []) desiredChains.set(chain.name, { chain, rules, fps: f!.fingerprints.get(chain.name)!, owner: id });
+      for (const { chain, rules } of f?.objects.chains ?? []) desiredChains.set(chain.name, { chain, rules, owner: id });
     }
     for (const d of desiredChains.values()) this.addChainIfMissing(plan, d.owner, d.chain);
-    for (const d of desiredChains.values()) this.writeChain(plan, d.owner, d.chain, d.rules, d.fps);
+    for (const d of desiredChains.values()) this.writeChain(plan, d.owner, d.chain, d.rules);
 
     for (const [id, f] of plan.fragments) if (f) this.index.contribute(id, undefined, f.objects.elements);
     this.queueElements(plan);
@@ -341,7 +353,7 @@ export class FamilySync {
     }
     for (const [id, next] of plan.fragments) for (const { chain } of next?.objects.chains ?? []) this.addChainIfMissing(plan, id, chain);
     for (const [id, next] of plan.fragments) {
-      for (const { chain, rules } of next?.objects.chains ?? []) this.writeChain(plan, id, chain, rules, next!.fingerprints.get(chain.name)!);
+      for (const { chain, rules } of next?.objects.chains ?? []) this.writeChain(plan, id, chain, rules);
     }
     for (const [id, next] of plan.fragments) this.index.contribute(id, this.committed.get(id)?.objects.elements, next?.objects.elements);
     this.queueElements(plan);
@@ -397,7 +409,7 @@ export class FamilySync {
     this.shared = plan.shared;
     for (const name of plan.chainFlushes) {
       const known = kernel.chains.get(name);
-      if (known) kernel.chains.set(name, { chain: known.chain, fingerprints: [] });
+      if (known) kernel.chains.set(name, knownChain(known.chain, []));
       this.stale.set(name, this.now());
     }
     for (const name of plan.chainWrites.keys()) this.stale.delete(name);
