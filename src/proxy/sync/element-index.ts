@@ -111,7 +111,10 @@ export class ElementIndex {
   /** Queues every store's pending delta; returns how many elements it touches. */
   queue(tx: Transaction): number {
     let n = 0;
-    for (const e of this.sets.values()) n += e.store.queue(tx);
+    // Verdict maps last: a dispatch element (service-ips, service-nodeports) must never point at a
+    // service whose endpoints are not there yet.
+    for (const e of this.sets.values()) if (e.set.data !== 'verdict') n += e.store.queue(tx);
+    for (const e of this.sets.values()) if (e.set.data === 'verdict') n += e.store.queue(tx);
     return n;
   }
 

@@ -8,6 +8,7 @@
 import { NftCommitError } from '../../nft/errors.js';
 import type { Nftables } from '../../nft/client.js';
 import type { Chain, NftSet, Rule, Ruleset } from '../../nft/objects.js';
+import type { Operation } from '../../nft/operations.js';
 import { ruleFingerprint } from '../../nft/reconcile/rule-fingerprint.js';
 import { Transaction } from '../../nft/transaction.js';
 import type { Logger } from '../log.js';
@@ -17,6 +18,16 @@ import { ElementIndex, type Contributor } from './element-index.js';
 
 /** How long a flushed chain waits before it is deleted. */
 export const STALE_CHAIN_DELAY_MS = 1000;
+
+/**
+ * A cold start (no chains of ours in the kernel) commits in transactions of about this many
+ * operations, the elements after every chain and the dispatch maps last. Why (Linux 6.18, perf):
+ * binding a set walks the whole transaction (__nft_set_trans_bind), so one transaction of 10k
+ * services with kube-proxy's anonymous sets costs tx length x sets; bounded transactions make that
+ * term linear. Nothing routes to a service before its dispatch element exists, so no service is
+ * ever half-programmed; a resync against a live table stays one atomic transaction.
+ */
+export const COLD_START_OPS = 2000;
 
 export interface SyncResult {
   family: string;
@@ -61,7 +72,13 @@ interface Fragment {
 
 /** A planned transaction and what the kernel will hold if it commits. */
 interface Plan {
+  /** The transaction being filled; on a cold start, `sealed` holds the ones before it. */
   tx: Transaction;
+  sealed: Transaction[];
+  /** Operations in `sealed`: the global index of tx's first operation. */
+  sealedOps: number;
+  /** Cut a new transaction at this size (cold start only). */
+  chunkOps: number | undefined;
   /** Owner of each operation, to attribute a refusal to one service port. */
   owners: (Contributor | undefined)[];
   chainWrites: Map<string, KnownChain>;
@@ -129,7 +146,7 @@ export class FamilySync {
   preview(state: ProxyState): Transaction {
     this.kernel = { table: false, chains: new Map(), sets: new Map() };
     this.layout.adopt?.({ generation: 0, tables: [], chains: [], sets: [], rules: [] });
-    return this.planFull(state).tx;
+    return this.planFull(state, false).tx;
   }
 
   /** The next sync compares everything against a fresh dump. */
@@ -153,15 +170,21 @@ export class FamilySync {
     const full = change === undefined;
     if (full && !this.kernel) this.kernel = await this.readKernel();
     const plan = full ? this.planFull(state) : this.planPartial(state, change);
-    if (this.log.trace && plan.tx.size > 0) this.log.trace('transaction', { family: this.family, nft: plan.tx.render() });
+    const txs = [...plan.sealed, plan.tx].filter((t) => t.size > 0);
+    for (const tx of txs) if (this.log.trace) this.log.trace('transaction', { family: this.family, nft: tx.render() });
+    let committedOps = 0;
     try {
-      if (plan.tx.size > 0) await this.connection().commit(plan.tx);
+      for (const tx of txs) {
+        await this.connection().commit(tx);
+        committedOps += tx.size;
+      }
     } catch (err) {
-      // Nothing of the transaction was applied; the next sync starts over from a dump.
+      // Nothing of the refused transaction was applied (earlier cold-start parts were, which the dump
+      // of the next full sync sees); the next sync starts over from a dump.
       this.index.failed();
       this.needFull = true;
       this.kernel = undefined;
-      const owner = this.ownerOf(plan, err);
+      const owner = this.ownerOf(plan, err, committedOps);
       if (owner === undefined || attempt >= 3) throw err;
       // One service port's objects were refused: leave it out and program everyone else now.
       this.excluded.set(owner, (err as Error).message);
@@ -170,7 +193,7 @@ export class FamilySync {
     }
     this.apply(plan);
     this.needFull = false;
-    return { family: this.family, full, operations: plan.tx.size, ...plan.stats, excluded: this.excluded.size };
+    return { family: this.family, full, operations: plan.sealedOps + plan.tx.size, ...plan.stats, excluded: this.excluded.size };
   }
 
   /** Reads the table back: chains with their rules' fingerprints, sets with elements. */
@@ -195,9 +218,12 @@ export class FamilySync {
     }
   }
 
-  private newPlan(): Plan {
+  private newPlan(chunkOps?: number): Plan {
     return {
       tx: new Transaction(),
+      sealed: [],
+      sealedOps: 0,
+      chunkOps,
       owners: [],
       chainWrites: new Map(),
       chainFlushes: [],
@@ -212,7 +238,25 @@ export class FamilySync {
   private owned(plan: Plan, owner: Contributor | undefined, queue: () => void): void {
     const before = plan.tx.size;
     queue();
-    for (let i = before; i < plan.tx.size; i++) plan.owners[i] = owner;
+    for (let i = before; i < plan.tx.size; i++) plan.owners[plan.sealedOps + i] = owner;
+  }
+
+  /** On a cold start, seals the transaction once it is big enough (or when `force`d, if not empty). */
+  private cut(plan: Plan, force = false): void {
+    if (!plan.chunkOps || plan.tx.size === 0 || (!force && plan.tx.size < plan.chunkOps)) return;
+    plan.sealed.push(plan.tx);
+    plan.sealedOps += plan.tx.size;
+    plan.tx = new Transaction();
+  }
+
+  /** The operation at a global index, across the sealed transactions. */
+  private operationAt(plan: Plan, index: number): Operation | undefined {
+    let at = index;
+    for (const tx of [...plan.sealed, plan.tx]) {
+      if (at < tx.size) return tx.operations[at];
+      at -= tx.size;
+    }
+    return undefined;
   }
 
   /** Writes a chain's rules if they differ from what the kernel holds (flush first when it has any). */
@@ -260,9 +304,9 @@ export class FamilySync {
     plan.chainFlushes.push(name);
   }
 
-  private planFull(state: ProxyState): Plan {
-    const plan = this.newPlan();
+  private planFull(state: ProxyState, chunked = true): Plan {
     const kernel = this.kernel!;
+    const plan = this.newPlan(chunked && kernel.chains.size === 0 ? COLD_START_OPS : undefined);
     const base = this.layout.base(this.cfg);
 
     for (const sp of state.services.values()) {
@@ -310,7 +354,11 @@ export class FamilySync {
       for (const { chain, rules } of f?.objects.chains ?? []) desiredChains.set(chain.name, { chain, rules, owner: id });
     }
     for (const d of desiredChains.values()) this.addChainIfMissing(plan, d.owner, d.chain);
-    for (const d of desiredChains.values()) this.writeChain(plan, d.owner, d.chain, d.rules);
+    for (const d of desiredChains.values()) {
+      this.writeChain(plan, d.owner, d.chain, d.rules);
+      this.cut(plan);
+    }
+    this.cut(plan, true);
 
     for (const [id, f] of plan.fragments) if (f) this.index.contribute(id, undefined, f.objects.elements);
     this.queueElements(plan);
@@ -381,14 +429,16 @@ export class FamilySync {
   private queueElements(plan: Plan): void {
     const before = plan.tx.size;
     plan.stats.elementsChanged += this.index.queue(plan.tx);
-    for (let i = before; i < plan.tx.size; i++) plan.owners[i] = undefined; // resolved per element on failure
+    for (let i = before; i < plan.tx.size; i++) plan.owners[plan.sealedOps + i] = undefined; // resolved per element on failure
   }
 
   /** The service port a refused operation belongs to, if it belongs to exactly one. */
-  private ownerOf(plan: Plan, err: unknown): ServicePortId | undefined {
+  private ownerOf(plan: Plan, err: unknown, offset: number): ServicePortId | undefined {
     if (!(err instanceof NftCommitError) || err.operationIndex < 0) return undefined;
-    let owner = plan.owners[err.operationIndex];
-    const op = plan.tx.operations[err.operationIndex];
+    // The error's index is within the transaction that failed, `offset` operations into the plan.
+    const index = offset + err.operationIndex;
+    let owner = plan.owners[index];
+    const op = this.operationAt(plan, index);
     if (owner === undefined && op?.kind === 'element' && err.elementIndex !== undefined && err.elementIndex >= 0) {
       const el = op.elements[err.elementIndex];
       const owners = el ? this.index.ownersOf(op.set.name, el) : [];
