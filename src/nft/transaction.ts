@@ -21,6 +21,11 @@ export interface TransactionOptions {
    * checked against its chains and the chains this transaction adds.
    */
   known?: Pick<Ruleset, 'chains' | 'sets'>;
+  /**
+   * Sets (declarations) the kernel holds that operations may refer to, without the strict checks
+   * `known` turns on: element operations find their types, and render() knows what a lookup loads.
+   */
+  sets?: readonly NftSet[];
 }
 
 const key = (family: string, table: string, name: string): string => `${family} ${table} ${name}`;
@@ -34,6 +39,7 @@ export class Transaction {
   private readonly strict: boolean;
 
   constructor(opts: TransactionOptions = {}) {
+    for (const s of opts.sets ?? []) this.sets.set(key(s.family, s.table, s.name), s);
     for (const s of opts.known?.sets ?? []) this.sets.set(key(s.family, s.table, s.name), s);
     for (const c of opts.known?.chains ?? []) this.chains.add(key(c.family, c.table, c.name));
     this.strict = opts.known !== undefined;

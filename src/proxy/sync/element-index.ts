@@ -47,6 +47,11 @@ export class ElementIndex {
     return this.sets.has(name);
   }
 
+  /** The declared sets (for transactions that refer to them). */
+  declaredSets(): NftSet[] {
+    return [...this.sets.values()].map((e) => e.set);
+  }
+
   names(): string[] {
     return [...this.sets.keys()];
   }

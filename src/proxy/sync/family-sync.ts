@@ -51,13 +51,19 @@ interface KnownChain {
   /** The rules, to fingerprint when (and only when) a comparison needs it: a cold start never does. */
   rules: readonly Rule[];
   fingerprints?: string[];
+  /** The kernel's handles of the rules, when known (a dump, or the echo of a partial sync's write). */
+  handles?: (number | undefined)[];
 }
 
 function fingerprintsOf(k: KnownChain): string[] {
   return (k.fingerprints ??= k.rules.map(ruleFingerprint));
 }
 
-const knownChain = (chain: Chain, rules: readonly Rule[]): KnownChain => ({ chain, ruleCount: rules.length, rules });
+function knownChain(chain: Chain, rules: readonly Rule[]): KnownChain {
+  const k: KnownChain = { chain, ruleCount: rules.length, rules };
+  if (rules.length && rules.every((r) => r.handle !== undefined)) k.handles = rules.map((r) => r.handle);
+  return k;
+}
 
 /** What the kernel holds, as far as this sync knows: from a dump, then kept current by commits. */
 interface KernelView {
@@ -79,6 +85,8 @@ interface Plan {
   sealedOps: number;
   /** Cut a new transaction at this size (cold start only). */
   chunkOps: number | undefined;
+  /** Rule additions whose handle the kernel echoes back: global operation index -> chain, rule index. */
+  echoes: Map<number, { chain: string; rule: number }> | undefined;
   /** Owner of each operation, to attribute a refusal to one service port. */
   owners: (Contributor | undefined)[];
   chainWrites: Map<string, KnownChain>;
@@ -175,7 +183,12 @@ export class FamilySync {
     let committedOps = 0;
     try {
       for (const tx of txs) {
-        await this.connection().commit(tx);
+        const result = await this.connection().commit(tx);
+        for (const [index, handle] of result.ruleHandles) {
+          const at = plan.echoes?.get(committedOps + index);
+          const known = at && plan.chainWrites.get(at.chain);
+          if (known) (known.handles ??= [])[at.rule] = handle;
+        }
         committedOps += tx.size;
       }
     } catch (err) {
@@ -220,10 +233,11 @@ export class FamilySync {
 
   private newPlan(chunkOps?: number): Plan {
     return {
-      tx: new Transaction(),
+      tx: this.transaction(),
       sealed: [],
       sealedOps: 0,
       chunkOps,
+      echoes: undefined,
       owners: [],
       chainWrites: new Map(),
       chainFlushes: [],
@@ -246,7 +260,12 @@ export class FamilySync {
     if (!plan.chunkOps || plan.tx.size === 0 || (!force && plan.tx.size < plan.chunkOps)) return;
     plan.sealed.push(plan.tx);
     plan.sealedOps += plan.tx.size;
-    plan.tx = new Transaction();
+    plan.tx = this.transaction();
+  }
+
+  /** A transaction that knows the shared sets' types (its rendering shows what their lookups load). */
+  private transaction(): Transaction {
+    return new Transaction({ sets: this.index.declaredSets() });
   }
 
   /** The operation at a global index, across the sealed transactions. */
@@ -272,10 +291,21 @@ export class FamilySync {
     ) {
       return;
     }
-    this.owned(plan, owner, () => {
-      if (known && known.ruleCount) plan.tx.flush({ chain });
-      for (const r of rules) plan.tx.add({ rule: r });
-    });
+    const handle = known?.handles?.[0];
+    if (known && handle !== undefined && known.ruleCount === 1 && rules.length === 1 && sameBase(known.chain, chain) && !this.stale.has(chain.name)) {
+      // A service chain's one rule (the slots layout's, whenever the endpoint count changes): replaced
+      // in place by handle; the kernel keeps the handle (Linux 6.18), so the next change can too.
+      this.owned(plan, owner, () => plan.tx.replace({ rule: { ...rules[0]!, handle } }));
+      next.handles = [handle];
+    } else {
+      this.owned(plan, owner, () => {
+        if (known && known.ruleCount) plan.tx.flush({ chain });
+        rules.forEach((r, i) => {
+          if (plan.echoes) plan.echoes.set(plan.sealedOps + plan.tx.size, { chain: chain.name, rule: i });
+          plan.tx.add({ rule: r }, plan.echoes ? { echo: true } : undefined);
+        });
+      });
+    }
     plan.chainWrites.set(chain.name, next);
     plan.stats.chainsWritten++;
   }
@@ -374,6 +404,9 @@ export class FamilySync {
 
   private planPartial(state: ProxyState, change: StateChange): Plan {
     const plan = this.newPlan();
+    // Partial syncs learn the handles of the rules they write, so that the next change to a
+    // one-rule chain is a replace by handle (a cold start does not: 30k echoes for nothing).
+    plan.echoes = new Map();
     const ids = new Set([...change.changedServices, ...change.changedEndpoints, ...change.removed]);
     for (const id of ids) {
       const sp = state.services.get(id);

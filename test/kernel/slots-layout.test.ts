@@ -1,0 +1,132 @@
+// The slots layout's promises, checked against the kernel in a fresh namespace through the sync
+// engine: a replaced endpoint is element operations only, a count change is the chain's one rule
+// replaced by handle, a restart writes nothing and keeps the slots, and buckets stay bounded (no map
+// with more bindings than the bucket size, empty buckets deleted).
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { BenchModel, benchConfig, change } from '../../src/bench/scale/state.js';
+import { Nftables } from '../../src/nft/client.js';
+import type { Ruleset } from '../../src/nft/objects.js';
+import type { Logger } from '../../src/proxy/log.js';
+import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';
+import { FamilySync } from '../../src/proxy/sync/family-sync.js';
+import { namespacesForFile } from '../helpers/netns.js';
+
+const freshNetns = namespacesForFile(afterAll);
+
+/** A logger that keeps the nft text of every transaction the engine commits. */
+function transactionLog(): Logger & { texts: string[] } {
+  const texts: string[] = [];
+  const none = (): void => {};
+  return { texts, error: none, warn: none, info: none, debug: none, trace: (_m, f) => void texts.push(String(f?.nft ?? '')) };
+}
+
+const bucketMaps = (rs: Ruleset): string[] => rs.sets.filter((s) => /^endpoints-\d+$/.test(s.name)).map((s) => s.name);
+
+/** Rules per bucket map (each binds it once). */
+function bindings(rs: Ruleset): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rs.rules) for (const e of r.exprs) if (e.type === 'lookup' && /^endpoints-\d+$/.test(e.set)) out.set(e.set, (out.get(e.set) ?? 0) + 1);
+  return out;
+}
+
+describe('slots layout against the kernel', () => {
+  it('replaces an endpoint with element operations only, and a count change with one rule replaced by handle', async () => {
+    const ns = freshNetns();
+    const nft = Nftables.open({ netns: ns.name });
+    try {
+      const model = new BenchModel(20, 3);
+      const log = transactionLog();
+      const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      await sync.sync(model.state(), undefined);
+      const [id] = model.pick(1, 5);
+      const chainRule = async () => (await nft.dump({ family: 'ip', table: 'kube-proxy' })).rules.find((r) => r.chain.includes(`/${id!.split('/')[1]!.split(':')[0]}/`))!;
+      const before = await chainRule();
+
+      log.texts.length = 0;
+      model.replaceEndpoint(id!);
+      const replaced = await sync.sync(model.state(), change({ endpoints: [id!] }));
+      expect(replaced.operations).toBeGreaterThan(0);
+      expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
+      expect(log.texts.join('\n')).toMatch(/delete element ip kube-proxy endpoints-0/);
+      expect((await chainRule()).handle).toBe(before.handle);
+
+      // The first count change flushes the chain and learns the new rule's handle from its echo.
+      log.texts.length = 0;
+      model.scaleUp(id!);
+      await sync.sync(model.state(), change({ endpoints: [id!] }));
+      expect(log.texts.join('\n')).toMatch(/flush chain/);
+      const learned = await chainRule();
+      expect(learned.exprs.find((e) => e.type === 'numgen')).toMatchObject({ modulus: 4 });
+
+      // The next one is a replace by that handle: no flush, the handle stays.
+      log.texts.length = 0;
+      model.scaleDown(id!);
+      await sync.sync(model.state(), change({ endpoints: [id!] }));
+      const text = log.texts.join('\n');
+      expect(text).toMatch(new RegExp(`replace rule ip kube-proxy \\S+ handle ${learned.handle} `));
+      expect(text).not.toMatch(/flush chain/);
+      const after = await chainRule();
+      expect(after.handle).toBe(learned.handle);
+      expect(after.exprs.find((e) => e.type === 'numgen')).toMatchObject({ modulus: 3 });
+    } finally {
+      nft.close();
+    }
+  });
+
+  it('restarts without writing, keeping every slot, and the next endpoint change is elements only', async () => {
+    const ns = freshNetns();
+    const nft = Nftables.open({ netns: ns.name });
+    try {
+      const model = new BenchModel(200, 5);
+      const first = new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog());
+      await first.sync(model.state(), undefined);
+      // Churn first, so that the slot assignment is not the one a cold start would choose.
+      for (const id of model.pick(10, 3)) model.replaceEndpoint(id);
+      for (const id of model.pick(5, 1)) model.scaleDown(id);
+      await first.sync(model.state(), change({ endpoints: [...model.pick(10, 3), ...model.pick(5, 1)] }));
+
+      const log = transactionLog();
+      const restarted = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      const r = await restarted.sync(model.state(), undefined);
+      expect(r.operations).toBe(0);
+      expect(log.texts).toEqual([]);
+
+      const [id] = model.pick(1, 77);
+      model.replaceEndpoint(id!);
+      await restarted.sync(model.state(), change({ endpoints: [id!] }));
+      expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
+    } finally {
+      nft.close();
+    }
+  });
+
+  it('keeps buckets bounded: no map bound by more chains than the bucket size, empty buckets deleted', async () => {
+    const ns = freshNetns();
+    const nft = Nftables.open({ netns: ns.name });
+    try {
+      const model = new BenchModel(30, 2);
+      const sync = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
+      await sync.sync(model.state(), undefined);
+      let rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2', 'endpoints-3']);
+      expect(Math.max(...bindings(rs).values())).toBe(8);
+
+      // The last bucket's 6 chains go: its map goes with them.
+      const last = [...model.services.keys()].slice(24);
+      for (const id of last) model.removeService(id);
+      await sync.sync(model.state(), change({ removed: last }));
+      rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2']);
+
+      // New services fill the free members of the lowest buckets first.
+      const added = [model.addService(2), model.addService(2)];
+      await sync.sync(model.state(), change({ services: added }));
+      rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2', 'endpoints-3']);
+      for (const n of bindings(rs).values()) expect(n).toBeLessThanOrEqual(8);
+    } finally {
+      nft.close();
+    }
+  });
+});
