@@ -21,6 +21,16 @@ function transactionLog(): Logger & { texts: string[] } {
   return { texts, error: none, warn: none, info: none, debug: none, trace: (_m, f) => void texts.push(String(f?.nft ?? '')) };
 }
 
+/** A connection to a fresh namespace for one test, closed after it. */
+async function withNft(fn: (nft: Nftables) => Promise<void>): Promise<void> {
+  const nft = Nftables.open({ netns: freshNetns().name });
+  try {
+    await fn(nft);
+  } finally {
+    nft.close();
+  }
+}
+
 const bucketMaps = (rs: Ruleset): string[] => rs.sets.filter((s) => /^endpoints-\d+$/.test(s.name)).map((s) => s.name);
 
 /** Rules per bucket map (each binds it once). */
@@ -31,10 +41,8 @@ function bindings(rs: Ruleset): Map<string, number> {
 }
 
 describe('slots layout against the kernel', () => {
-  it('replaces an endpoint with element operations only, and a count change with one rule replaced by handle', async () => {
-    const ns = freshNetns();
-    const nft = Nftables.open({ netns: ns.name });
-    try {
+  it('replaces an endpoint with element operations only, and a count change with one rule replaced by handle', () =>
+    withNft(async (nft) => {
       const model = new BenchModel(20, 3);
       const log = transactionLog();
       const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
@@ -69,15 +77,10 @@ describe('slots layout against the kernel', () => {
       const after = await chainRule();
       expect(after.handle).toBe(learned.handle);
       expect(after.exprs.find((e) => e.type === 'numgen')).toMatchObject({ modulus: 3 });
-    } finally {
-      nft.close();
-    }
-  });
+    }));
 
-  it('restarts without writing, keeping every slot, and the next endpoint change is elements only', async () => {
-    const ns = freshNetns();
-    const nft = Nftables.open({ netns: ns.name });
-    try {
+  it('restarts without writing, keeping every slot, and the next endpoint change is elements only', () =>
+    withNft(async (nft) => {
       const model = new BenchModel(200, 5);
       const first = new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog());
       await first.sync(model.state(), undefined);
@@ -96,15 +99,10 @@ describe('slots layout against the kernel', () => {
       model.replaceEndpoint(id!);
       await restarted.sync(model.state(), change({ endpoints: [id!] }));
       expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
-    } finally {
-      nft.close();
-    }
-  });
+    }));
 
-  it('keeps buckets bounded: no map bound by more chains than the bucket size, empty buckets deleted', async () => {
-    const ns = freshNetns();
-    const nft = Nftables.open({ netns: ns.name });
-    try {
+  it('keeps buckets bounded: no map bound by more chains than the bucket size, empty buckets deleted', () =>
+    withNft(async (nft) => {
       const model = new BenchModel(30, 2);
       const sync = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
       await sync.sync(model.state(), undefined);
@@ -125,8 +123,5 @@ describe('slots layout against the kernel', () => {
       rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
       expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2', 'endpoints-3']);
       for (const n of bindings(rs).values()) expect(n).toBeLessThanOrEqual(8);
-    } finally {
-      nft.close();
-    }
-  });
+    }));
 });
