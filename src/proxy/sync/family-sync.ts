@@ -85,6 +85,10 @@ interface Plan {
   sealedOps: number;
   /** Cut a new transaction at this size (cold start only). */
   chunkOps: number | undefined;
+  /** Sealed transactions handed to the kernel so far, the one in flight, and operations committed. */
+  sent: number;
+  inflight: Promise<void> | undefined;
+  committedOps: number;
   /** Rule additions whose handle the kernel echoes back: global operation index -> chain, rule index. */
   echoes: Map<number, { chain: string; rule: number }> | undefined;
   /** Owner of each operation, to attribute a refusal to one service port. */
@@ -154,7 +158,9 @@ export class FamilySync {
   preview(state: ProxyState): Transaction {
     this.kernel = { table: false, chains: new Map(), sets: new Map() };
     this.layout.adopt?.({ generation: 0, tables: [], chains: [], sets: [], rules: [] });
-    return this.planFull(state, false).tx;
+    const plan = this.newPlan(undefined);
+    void this.planFull(state, plan); // synchronous without chunks (see planFull)
+    return plan.tx;
   }
 
   /** The next sync compares everything against a fresh dump. */
@@ -177,27 +183,21 @@ export class FamilySync {
   private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number): Promise<Omit<SyncResult, 'chainsDeleted' | 'durationMs'>> {
     const full = change === undefined;
     if (full && !this.kernel) this.kernel = await this.readKernel();
-    const plan = full ? this.planFull(state) : this.planPartial(state, change);
-    const txs = [...plan.sealed, plan.tx].filter((t) => t.size > 0);
-    for (const tx of txs) if (this.log.trace) this.log.trace('transaction', { family: this.family, nft: tx.render() });
-    let committedOps = 0;
+    // A cold start (no chains of ours in the kernel) goes in bounded transactions, committed while
+    // the next one is planned; anything else is one atomic transaction.
+    const plan = this.newPlan(full && this.kernel!.chains.size === 0 ? COLD_START_OPS : undefined);
     try {
-      for (const tx of txs) {
-        const result = await this.connection().commit(tx);
-        for (const [index, handle] of result.ruleHandles) {
-          const at = plan.echoes?.get(committedOps + index);
-          const known = at && plan.chainWrites.get(at.chain);
-          if (known) (known.handles ??= [])[at.rule] = handle;
-        }
-        committedOps += tx.size;
-      }
+      if (full) await this.planFull(state, plan);
+      else this.planPartial(state, change, plan);
+      await plan.inflight;
+      for (const tx of [...plan.sealed.slice(plan.sent), plan.tx]) if (tx.size > 0) await this.commitPart(plan, tx);
     } catch (err) {
       // Nothing of the refused transaction was applied (earlier cold-start parts were, which the dump
       // of the next full sync sees); the next sync starts over from a dump.
       this.index.failed();
       this.needFull = true;
       this.kernel = undefined;
-      const owner = this.ownerOf(plan, err, committedOps);
+      const owner = this.ownerOf(plan, err, plan.committedOps);
       if (owner === undefined || attempt >= 3) throw err;
       // One service port's objects were refused: leave it out and program everyone else now.
       this.excluded.set(owner, (err as Error).message);
@@ -207,6 +207,18 @@ export class FamilySync {
     this.apply(plan);
     this.needFull = false;
     return { family: this.family, full, operations: plan.sealedOps + plan.tx.size, ...plan.stats, excluded: this.excluded.size };
+  }
+
+  /** Commits one transaction of the plan, keeping the rule handles the kernel echoes. */
+  private async commitPart(plan: Plan, tx: Transaction): Promise<void> {
+    if (this.log.trace) this.log.trace('transaction', { family: this.family, nft: tx.render() });
+    const result = await this.connection().commit(tx);
+    for (const [index, handle] of result.ruleHandles) {
+      const at = plan.echoes?.get(plan.committedOps + index);
+      const known = at && plan.chainWrites.get(at.chain);
+      if (known) (known.handles ??= [])[at.rule] = handle;
+    }
+    plan.committedOps += tx.size;
   }
 
   /** Reads the table back: chains with their rules' fingerprints, sets with elements. */
@@ -237,6 +249,9 @@ export class FamilySync {
       sealed: [],
       sealedOps: 0,
       chunkOps,
+      sent: 0,
+      inflight: undefined,
+      committedOps: 0,
       echoes: undefined,
       owners: [],
       chainWrites: new Map(),
@@ -255,12 +270,24 @@ export class FamilySync {
     for (let i = before; i < plan.tx.size; i++) plan.owners[plan.sealedOps + i] = owner;
   }
 
-  /** On a cold start, seals the transaction once it is big enough (or when `force`d, if not empty). */
-  private cut(plan: Plan, force = false): void {
+  /**
+   * On a cold start, seals the transaction once it is big enough (or when `force`d, if not empty)
+   * and hands it to the kernel: the addon commits it on a worker thread while this thread plans the
+   * next one (2 cores: the kernel's work and ours overlap). One part in flight at a time, in order.
+   */
+  private async cut(plan: Plan, force = false): Promise<void> {
     if (!plan.chunkOps || plan.tx.size === 0 || (!force && plan.tx.size < plan.chunkOps)) return;
-    plan.sealed.push(plan.tx);
-    plan.sealedOps += plan.tx.size;
+    const tx = plan.tx;
+    plan.sealed.push(tx);
+    plan.sealedOps += tx.size;
     plan.tx = this.transaction();
+    if (!this.nft) return;
+    await plan.inflight;
+    plan.sent++;
+    const part = this.commitPart(plan, tx);
+    // Observed by the next await of plan.inflight; never an unhandled rejection meanwhile.
+    part.catch(() => {});
+    plan.inflight = part;
   }
 
   /** A transaction that knows the shared sets' types (its rendering shows what their lookups load). */
@@ -334,9 +361,9 @@ export class FamilySync {
     plan.chainFlushes.push(name);
   }
 
-  private planFull(state: ProxyState, chunked = true): Plan {
+  /** Plans (and on a cold start, already commits part of) a full sync into `plan`. */
+  private async planFull(state: ProxyState, plan: Plan): Promise<void> {
     const kernel = this.kernel!;
-    const plan = this.newPlan(chunked && kernel.chains.size === 0 ? COLD_START_OPS : undefined);
     const base = this.layout.base(this.cfg);
 
     for (const sp of state.services.values()) {
@@ -384,11 +411,13 @@ export class FamilySync {
       for (const { chain, rules } of f?.objects.chains ?? []) desiredChains.set(chain.name, { chain, rules, owner: id });
     }
     for (const d of desiredChains.values()) this.addChainIfMissing(plan, d.owner, d.chain);
+    // Without chunks (a preview, a resync of a live table) nothing here awaits, so the plan is
+    // complete when this function returns its promise: preview() relies on that.
     for (const d of desiredChains.values()) {
       this.writeChain(plan, d.owner, d.chain, d.rules);
-      this.cut(plan);
+      if (plan.chunkOps) await this.cut(plan);
     }
-    this.cut(plan, true);
+    if (plan.chunkOps) await this.cut(plan, true);
 
     for (const [id, f] of plan.fragments) if (f) this.index.contribute(id, undefined, f.objects.elements);
     this.queueElements(plan);
@@ -399,11 +428,9 @@ export class FamilySync {
       this.owned(plan, '', () => plan.tx.delete({ set: kernel.sets.get(name)! }));
       plan.setDeletes.push(name);
     }
-    return plan;
   }
 
-  private planPartial(state: ProxyState, change: StateChange): Plan {
-    const plan = this.newPlan();
+  private planPartial(state: ProxyState, change: StateChange, plan: Plan): void {
     // Partial syncs learn the handles of the rules they write, so that the next change to a
     // one-rule chain is a replace by handle (a cold start does not: 30k echoes for nothing).
     plan.echoes = new Map();
@@ -456,7 +483,6 @@ export class FamilySync {
       this.owned(plan, '', () => plan.tx.delete({ set: known }));
       plan.setDeletes.push(name);
     }
-    return plan;
   }
 
   private queueElements(plan: Plan): void {
