@@ -26,19 +26,22 @@ export interface TransactionOptions {
    * `known` turns on: element operations find their types, and render() knows what a lookup loads.
    */
   sets?: readonly NftSet[];
+  /** Prefix of the names given to anonymous sets (default: random per process); see encode.ts. */
+  anonymousSetPrefix?: string;
 }
 
 const key = (family: string, table: string, name: string): string => `${family} ${table} ${name}`;
 
 export class Transaction {
   readonly operations: Operation[] = [];
-  private readonly encoder = new RequestEncoder();
+  private readonly encoder: RequestEncoder;
   private readonly sets = new Map<string, NftSet>();
   private readonly chains = new Set<string>();
   private readonly strictTables = new Set<string>();
   private readonly strict: boolean;
 
   constructor(opts: TransactionOptions = {}) {
+    this.encoder = new RequestEncoder(opts.anonymousSetPrefix);
     for (const s of opts.sets ?? []) this.sets.set(key(s.family, s.table, s.name), s);
     for (const s of opts.known?.sets ?? []) this.sets.set(key(s.family, s.table, s.name), s);
     for (const c of opts.known?.chains ?? []) this.chains.add(key(c.family, c.table, c.name));

@@ -37,20 +37,17 @@ export interface EncodeOptions {
 const NFT_EXPR_CONCAT = 13;
 
 /**
- * A name for an anonymous set, unique in this process (the counter) and across processes (the
- * random part), instead of nft's `__set%d`. Why: for a `%d` name the kernel walks every set in the
- * table parsing each name to find a free number (nf_tables_set_alloc_name); with 10,000 anonymous
- * sets in kube-proxy's layout that walk is quadratic. An explicit name costs one lookup; at 10k
- * services x 5 it took a full load from 9.6 s to 7.9 s (Linux 6.18). nft lists them the same.
- * Should a name ever meet a set a previous process left (1 in 36^4 per restart), the kernel
- * refuses the batch and the proxy's retry, with the next names, goes through.
+ * Names for anonymous sets: a prefix unique to the writer, then a counter, instead of nft's
+ * `__set%d`. Why: for a `%d` name the kernel walks every set in the table parsing each name to
+ * find a free number (nf_tables_set_alloc_name); with 10,000 anonymous sets in kube-proxy's layout
+ * that walk is quadratic. An explicit name costs one lookup, and a short one is cheaper still:
+ * every lookup by name pays a strlen of each set's name (nla_strcmp). At 10k services x 5 the
+ * load went from 9.6 s to 7.9 s (Linux 6.18). nft lists anonymous sets inline, names unseen.
+ * The default prefix is random; a writer that can do better passes its own (the proxy uses the
+ * ruleset generation it started from, which no earlier writer of the table can have used).
  */
-const ANON_TAG = Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, '0');
+const DEFAULT_ANON_PREFIX = `${Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, '0')}_`;
 let anonCount = 0;
-function anonymousSetName(isMap: boolean): string {
-  // Short: every set lookup by name in the table pays a strlen of each set's name (nla_strcmp).
-  return `${isMap ? '__m' : '__s'}${ANON_TAG}${(anonCount++).toString(36)}`;
-}
 
 export class RequestEncoder {
   readonly w = new WireWriter(1 << 16);
@@ -60,7 +57,7 @@ export class RequestEncoder {
 
   private readonly countAt: number;
 
-  constructor() {
+  constructor(private readonly anonymousPrefix = DEFAULT_ANON_PREFIX) {
     this.countAt = this.w.header(0, 0);
   }
 
@@ -178,7 +175,7 @@ export class RequestEncoder {
   private bindInline(e: Expr, r: Rule): Expr {
     if (e.type !== 'lookup' || !e.inline) return e;
     const s: NftSet = { ...e.inline, family: r.family, table: r.table, anonymous: true };
-    if (!s.name || s.name.includes('%d')) s.name = anonymousSetName(s.data !== undefined);
+    if (!s.name || s.name.includes('%d')) s.name = `${this.anonymousPrefix}${(anonCount++).toString(36)}`;
     const id = this.set('add', s);
     return { ...e, set: s.name, setId: id };
   }

@@ -126,6 +126,8 @@ export class FamilySync {
   private readonly committed = new Map<ServicePortId, Fragment>();
   private readonly index = new ElementIndex();
   private readonly stale = new Map<string, number>();
+  /** Names of anonymous sets start with this (set when the table is read). */
+  private anonPrefix: string | undefined;
   /** The layout's shared sets the kernel holds (as of the last commit). */
   private shared = new Set<string>();
   private needFull = true;
@@ -228,6 +230,7 @@ export class FamilySync {
     const rules = rulesByChain(rs.rules);
     for (const c of rs.chains) chains.set(c.name, knownChain(c, rules.get(c.name) ?? []));
     const sets = new Map(rs.sets.map((s) => [s.name, s]));
+    this.anonPrefix = `${rs.generation.toString(36)}_`;
     this.layout.adopt?.(rs);
     return { table: rs.tables.length > 0, chains, sets };
   }
@@ -290,9 +293,13 @@ export class FamilySync {
     plan.inflight = part;
   }
 
-  /** A transaction that knows the shared sets' types (its rendering shows what their lookups load). */
+  /**
+   * A transaction that knows the shared sets' types (its rendering shows what their lookups load),
+   * naming anonymous sets after the generation this engine read the table at: unique among every
+   * writer of the table so far, and short (see src/nft/netlink/encode.ts).
+   */
   private transaction(): Transaction {
-    return new Transaction({ sets: this.index.declaredSets() });
+    return new Transaction({ sets: this.index.declaredSets(), ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) });
   }
 
   /** The operation at a global index, across the sealed transactions. */
