@@ -14,7 +14,8 @@
         "native/echo.cc",
         "native/dump.cc",
         "native/generation.cc",
-        "native/conntrack.cc"
+        "native/conntrack.cc",
+        "native/relay.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

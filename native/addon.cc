@@ -15,6 +15,7 @@
 #include "commit.h"
 #include "conntrack.h"
 #include "dump.h"
+#include "relay.h"
 #include "socket.h"
 
 namespace nftlink {
@@ -290,6 +291,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("dumpSetElementsStream", Napi::Function::New(env, DumpSetElementsStream, "dumpSetElementsStream"));
   exports.Set("getGeneration", Napi::Function::New(env, GetGeneration, "getGeneration"));
   exports.Set("conntrackDelete", Napi::Function::New(env, ConntrackDelete, "conntrackDelete"));
+  exports.Set("relayDial", Napi::Function::New(env, RelayDial, "relayDial"));
+  exports.Set("relayCancel", Napi::Function::New(env, RelayCancel, "relayCancel"));
+  exports.Set("relayCount", Napi::Function::New(env, RelayCount, "relayCount"));
   return exports;
 }
 

@@ -115,6 +115,26 @@ export interface NativeBinding {
   conntrackDelete(h: NativeHandle, family: 2 | 10, filters: readonly NativeConntrackFilter[]): Promise<NativeConntrackResult>;
   /** Idempotent; a closed handle rejects further calls. */
   close(h: NativeHandle): void;
+  /**
+   * Dials address:port (non-blocking, giving up after timeoutMs) and relays bytes both ways between
+   * it and the client socket with splice(2), on the addon's relay thread, keeping half-close.
+   * Resolves when both directions ended, or on a failed dial, an error or a cancel (`error` says
+   * which; the client socket is then shut down). The client fd is dup'ed: the caller still owns (and
+   * closes) its own, and must not read or write it meanwhile.
+   */
+  relayDial(clientFd: number, address: string, port: number, timeoutMs: number): Promise<NativeRelayResult> & { relayId: number };
+  /** Ends a running relay at once; its promise resolves with error "cancelled". Unknown ids are ignored. */
+  relayCancel(id: number): void;
+  /** Relays running now. */
+  relayCount(): number;
+}
+
+export interface NativeRelayResult {
+  /** Bytes copied from the client to the endpoint, and back. */
+  aToB: number;
+  bToA: number;
+  /** '' when both directions ended with an EOF; else what ended the relay. */
+  error: string;
 }
 
 const ADDON_RELATIVE = join("build", "Release", "nftlink.node");
