@@ -1,9 +1,10 @@
 // ClientIP session affinity through real connections: pinning, expiry, and an endpoint removed
-// from under a pinned client.
+// from under a pinned client. Runs for both layouts: kube-proxy's (a chain and a timeout set per
+// endpoint) and slots (pins in a shared map, two rules per service: src/proxy/layout/slots/affinity.ts).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe, tally } from '../../src/netns/cluster.js';
-import { answered, ManifestDir, service, sleep, slice, startCluster, startProxy, type Cluster, type RunningProxy } from './helpers.js';
+import { answered, ManifestDir, service, sleep, slice, startCluster, startProxy, TEST_LAYOUT, type Cluster, type RunningProxy } from './helpers.js';
 
 const SHORT_TIMEOUT_S = 1;
 
@@ -14,10 +15,12 @@ describe('ClientIP session affinity', () => {
 
   beforeAll(async () => {
     dir = new ManifestDir();
-    c = await startCluster(3, 'nlp-aff');
-    const all = c.pods.map((p) => p.ipv4);
-    dir.write('expiring', service({ name: 'expiring', clusterIPs: ['198.18.200.30'], affinitySeconds: SHORT_TIMEOUT_S }), slice({ service: 'expiring', endpoints: all }));
-    dir.write('sticky', service({ name: 'sticky', clusterIPs: ['198.18.200.31'], affinitySeconds: 600 }), slice({ service: 'sticky', endpoints: all }));
+    // Two pods each, apart: in the slots layout two affinity services sharing an endpoint fall back
+    // to kube-proxy's per-endpoint chains (src/proxy/layout/slots/affinity.ts); this tests the pins.
+    c = await startCluster(5, 'nlp-aff');
+    const ips = c.pods.map((p) => p.ipv4);
+    dir.write('expiring', service({ name: 'expiring', clusterIPs: ['198.18.200.30'], affinitySeconds: SHORT_TIMEOUT_S }), slice({ service: 'expiring', endpoints: ips.slice(0, 2) }));
+    dir.write('sticky', service({ name: 'sticky', clusterIPs: ['198.18.200.31'], affinitySeconds: 600 }), slice({ service: 'sticky', endpoints: ips.slice(2) }));
     px = await startProxy(c, dir);
   });
 
@@ -38,9 +41,9 @@ describe('ClientIP session affinity', () => {
   it('picks anew once the affinity timeout has passed', async () => {
     const pinned = probe(c.client, '198.18.200.30', 80, { count: 50 });
     expect(Object.keys(tally(pinned)), JSON.stringify(tally(pinned))).toHaveLength(1);
-    // Each round waits out the timeout, so each connection is a fresh pick (1/3 chance to repeat).
+    // Each round waits out the timeout, so each connection is a fresh pick (1/2 chance to repeat).
     const picks: string[] = [];
-    for (let round = 0; round < 10 && new Set(picks).size < 2; round++) {
+    for (let round = 0; round < 16 && new Set(picks).size < 2; round++) {
       await sleep(SHORT_TIMEOUT_S * 1000 + 300);
       const r = probe(c.client, '198.18.200.30', 80, { count: 3 });
       expect(answered(r)).toHaveLength(3);
@@ -55,7 +58,7 @@ describe('ClientIP session affinity', () => {
     const before = probe(c.client, '198.18.200.31', 80, { count: 20 });
     const pinnedPod = before.answers[0]!;
     expect(tally(before)).toEqual({ [pinnedPod]: 20 });
-    const remaining = c.pods.filter((p) => p.name !== pinnedPod).map((p) => p.ipv4);
+    const remaining = c.pods.slice(2).filter((p) => p.name !== pinnedPod).map((p) => p.ipv4);
     const synced = px.nextSync();
     dir.write('sticky', service({ name: 'sticky', clusterIPs: ['198.18.200.31'], affinitySeconds: 600 }), slice({ service: 'sticky', endpoints: remaining }));
     await synced;
@@ -64,5 +67,12 @@ describe('ClientIP session affinity', () => {
     const pods = Object.keys(tally(after));
     expect(pods, JSON.stringify(tally(after))).toHaveLength(1);
     expect(pods[0]).not.toBe(pinnedPod);
+    if (TEST_LAYOUT === 'slots') {
+      // The pins live in a shared map: the removed endpoint's pin is gone, the new one is there.
+      const ip = (name: string): string => c.pods.find((p) => p.name === name)!.ipv4;
+      const pinsMap = c.node.exec('nft', ['list', 'map', 'ip', 'kube-proxy', 'pins-0']);
+      expect(pinsMap).not.toContain(`${ip(pinnedPod)} . 8080`);
+      expect(pinsMap).toContain(`: ${ip(pods[0]!)} . 8080`);
+    }
   });
 });

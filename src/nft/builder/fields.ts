@@ -13,6 +13,7 @@ import {
   ipv4_addr,
   ipv6_addr,
   type Datatype,
+  type Scalar,
 } from '../types/datatypes.js';
 import type { FibFlag } from '../expr/fib.js';
 
@@ -114,4 +115,13 @@ export function numgen(mode: 'random' | 'inc', modulus: number, offset = 0): Fie
     len: 4,
     load: (dreg) => (offset ? { type: 'numgen', mode, modulus, offset, dreg } : { type: 'numgen', mode, modulus, dreg }),
   };
+}
+
+/**
+ * A constant as a key field (an immediate into the register): what nft's grammar cannot write in a
+ * set key, and netlink can. The slots layout keys its affinity pins `ip saddr . <service id>`.
+ */
+export function constant(dtype: Datatype, value: Scalar): Field {
+  const data = dtype.parse(value);
+  return { text: String(value), dtype, len: dtype.size, load: (dreg) => ({ type: 'immediate', dreg, data }) };
 }

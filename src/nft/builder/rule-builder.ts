@@ -196,11 +196,26 @@ export class RuleBuilder {
     return this;
   }
 
-  /** `update @set { fields [timeout T] }` (or add): the packet path adds or refreshes the key. */
-  dynset(op: 'add' | 'update' | 'delete', set: string, fields: Field | readonly Field[], opts: { timeoutMs?: number } = {}): this {
+  /**
+   * `update @set { fields [timeout T] }` (or add): the packet path adds or refreshes the key; with
+   * `data`, a map entry `key : data` (an existing entry keeps its data: update only slides its timeout).
+   */
+  dynset(op: 'add' | 'update' | 'delete', set: string, fields: Field | readonly Field[], opts: { timeoutMs?: number; data?: readonly Field[] } = {}): this {
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
     this.loadKey(list);
     const e: Expr = { type: 'dynset', op, set, sregKey: REG1 };
+    if (opts.data?.length) {
+      // nft puts the data in the next 128-bit register after the key (netlink_gen_map_stmt).
+      const keyWords = list.reduce((n, f) => n + paddedSize(f.dtype) / 4, 0);
+      const first = 4 * Math.ceil(keyWords / 4);
+      let word = first;
+      for (const f of opts.data) {
+        this.depend(f.dependency, f.text);
+        this.exprs.push(f.load(word === first ? NFT_REG.R1 + first / 4 : concatReg(word)));
+        word += paddedSize(f.dtype) / 4;
+      }
+      e.sregData = NFT_REG.R1 + first / 4;
+    }
     if (opts.timeoutMs !== undefined) e.timeout = BigInt(opts.timeoutMs);
     this.exprs.push(e);
     return this;

@@ -125,7 +125,11 @@ const CT_FIELDS: Partial<Record<CtKey, FieldName>> = {
   proto_dst: { text: 'proto-dst', dtype: inet_service },
 };
 
-export function ctField(key: CtKey, dir: 0 | 1 | undefined): FieldName | undefined {
+export function ctField(key: CtKey, dir: 0 | 1 | undefined, l3?: L3): FieldName | undefined {
+  // `ct original ip daddr`: the address of the family at hand (nft needs the family word).
+  if ((key === 'src' || key === 'dst') && l3) {
+    return { text: `ct ${dir === 1 ? 'reply' : 'original'} ${l3} ${key === 'src' ? 'saddr' : 'daddr'}`, dtype: l3 === 'ip6' ? ipv6_addr : ipv4_addr };
+  }
   const f = CT_FIELDS[key];
   if (!f) return undefined;
   if (key === 'proto_src' || key === 'proto_dst') {

@@ -208,7 +208,7 @@ class RuleRenderer {
         return false;
       }
       case 'ct': {
-        const f = ctField(e.key, e.dir);
+        const f = ctField(e.key, e.dir, this.l3 ?? defaultL3(this.ctx.family));
         if (!f) throw new RenderError(`ct ${e.key} is not supported by the renderer`);
         if (e.sreg !== undefined) {
           this.emit(`${f.text} set ${this.symText(this.get(e.sreg, 'ct set'), f.dtype)}`);

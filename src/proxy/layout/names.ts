@@ -72,6 +72,23 @@ export const slotMap = {
   comment: 'endpoints of service chains, by slot',
 };
 
+/**
+ * The slots layout's O(1) ClientIP affinity: per bucket a pins map (`client . service id :
+ * endpoint`), per service port a `pin-` chain that renews the pin, and one dispatch map from an
+ * endpoint to the chain that pins clients to it.
+ */
+export const pins = {
+  map: (bucket: number): string => `pins-${bucket}`,
+  bucket(name: string): number | undefined {
+    const m = /^pins-(\d+)$/.exec(name);
+    return m ? Number(m[1]) : undefined;
+  },
+  chain: (base: string): string => `pin-${base}`,
+  dispatch: 'affinity-endpoints',
+  mapComment: 'ClientIP affinity: client . service id : endpoint',
+  dispatchComment: 'endpoints of ClientIP affinity services: the chain that renews the pin',
+};
+
 /** The comment of the rule that rejects (and counts) one protocol's NodePorts on localhost. */
 export function localhostRejectComment(protocol: 'udp' | 'sctp'): string {
   return `reject ${protocol} to localhost NodePorts`;

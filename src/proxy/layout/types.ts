@@ -59,6 +59,11 @@ export interface Layout {
   sweep?(): void;
   /** Sets shared by many service ports that exist only while used (declarations, no elements). */
   sharedSets?(cfg: LayoutConfig): NftSet[];
+  /**
+   * Elements the packet path wrote that became wrong with this sync (affinity pins to a removed
+   * endpoint): the engine dumps each set after the commit and deletes what `stale` picks.
+   */
+  stalePins?(cfg: LayoutConfig): { set: NftSet; stale(e: SetElement): boolean }[];
 }
 
 export function nftFamily(f: IPFamily): Family {

@@ -208,7 +208,25 @@ export class FamilySync {
     }
     this.apply(plan);
     this.needFull = false;
+    await this.deleteStalePins();
     return { family: this.family, full, operations: plan.sealedOps + plan.tx.size, ...plan.stats, excluded: this.excluded.size };
+  }
+
+  /**
+   * Pins the packet path wrote to endpoints this sync removed: read back and deleted right after
+   * the commit (after it, no new pin can point there). `destroy`, since a pin may expire meanwhile.
+   * A failure is logged, not fatal: such a pin times out on its own.
+   */
+  private async deleteStalePins(): Promise<void> {
+    for (const sweep of this.layout.stalePins?.(this.cfg) ?? []) {
+      try {
+        const { elements } = await this.connection().dumpSetElements(sweep.set);
+        const stale = elements.filter((e) => sweep.stale(e));
+        if (stale.length) await this.connection().commit(new Transaction().destroy({ set: sweep.set, elements: stale }));
+      } catch (err) {
+        this.log.warn('cannot delete affinity pins of removed endpoints', { family: this.family, set: sweep.set.name, reason: (err as Error).message });
+      }
+    }
   }
 
   /** Commits one transaction of the plan, keeping the rule handles the kernel echoes. */

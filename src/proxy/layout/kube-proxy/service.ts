@@ -26,17 +26,19 @@ function cidrContains(cidr: string, addr: string, v6: boolean): boolean {
   return masked !== null && masked.bytes.every((b, i) => b === p.bytes[i]);
 }
 
+/** What a picker may add besides its chain's rules. */
+export interface PickerContext {
+  /** An element in one of the layout's shared sets or maps. */
+  put(set: string, e: SetElement): void;
+  /** A chain of this service port (named by the picker), with its rules. */
+  addChain(name: string, rules: RuleBuilder[]): void;
+}
+
 /**
  * Another way to pick an endpoint in a service's cluster or local chain (the slots layout's). It
- * returns the chain's rules, adding what they need to the shared maps through `put`; undefined
- * keeps kube-proxy's way for this chain.
+ * returns the chain's rules; undefined keeps kube-proxy's way for this chain.
  */
-export type EndpointPicker = (
-  sp: ServicePort,
-  chain: string,
-  endpoints: readonly ServiceEndpoint[],
-  put: (set: string, e: SetElement) => void,
-) => RuleBuilder[] | undefined;
+export type EndpointPicker = (sp: ServicePort, chain: string, endpoints: readonly ServiceEndpoint[], ctx: PickerContext) => RuleBuilder[] | undefined;
 
 export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[], picker?: EndpointPicker): ServiceObjects {
   const family = nftFamily(cfg.family);
@@ -69,8 +71,10 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   };
 
   // Endpoint chains exist only for ClientIP affinity: each pins its clients in its own timeout set.
+  // Made when kube-proxy's way picks an endpoint (a picker may pin clients its own way).
   const epChain = new Map<ServiceEndpoint, { chain: string; set: string }>();
-  if (affinity) {
+  const endpointChains = (): void => {
+    if (epChain.size) return;
     for (const ep of cat.allReachableEndpoints) {
       const epBase = endpointChainBase(sp, ep);
       const names = { chain: chainName.endpoint(epBase), set: chainName.affinity(epBase) };
@@ -78,11 +82,12 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
       sets.push({ family, table, name: names.set, key: [addr], flags: ['dynamic', 'timeout'], timeout: sp.affinityTimeoutSeconds * 1000 });
       chain(names.chain, [r().dynset('update', names.set, l3.saddr), r().match(meta.l4proto, p).dnat({ family: natFamily, addr: ep.ip, port: ep.port })]);
     }
-  }
+  };
 
   /** The rules that send a connection to one of `eps`. */
   const toEndpoints = (eps: readonly ServiceEndpoint[]): RuleBuilder[] => {
     if (affinity) {
+      endpointChains();
       const rules = eps.map((ep) => r().inSet(l3.saddr, epChain.get(ep)!.set).goto(epChain.get(ep)!.chain));
       rules.push(r().vmap(numgen('random', eps.length), eps.map((ep, i) => ({ key: [i], value: { kind: 'goto', chain: epChain.get(ep)!.chain } as Verdict }))));
       return rules;
@@ -95,7 +100,8 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
         .dnatMap({ family: natFamily, key: numgen('random', eps.length), map: { elements: eps.map((ep, i) => ({ key: [i], value: [ep.ip, ep.port] })) } }),
     ];
   };
-  const pick = (name: string, eps: readonly ServiceEndpoint[]): RuleBuilder[] => picker?.(sp, name, eps, put) ?? toEndpoints(eps);
+  const ctx: PickerContext = { put, addChain: (name, rules) => chain(name, rules) };
+  const pick = (name: string, eps: readonly ServiceEndpoint[]): RuleBuilder[] => picker?.(sp, name, eps, ctx) ?? toEndpoints(eps);
   if (clusterChain) chain(clusterChain, pick(clusterChain, cat.clusterEndpoints));
   if (localChain) chain(localChain, pick(localChain, cat.localEndpoints));
 

@@ -11,20 +11,20 @@
 // endpoint is one element deleted and added; a change of endpoint count is the chain's one rule
 // plus the elements at the tail of its range.
 //
-// Service ports with ClientIP affinity keep kube-proxy's per-endpoint chains and timeout sets:
-// nft 1.0.6 cannot list any O(1)-rule composition we found that pins a client to a slot (a map
-// lookup's result feeding a dynset or a second lookup aborts `nft list ruleset`; see README).
+// ClientIP affinity takes two rules in the service chain and one in a `pin-` chain per service
+// port, with pins in shared timeout maps (affinity.ts).
 
-import { meta, numgen } from '../../../nft/builder/fields.js';
+import { constant, ct, meta, numgen, th } from '../../../nft/builder/fields.js';
 import { rule, type RuleBuilder } from '../../../nft/builder/rule-builder.js';
-import type { NftSet, Ruleset, SetElement } from '../../../nft/objects.js';
-import { inet_service, integer } from '../../../nft/types/datatypes.js';
+import type { NftSet, Ruleset } from '../../../nft/objects.js';
+import { inet_proto, inet_service, integer } from '../../../nft/types/datatypes.js';
 import type { ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { baseObjects } from '../kube-proxy/base.js';
-import { serviceObjects } from '../kube-proxy/service.js';
+import { serviceObjects, type PickerContext } from '../kube-proxy/service.js';
 import { familyParts } from '../family.js';
-import { slotMap } from '../names.js';
-import { nftFamily, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
+import { pins, serviceChainBase, slotMap } from '../names.js';
+import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
+import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
 import { SLOTS_PER_CHAIN, SlotAllocator } from './allocator.js';
 
 const endpointKey = (ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string => `${ep.ip}|${ep.port}`;
@@ -32,51 +32,90 @@ const endpointKey = (ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string => `${ep.
 export class SlotsLayout implements Layout {
   readonly name = 'slots';
   private readonly slots: SlotAllocator;
+  private readonly pins = new AffinityPins();
   /** The endpoint groups (chain names) each service port placed in its last service() call. */
   private readonly groupsOf = new Map<ServicePortId, Set<string>>();
+  /** Affinity groups placed since the last adopt() (the others are gone). */
+  private readonly pinnedSinceAdopt = new Set<string>();
 
   constructor(chainsPerBucket?: number) {
     this.slots = new SlotAllocator(chainsPerBucket);
   }
 
-  base(cfg: LayoutConfig) {
-    return baseObjects(cfg);
+  /** kube-proxy's fixed objects, and what renews affinity pins after the DNAT (affinity.ts). */
+  base(cfg: LayoutConfig): BaseObjects {
+    const b = baseObjects(cfg);
+    const family = nftFamily(cfg.family);
+    const { l3, addr } = familyParts(cfg.family);
+    b.sets.push({ family, table: cfg.table, name: pins.dispatch, key: [addr, inet_proto, inet_service], data: 'verdict', comment: pins.dispatchComment });
+    const renew = (chain: string, newOnly: boolean) => {
+      const r = newOnly ? rule(family).match(ct.state, 'new') : rule(family);
+      return r.match(ct.status, 'dnat').vmap([l3.daddr, meta.l4proto, th.dport], pins.dispatch).rule(cfg.table, chain);
+    };
+    // First in both chains: masquerading (later in nat-postrouting) ends the chain. The nat chain
+    // sees only a connection's first packet; input sees every packet, hence `ct state new`.
+    b.rules.unshift(renew('nat-postrouting', false), renew('filter-input', true));
+    return b;
   }
 
   service(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects {
     const family = nftFamily(cfg.family);
-    const { natFamily } = familyParts(cfg.family);
+    const { l3, natFamily } = familyParts(cfg.family);
     const placed = new Set<string>();
-    const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], put: (set: string, e: SetElement) => void): RuleBuilder[] | undefined => {
-      if (port.affinityTimeoutSeconds > 0) return undefined;
+    const proto = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
+    const affinity = sp.affinityTimeoutSeconds > 0;
+    const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | undefined => {
+      // Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains (affinity.ts).
+      if (affinity && !this.pins.eligible(port, chain, eps)) return undefined;
       const byKey = new Map(eps.map((ep) => [endpointKey(ep), ep]));
       const p = this.slots.place(chain, [...byKey.keys()]);
       placed.add(chain);
       const map = slotMap.name(p.bucket);
       p.order.forEach((k, i) => {
         const ep = byKey.get(k)!;
-        put(map, { key: [p.base + i], value: [ep.ip, ep.port] });
+        ctx.put(map, { key: [p.base + i], value: [ep.ip, ep.port] });
       });
-      const proto = port.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
-      return [rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key: numgen('random', eps.length, p.base), map: { name: map } })];
+      const pick = rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key: numgen('random', eps.length, p.base), map: { name: map } });
+      if (!affinity) return [pick];
+      const id = this.pins.place(port, chain, p.bucket, eps);
+      this.pinnedSinceAdopt.add(chain);
+      const pinMap = pins.map(p.bucket);
+      const key = [l3.saddr, constant(PIN_ID, id)];
+      const pinChain = pins.chain(serviceChainBase(port));
+      ctx.addChain(pinChain, [rule(family).dynset('update', pinMap, key, { timeoutMs: port.affinityTimeoutSeconds * 1000, data: [l3.daddr, th.dport] })]);
+      for (const ep of eps) ctx.put(pins.dispatch, { key: [ep.ip, proto, ep.port], value: { kind: 'jump', chain: pinChain } });
+      return [rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key, map: { name: pinMap } }), pick];
     };
     try {
       return serviceObjects(cfg, sp, endpoints, picker);
     } finally {
-      for (const g of this.groupsOf.get(sp.id) ?? []) if (!placed.has(g)) this.slots.release(g);
+      for (const g of this.groupsOf.get(sp.id) ?? []) {
+        if (placed.has(g)) continue;
+        this.slots.release(g);
+        this.pins.release(g);
+      }
       this.groupsOf.set(sp.id, placed);
     }
   }
 
   release(id: ServicePortId): void {
-    for (const g of this.groupsOf.get(id) ?? []) this.slots.release(g);
+    for (const g of this.groupsOf.get(id) ?? []) {
+      this.slots.release(g);
+      this.pins.release(g);
+    }
     this.groupsOf.delete(id);
+  }
+
+  /** Pins that point at endpoints their service port lost since the last call (the engine deletes them). */
+  stalePins(cfg: LayoutConfig): PinSweep[] {
+    return this.pins.stalePins(cfg);
   }
 
   /** Takes over the kernel's slot assignment: each service chain's numgen offset and its map's elements. */
   adopt(kernel: Ruleset): void {
     this.slots.reset();
     this.groupsOf.clear();
+    this.pinnedSinceAdopt.clear();
     const slotsOf = new Map<string, Map<number, string>>();
     for (const s of kernel.sets) {
       if (slotMap.bucket(s.name) === undefined) continue;
@@ -88,7 +127,16 @@ export class SlotsLayout implements Layout {
       }
       slotsOf.set(s.name, m);
     }
+    const pinIds = new Map<string, { id: number; bucket: number }>();
+    const orders = new Map<string, (string | undefined)[]>();
     for (const r of kernel.rules) {
+      // An affinity chain's first rule: `ip saddr . <id> map @pins-K`.
+      const pinLookup = r.exprs.findIndex((e) => e.type === 'lookup' && pins.bucket(e.set) !== undefined);
+      const idLoad = r.exprs[pinLookup - 1];
+      const pinSet = r.exprs[pinLookup];
+      if (pinSet?.type === 'lookup' && idLoad?.type === 'immediate' && idLoad.data) {
+        pinIds.set(r.chain, { id: Number(PIN_ID.toValue(idLoad.data)), bucket: pins.bucket(pinSet.set)! });
+      }
       const i = r.exprs.findIndex((e) => e.type === 'numgen');
       const ng = r.exprs[i];
       const lookup = r.exprs[i + 1];
@@ -99,19 +147,23 @@ export class SlotsLayout implements Layout {
       const elements = slotsOf.get(lookup.set) ?? new Map<number, string>();
       const order = Array.from({ length: ng.modulus }, (_, j) => elements.get(base + j));
       this.slots.adopt(r.chain, bucket, base / SLOTS_PER_CHAIN, order);
+      orders.set(r.chain, order);
     }
+    for (const [chain, p] of pinIds) this.pins.adopt(chain, p.id, p.bucket, orders.get(chain) ?? []);
   }
 
   /** After a full plan: adopted groups no service claimed belong to stale chains. */
   sweep(): void {
     this.slots.sweep();
+    this.pins.sweepUnplaced(this.pinnedSinceAdopt);
   }
 
-  /** The bucket maps in use (declarations, no elements). */
+  /** The bucket maps in use, and the pins maps of buckets with affinity (declarations, no elements). */
   sharedSets(cfg: LayoutConfig): NftSet[] {
     const family = nftFamily(cfg.family);
     const { addr, natFamily } = familyParts(cfg.family);
-    return this.slots.bucketsInUse().map((b) => ({
+    const pinned = [...this.pins.bucketsInUse()].sort((a, b) => a - b).map((b) => pinsMap(cfg, b));
+    const buckets = this.slots.bucketsInUse().map((b): NftSet => ({
       family,
       table: cfg.table,
       name: slotMap.name(b),
@@ -124,5 +176,6 @@ export class SlotsLayout implements Layout {
       },
       comment: slotMap.comment,
     }));
+    return [...buckets, ...pinned];
   }
 }

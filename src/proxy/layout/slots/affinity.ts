@@ -1,0 +1,160 @@
+// ClientIP affinity in the slots layout, in O(1) rules per service port and no chain or set per
+// endpoint. A service chain with affinity holds two rules:
+//
+//   meta l4proto tcp dnat ip addr . port to ip saddr . 7 map @pins-0                   (pinned: go there)
+//   meta l4proto tcp dnat ip addr . port to numgen random mod 3 offset 65536 map @endpoints-0  (else pick)
+//
+// and every new connection DNATed to one of its endpoints passes, after the DNAT, through the
+// service port's `pin-` chain, which (re)writes the pin and slides its timeout:
+//
+//   nat-postrouting / filter-input:  ct status dnat ip daddr . meta l4proto . th dport vmap @affinity-endpoints
+//   pin-HASH-ns/svc/tcp/port:        update @pins-0 { ip saddr . 7 timeout 3h : ip daddr . th dport }
+//
+// `7` is the service port's id, an immediate inside the concatenated key (nft's grammar cannot
+// write that; netlink can). Why this shape: nft 1.0.6's `nft list ruleset` aborts on a map lookup's
+// result feeding a dynset or a second lookup (netlink_delinearize.c, a register of length 0 parsed
+// as a concatenation), which rules out pinning a slot or writing the pin from the pick itself; the
+// pin is written from the packet after the DNAT instead, from fields nft prints.
+//
+// A pin whose endpoint is gone would send the client to a dead address: the sync engine deletes
+// those pins right after the commit that removed the endpoint (stalePins()). Ids are never reused,
+// so a removed service's pins can only expire.
+//
+// Where this cannot apply, the service port keeps kube-proxy's per-endpoint affinity chains (the
+// slots layout still picks for the rest): Local traffic policies (the local chain must not follow
+// a pin to a remote endpoint, and the pin chain cannot tell which chain picked); and an endpoint
+// that another affinity service port already pins to (the dispatch map has one chain per endpoint;
+// a key with the address the client used would tell them apart, but nft 1.0.6 cannot list `ct
+// original ip daddr` or `ct original proto-dst` inside a concatenation either).
+
+import type { NftSet, SetElement } from '../../../nft/objects.js';
+import { inet_service, integer } from '../../../nft/types/datatypes.js';
+import type { ServiceEndpoint, ServicePort } from '../../model/types.js';
+import { familyParts } from '../family.js';
+import { pins } from '../names.js';
+import { nftFamily, type LayoutConfig } from '../types.js';
+
+/** The datatype of a service port's id in a pin's key (nft shows it as a mark). */
+export const PIN_ID = integer(4, 'host');
+
+const dispatchKeys = (proto: string, eps: readonly ServiceEndpoint[]): string[] => eps.map((ep) => `${ep.ip}|${proto}|${ep.port}`);
+const endpointKey = (ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string => `${ep.ip}|${ep.port}`;
+
+interface Group {
+  id: number;
+  bucket: number;
+  /** ip|port of its endpoints */
+  endpoints: Set<string>;
+  /** the dispatch keys it owns */
+  claims: Set<string>;
+}
+
+/** A pins map and which of its pins are stale: owned by `id` and pointing outside `live`. */
+export interface PinSweep {
+  set: NftSet;
+  stale(e: SetElement): boolean;
+}
+
+export class AffinityPins {
+  private readonly groups = new Map<string, Group>();
+  /** dispatch key (ip|proto|port) -> the chain that pins it */
+  private readonly claims = new Map<string, string>();
+  private nextId = 1;
+  /** Groups that lost endpoints since the last sweep: chain -> the endpoints they had. */
+  private readonly shrunk = new Map<string, Set<string>>();
+
+  /** Whether a service port's chain can pin in O(1) rules (see the header). */
+  eligible(sp: ServicePort, chain: string, eps: readonly ServiceEndpoint[]): boolean {
+    if (sp.internalTrafficPolicy === 'Local' || (sp.external && sp.externalTrafficPolicy === 'Local')) return false;
+    return dispatchKeys(sp.protocol.toLowerCase(), eps).every((k) => {
+      const owner = this.claims.get(k);
+      return owner === undefined || owner === chain;
+    });
+  }
+
+  /** The chain's id, kept (or first given) across syncs; records its endpoints and dispatch keys. */
+  place(sp: ServicePort, chain: string, bucket: number, eps: readonly ServiceEndpoint[]): number {
+    const keys = new Set(eps.map(endpointKey));
+    const claims = new Set(dispatchKeys(sp.protocol.toLowerCase(), eps));
+    let g = this.groups.get(chain);
+    if (g && g.bucket !== bucket) {
+      this.release(chain);
+      g = undefined;
+    }
+    if (!g) {
+      g = { id: this.nextId++, bucket, endpoints: new Set(), claims: new Set() };
+      this.groups.set(chain, g);
+    }
+    if ([...g.endpoints].some((k) => !keys.has(k))) this.shrunk.set(chain, g.endpoints);
+    for (const k of g.claims) if (!claims.has(k) && this.claims.get(k) === chain) this.claims.delete(k);
+    for (const k of claims) this.claims.set(k, chain);
+    g.endpoints = keys;
+    g.claims = claims;
+    return g.id;
+  }
+
+  release(chain: string): void {
+    const g = this.groups.get(chain);
+    if (!g) return;
+    for (const k of g.claims) if (this.claims.get(k) === chain) this.claims.delete(k);
+    this.groups.delete(chain);
+    this.shrunk.delete(chain);
+  }
+
+  /**
+   * Takes over an id found in the kernel, with the endpoints its slots hold: a restart keeps every
+   * pin valid, and still finds the pins of an endpoint removed while it was down.
+   */
+  adopt(chain: string, id: number, bucket: number, endpoints: readonly (string | undefined)[]): void {
+    this.groups.set(chain, { id, bucket, endpoints: new Set(endpoints.filter((k): k is string => k !== undefined)), claims: new Set() });
+    if (id >= this.nextId) this.nextId = id + 1;
+  }
+
+  /** After adopt(): a group nobody placed again is gone. */
+  sweepUnplaced(placed: ReadonlySet<string>): void {
+    for (const chain of [...this.groups.keys()]) if (!placed.has(chain)) this.release(chain);
+  }
+
+  bucketsInUse(): Set<number> {
+    return new Set([...this.groups.values()].map((g) => g.bucket));
+  }
+
+  /** The pins that point at endpoints their service port lost, per pins map; clears the list. */
+  stalePins(cfg: LayoutConfig): PinSweep[] {
+    const byBucket = new Map<number, Map<number, Set<string>>>();
+    for (const [chain] of this.shrunk) {
+      const g = this.groups.get(chain);
+      if (!g) continue;
+      if (!byBucket.has(g.bucket)) byBucket.set(g.bucket, new Map());
+      byBucket.get(g.bucket)!.set(g.id, g.endpoints);
+    }
+    this.shrunk.clear();
+    return [...byBucket].map(([bucket, live]) => ({
+      set: pinsMap(cfg, bucket),
+      stale: (e) => {
+        const [, id] = e.key as [string, number];
+        const keep = live.get(id);
+        const v = e.value as [string, number] | undefined;
+        return keep !== undefined && Array.isArray(v) && !keep.has(`${v[0]}|${v[1]}`);
+      },
+    }));
+  }
+}
+
+/** The pins map of a bucket (declaration). */
+export function pinsMap(cfg: LayoutConfig, bucket: number): NftSet {
+  const { addr, natFamily } = familyParts(cfg.family);
+  return {
+    family: nftFamily(cfg.family),
+    table: cfg.table,
+    name: pins.map(bucket),
+    key: [addr, PIN_ID],
+    data: [addr, inet_service],
+    flags: ['dynamic', 'timeout'],
+    typeof: {
+      key: [{ expr: 'payload', protocol: natFamily, field: 'saddr' }, { expr: 'meta', key: 'mark' }],
+      data: [{ expr: 'payload', protocol: natFamily, field: 'daddr' }, { expr: 'payload', protocol: 'tcp', field: 'dport' }],
+    },
+    comment: pins.mapComment,
+  };
+}

@@ -1,0 +1,58 @@
+// The slots layout's choice of affinity shape, as pure layout output: two rules and a pin chain
+// where it can, kube-proxy's per-endpoint chains where it cannot (affinity.ts), and the pins' ids
+// kept across syncs.
+
+import { describe, expect, it } from 'vitest';
+import { benchConfig } from '../../src/bench/scale/state.js';
+import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';
+import { servicePorts } from '../../src/proxy/model/service.js';
+import type { ServiceEndpoint, ServicePort } from '../../src/proxy/model/types.js';
+
+function port(name: string, ip: string, extra: Record<string, unknown> = {}): ServicePort {
+  const r = servicePorts(
+    {
+      metadata: { namespace: 'ns', name },
+      spec: { type: 'ClusterIP', clusterIP: ip, clusterIPs: [ip], ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }], sessionAffinity: 'ClientIP', ...extra },
+    },
+    'ipv4',
+  );
+  if (!('ports' in r)) throw new Error('bad service');
+  return r.ports[0]!;
+}
+const ep = (ip: string, isLocal = true): ServiceEndpoint => ({ ip, port: 8080, ready: true, serving: true, terminating: false, isLocal });
+const chainNames = (o: ReturnType<SlotsLayout['service']>): string[] => o.chains.map((c) => c.chain.name.split('-')[0]!);
+
+describe('slots layout affinity', () => {
+  it('pins in two rules and a pin chain, with no chain or set per endpoint', () => {
+    const layout = new SlotsLayout();
+    const o = layout.service(benchConfig(), port('a', '198.18.200.1'), [ep('198.18.1.1'), ep('198.18.1.2')]);
+    expect(chainNames(o).sort()).toEqual(['pin', 'service']);
+    expect(o.sets).toEqual([]);
+    const service = o.chains.find((c) => c.chain.name.startsWith('service-'))!;
+    expect(service.rules).toHaveLength(2);
+    expect(o.elements.get('affinity-endpoints')?.map((e) => e.key)).toEqual([
+      ['198.18.1.1', 'tcp', 8080],
+      ['198.18.1.2', 'tcp', 8080],
+    ]);
+    expect(layout.sharedSets(benchConfig()).map((s) => s.name)).toEqual(['endpoints-0', 'pins-0']);
+  });
+
+  it("falls back to kube-proxy's endpoint chains for an endpoint another affinity service pins to, and for Local policies", () => {
+    const layout = new SlotsLayout();
+    layout.service(benchConfig(), port('a', '198.18.200.1'), [ep('198.18.1.1')]);
+    const shared = layout.service(benchConfig(), port('b', '198.18.200.2'), [ep('198.18.1.1'), ep('198.18.1.3')]);
+    expect(chainNames(shared).sort()).toEqual(['endpoint', 'endpoint', 'service']);
+    expect(shared.sets.map((s) => s.name.split('-')[0])).toEqual(['affinity', 'affinity']);
+    const local = layout.service(benchConfig(), port('c', '198.18.200.3', { internalTrafficPolicy: 'Local' }), [ep('198.18.1.9')]);
+    expect(chainNames(local)).toContain('endpoint');
+  });
+
+  it('keeps a service port id across syncs, and a new id for a new service port', () => {
+    const layout = new SlotsLayout();
+    const id = (o: ReturnType<SlotsLayout['service']>): string => JSON.stringify(o.chains.find((c) => c.chain.name.startsWith('pin-'))!.rules[0]!.exprs.find((e) => e.type === 'immediate'));
+    const a = port('a', '198.18.200.1');
+    const first = id(layout.service(benchConfig(), a, [ep('198.18.1.1')]));
+    expect(id(layout.service(benchConfig(), a, [ep('198.18.1.1'), ep('198.18.1.2')]))).toBe(first);
+    expect(id(layout.service(benchConfig(), port('b', '198.18.200.2'), [ep('198.18.1.5')]))).not.toBe(first);
+  });
+});
