@@ -89,8 +89,8 @@ async function main(): Promise<void> {
       show(`client -> NodePort ${CLUSTER.nodeIPv4}:${NODE_PORT}`, fromClient());
     }
     const chain = chainName.cluster(serviceChainBase({ namespace: 'demo', name: 'web', protocol: 'TCP', portName: 'http' }));
-    console.log(`\n# what nft lists of it in the node (the service's chain and the dispatch map):`);
-    for (const args of [['list', 'chain', 'ip', 'kube-proxy', chain], ['list', 'map', 'ip', 'kube-proxy', 'service-ips']]) {
+    console.log(`\n# what nft lists of it in the node (the service's chain, the slots map its endpoints live in, the dispatch map):`);
+    for (const args of [['list', 'chain', 'ip', 'kube-proxy', chain], ['list', 'map', 'ip', 'kube-proxy', 'endpoints-0'], ['list', 'map', 'ip', 'kube-proxy', 'service-ips']]) {
       for (const line of cluster.node.exec('nft', args).split('\n').filter((l) => l.trim() && !/^(table|})/.test(l))) console.log(`  ${line.trim()}`);
     }
     console.log('\ndemo ok: traffic followed the manifests through 3, 1, 0 and 3 endpoints');
