@@ -5,18 +5,19 @@ import { NFT_COMMENT_MAXLEN, NFT_NAME_MAXLEN } from './netlink/constants.js';
 import type { Expr } from './expr/index.js';
 import type { NftSet } from './objects.js';
 
-const enc = new TextEncoder();
+// Buffer.byteLength counts UTF-8 bytes without encoding: these run for every queued operation.
+const utf8Length = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 export function checkName(kind: string, name: string): void {
   if (name.length === 0) throw new RangeError(`${kind} name is empty`);
-  const n = enc.encode(name).length;
+  const n = utf8Length(name);
   if (n >= NFT_NAME_MAXLEN) throw new RangeError(`${kind} name "${name.slice(0, 40)}..." is ${n} bytes; nf_tables allows ${NFT_NAME_MAXLEN - 1}`);
   if (name.includes('\0')) throw new RangeError(`${kind} name contains a NUL byte`);
 }
 
 export function checkComment(kind: string, comment: string | undefined): void {
   if (comment === undefined) return;
-  const n = enc.encode(comment).length;
+  const n = utf8Length(comment);
   if (n > NFT_COMMENT_MAXLEN) throw new RangeError(`${kind} comment is ${n} bytes; at most ${NFT_COMMENT_MAXLEN}`);
   if (comment.includes('"')) throw new RangeError(`${kind} comment contains a double quote, which nft text cannot carry`);
 }

@@ -16,6 +16,7 @@ export const enum WireKind {
 }
 
 const textEncoder = new TextEncoder();
+const exprNames = new Map<string, Uint8Array>();
 const textDecoder = new TextDecoder();
 
 export class WireWriter {
@@ -199,7 +200,9 @@ export class WireWriter {
   }
   exprName(name: string): void {
     this.item();
-    const bytes = textEncoder.encode(name);
+    // A handful of names ("payload", "cmp", ...), written for every expression: encoded once.
+    let bytes = exprNames.get(name);
+    if (!bytes) exprNames.set(name, (bytes = textEncoder.encode(name)));
     this.u8(bytes.length);
     this.ensure(bytes.length);
     this.buf.set(bytes, this.pos);

@@ -40,6 +40,8 @@ export class SlotAllocator {
   private readonly groups = new Map<string, Group>();
   /** Members in use, per bucket. */
   private readonly members: Set<number>[] = [];
+  /** No bucket below this one has a free member (so a cold start places 30k chains in linear time). */
+  private lowestFree = 0;
 
   constructor(private readonly chainsPerBucket = CHAINS_PER_BUCKET) {}
 
@@ -47,6 +49,7 @@ export class SlotAllocator {
   reset(): void {
     this.groups.clear();
     this.members.length = 0;
+    this.lowestFree = 0;
   }
 
   /** Records a group as the kernel holds it (slots whose element is missing are undefined). */
@@ -99,6 +102,7 @@ export class SlotAllocator {
     if (!g) return;
     this.groups.delete(group);
     this.members[g.bucket]?.delete(g.member);
+    if (g.bucket < this.lowestFree) this.lowestFree = g.bucket;
   }
 
   /** Releases adopted groups that no service claimed (their chains are stale). */
@@ -117,9 +121,12 @@ export class SlotAllocator {
 
   /** The lowest bucket with a free member: new groups fill the first buckets, so emptied high buckets can go. */
   private freeMember(): { bucket: number; member: number } {
-    for (let bucket = 0; ; bucket++) {
+    for (let bucket = this.lowestFree; ; bucket++) {
       const used = (this.members[bucket] ??= new Set());
-      if (used.size >= this.chainsPerBucket) continue;
+      if (used.size >= this.chainsPerBucket) {
+        if (bucket === this.lowestFree) this.lowestFree++;
+        continue;
+      }
       let member = 0;
       while (used.has(member)) member++;
       used.add(member);
