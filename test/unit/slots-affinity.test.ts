@@ -4,6 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { benchConfig } from '../../src/bench/scale/state.js';
+import { AffinityPins } from '../../src/proxy/layout/slots/affinity.js';
 import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';
 import { servicePorts } from '../../src/proxy/model/service.js';
 import type { ServiceEndpoint, ServicePort } from '../../src/proxy/model/types.js';
@@ -54,5 +55,25 @@ describe('slots layout affinity', () => {
     const first = id(layout.service(benchConfig(), a, [ep('198.18.1.1')]));
     expect(id(layout.service(benchConfig(), a, [ep('198.18.1.1'), ep('198.18.1.2')]))).toBe(first);
     expect(id(layout.service(benchConfig(), port('b', '198.18.200.2'), [ep('198.18.1.5')]))).not.toBe(first);
+  });
+});
+
+describe('slots affinity pins to delete', () => {
+  it("names the pins of a lost endpoint, and every pin of a service port that is gone", () => {
+    const pinsOf = new AffinityPins();
+    const a = port('a', '198.18.200.1');
+    const b = port('b', '198.18.200.2');
+    const idA = pinsOf.place(a, 'service-a', 0, [ep('198.18.1.1'), ep('198.18.1.2')]);
+    const idB = pinsOf.place(b, 'service-b', 0, [ep('198.18.1.5')]);
+    expect(pinsOf.stalePins(benchConfig())).toEqual([]);
+    pinsOf.place(a, 'service-a', 0, [ep('198.18.1.2')]);
+    const [lost] = pinsOf.stalePins(benchConfig());
+    const pin = (id: number, ip: string) => ({ key: ['198.19.0.2', id], value: [ip, 8080] });
+    expect(lost!.set.name).toBe('pins-0');
+    expect([lost!.stale(pin(idA, '198.18.1.1')), lost!.stale(pin(idA, '198.18.1.2')), lost!.stale(pin(idB, '198.18.1.5'))]).toEqual([true, false, false]);
+    pinsOf.release('service-b');
+    const [gone] = pinsOf.stalePins(benchConfig());
+    expect([gone!.stale(pin(idB, '198.18.1.5')), gone!.stale(pin(idA, '198.18.1.2'))]).toEqual([true, false]);
+    expect(pinsOf.stalePins(benchConfig())).toEqual([]);
   });
 });

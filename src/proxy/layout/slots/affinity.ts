@@ -17,8 +17,9 @@
 // pin is written from the packet after the DNAT instead, from fields nft prints.
 //
 // A pin whose endpoint is gone would send the client to a dead address: the sync engine deletes
-// those pins right after the commit that removed the endpoint (stalePins()). Ids are never reused,
-// so a removed service's pins can only expire.
+// those pins right after the commit that removed the endpoint (stalePins()), and the pins of a
+// service port that is gone with them. Ids are never reused, so a pin missed either way can only
+// expire.
 //
 // Where this cannot apply, the service port keeps kube-proxy's per-endpoint affinity chains (the
 // slots layout still picks for the rest): Local traffic policies (the local chain must not follow
@@ -62,6 +63,8 @@ export class AffinityPins {
   private nextId = 1;
   /** Groups that lost endpoints since the last sweep: chain -> the endpoints they had. */
   private readonly shrunk = new Map<string, Set<string>>();
+  /** Ids given up since the last sweep (service port gone, or moved), per bucket. */
+  private readonly abandoned = new Map<number, Set<number>>();
 
   /** Whether a service port's chain can pin in O(1) rules (see the header). */
   eligible(sp: ServicePort, chain: string, eps: readonly ServiceEndpoint[]): boolean {
@@ -99,6 +102,8 @@ export class AffinityPins {
     for (const k of g.claims) if (this.claims.get(k) === chain) this.claims.delete(k);
     this.groups.delete(chain);
     this.shrunk.delete(chain);
+    if (!this.abandoned.has(g.bucket)) this.abandoned.set(g.bucket, new Set());
+    this.abandoned.get(g.bucket)!.add(g.id);
   }
 
   /**
@@ -119,21 +124,29 @@ export class AffinityPins {
     return new Set([...this.groups.values()].map((g) => g.bucket));
   }
 
-  /** The pins that point at endpoints their service port lost, per pins map; clears the list. */
+  /**
+   * The pins to delete, per pins map still in use: those pointing at endpoints their service port
+   * lost, and those of ids given up. Clears both lists.
+   */
   stalePins(cfg: LayoutConfig): PinSweep[] {
-    const byBucket = new Map<number, Map<number, Set<string>>>();
+    const live = new Map<number, Map<number, Set<string>>>();
     for (const [chain] of this.shrunk) {
       const g = this.groups.get(chain);
       if (!g) continue;
-      if (!byBucket.has(g.bucket)) byBucket.set(g.bucket, new Map());
-      byBucket.get(g.bucket)!.set(g.id, g.endpoints);
+      if (!live.has(g.bucket)) live.set(g.bucket, new Map());
+      live.get(g.bucket)!.set(g.id, g.endpoints);
     }
+    const inUse = this.bucketsInUse();
+    const buckets = [...new Set([...live.keys(), ...this.abandoned.keys()])].filter((b) => inUse.has(b));
+    const gone = new Map(this.abandoned);
     this.shrunk.clear();
-    return [...byBucket].map(([bucket, live]) => ({
+    this.abandoned.clear();
+    return buckets.map((bucket) => ({
       set: pinsMap(cfg, bucket),
       stale: (e) => {
         const [, id] = e.key as [string, number];
-        const keep = live.get(id);
+        if (gone.get(bucket)?.has(id)) return true;
+        const keep = live.get(bucket)?.get(id);
         const v = e.value as [string, number] | undefined;
         return keep !== undefined && Array.isArray(v) && !keep.has(`${v[0]}|${v[1]}`);
       },
