@@ -17,6 +17,17 @@ export class ElementStore {
   private desired = new Map<string, { e: SetElement; payload: string }>();
   /** Keys touched by ensure/remove since the last commit; undefined after setDesired (everything). */
   private dirty: Set<string> | undefined = new Set();
+  /**
+   * After a full commit `known` is the very Map `desired` is (copying 100k entries per full sync
+   * was measurable); the first change copies it.
+   */
+  private shared = false;
+
+  private unshare(): void {
+    if (!this.shared) return;
+    this.desired = new Map(this.desired);
+    this.shared = false;
+  }
 
   constructor(readonly set: NftSet) {}
 
@@ -35,12 +46,14 @@ export class ElementStore {
     const next = new Map<string, { e: SetElement; payload: string }>();
     for (const e of elements) next.set(elementKey(this.set, e), { e, payload: this.payload(e) });
     this.desired = next;
+    this.shared = false;
     this.dirty = undefined;
   }
 
   /** Adds or updates one desired element (a partial update: only touched keys are compared). */
   ensure(e: SetElement, key: string = elementKey(this.set, e)): void {
     const k = key;
+    this.unshare();
     this.desired.set(k, { e, payload: this.payload(e) });
     this.dirty?.add(k);
   }
@@ -48,6 +61,7 @@ export class ElementStore {
   /** Removes one desired element by key. */
   remove(e: Pick<SetElement, 'key' | 'keyEnd'>, key: string = elementKey(this.set, e)): void {
     const k = key;
+    this.unshare();
     this.desired.delete(k);
     this.dirty?.add(k);
   }
@@ -95,7 +109,8 @@ export class ElementStore {
         else this.known.delete(k);
       }
     } else {
-      this.known = new Map(this.desired);
+      this.known = this.desired;
+      this.shared = true;
     }
     this.dirty = new Set();
   }
@@ -109,12 +124,14 @@ export class ElementStore {
   resync(kernel: readonly SetElement[]): void {
     const next = new Map<string, { e: SetElement; payload: string }>();
     for (const e of kernel) next.set(elementKey(this.set, e), { e, payload: this.payload(e) });
+    this.unshare();
     this.known = next;
     this.dirty = undefined;
   }
 
   /** Forget what the kernel holds (the set was recreated, empty). */
   forget(): void {
+    this.unshare();
     this.known = new Map();
     this.dirty = undefined;
   }
