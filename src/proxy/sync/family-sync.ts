@@ -7,7 +7,7 @@
 
 import { NftCommitError } from '../../nft/errors.js';
 import type { Nftables } from '../../nft/client.js';
-import type { Chain, NftSet, Rule, Ruleset } from '../../nft/objects.js';
+import type { Chain, NftSet, Rule, Ruleset, SetElement } from '../../nft/objects.js';
 import type { Operation } from '../../nft/operations.js';
 import { ruleFingerprint } from '../../nft/reconcile/rule-fingerprint.js';
 import { Transaction } from '../../nft/transaction.js';
@@ -69,7 +69,10 @@ function knownChain(chain: Chain, rules: readonly Rule[]): KnownChain {
 interface KernelView {
   table: boolean;
   chains: Map<string, KnownChain>;
+  /** Declarations only: what the sets hold goes to the element index once (below). */
   sets: Map<string, NftSet>;
+  /** The dump's elements, until the next full plan hands them to the element index. */
+  elements?: Map<string, SetElement[]>;
 }
 
 interface Fragment {
@@ -247,10 +250,17 @@ export class FamilySync {
     const chains = new Map<string, KnownChain>();
     const rules = rulesByChain(rs.rules);
     for (const c of rs.chains) chains.set(c.name, knownChain(c, rules.get(c.name) ?? []));
-    const sets = new Map(rs.sets.map((s) => [s.name, s]));
     this.anonPrefix = `${rs.generation.toString(36)}_`;
     this.layout.adopt?.(rs);
-    return { table: rs.tables.length > 0, chains, sets };
+    // The element index keeps what it needs of the elements; the view keeps none (at 10k services
+    // holding the dump's 150k decoded elements for the process's life cost 100+ MB).
+    const sets = new Map<string, NftSet>();
+    const elements = new Map<string, SetElement[]>();
+    for (const { elements: els, ...decl } of rs.sets) {
+      sets.set(decl.name, decl);
+      if (els) elements.set(decl.name, els);
+    }
+    return { table: rs.tables.length > 0, chains, sets, elements };
   }
 
   private fragment(sp: ProxyState['services'] extends ReadonlyMap<string, infer V> ? V : never, state: ProxyState): Fragment | undefined {
@@ -414,7 +424,8 @@ export class FamilySync {
     for (const name of this.index.names()) if (!declaredNames.has(name)) this.index.undeclare(name);
     for (const s of declared) this.index.declare(s);
     this.index.clearContributions();
-    for (const name of this.index.names()) this.index.resync(name, kernel.sets.get(name)?.elements ?? []);
+    for (const name of this.index.names()) this.index.resync(name, kernel.elements?.get(name) ?? []);
+    delete kernel.elements;
     this.index.contribute('', undefined, base.elements);
 
     this.owned(plan, '', () => {
