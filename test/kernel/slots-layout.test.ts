@@ -124,4 +124,38 @@ describe('slots layout against the kernel', () => {
       expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2', 'endpoints-3']);
       for (const n of bindings(rs).values()) expect(n).toBeLessThanOrEqual(8);
     }));
+
+  it('repacks buckets that churn left sparse at the next full sync, keeping every service reachable in the maps', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(40, 2);
+      const sync = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
+      await sync.sync(model.state(), undefined);
+      // Remove all but every fourth service: 10 left, spread over 5 buckets.
+      const gone = [...model.services.keys()].filter((_, i) => i % 4 !== 0);
+      for (const id of gone) model.removeService(id);
+      await sync.sync(model.state(), change({ removed: gone }));
+      let rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs)).toHaveLength(5);
+
+      // A restart (a full sync) repacks them into the 2 buckets 10 chains need.
+      const restarted = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
+      const r = await restarted.sync(model.state(), undefined);
+      expect(r.operations).toBeGreaterThan(0);
+      rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1']);
+      // Every service chain's range holds exactly its endpoints.
+      const slots = new Map(rs.sets.filter((x) => /^endpoints-/.test(x.name)).flatMap((x) => (x.elements ?? []).map((e) => [`${x.name}/${e.key[0]}`, (e.value as [string, number]).join(':')] as const)));
+      for (const [id, eps] of model.endpoints) {
+        const name = id.split('/')[1]!.split(':')[0]!;
+        const rule = rs.rules.find((x) => x.chain.includes(`/${name}/`))!;
+        const ng = rule.exprs.find((e) => e.type === 'numgen')!;
+        const lookup = rule.exprs.find((e) => e.type === 'lookup')!;
+        if (ng.type !== 'numgen' || lookup.type !== 'lookup') throw new Error('not a slots rule');
+        const got = Array.from({ length: ng.modulus }, (_, j) => slots.get(`${lookup.set}/${(ng.offset ?? 0) + j}`)).sort();
+        expect(got).toEqual(eps.map((e) => `${e.ip}:${e.port}`).sort());
+      }
+      // And the next restart finds nothing to do.
+      const again = await new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog()).sync(model.state(), undefined);
+      expect(again.operations).toBe(0);
+    }));
 });

@@ -426,6 +426,8 @@ export class FamilySync {
     this.index.clearContributions();
     for (const name of this.index.names()) this.index.resync(name, kernel.elements?.get(name) ?? []);
     delete kernel.elements;
+    // Nothing is queued yet: start over with a transaction that knows every declared set's types.
+    plan.tx = this.transaction();
     this.index.contribute('', undefined, base.elements);
 
     this.owned(plan, '', () => {

@@ -110,6 +110,21 @@ export class SlotAllocator {
     for (const [name, g] of this.groups) if (!g.claimed) this.release(name);
   }
 
+  /**
+   * After adopting a table whose buckets churn left sparse: gives up the groups of the buckets
+   * above what the groups need (plus a quarter), so that the next placements pack them into the
+   * free members below. Returns the groups given up (their chains get a new rule and elements).
+   */
+  compact(): string[] {
+    const needed = Math.ceil(this.groups.size / this.chainsPerBucket);
+    const used = this.bucketsInUse();
+    if (used.length <= needed + Math.max(1, Math.ceil(needed / 4))) return [];
+    const moved: string[] = [];
+    for (const [name, g] of this.groups) if (g.bucket >= needed) moved.push(name);
+    for (const name of moved) this.release(name);
+    return moved;
+  }
+
   /** Buckets with at least one member, ascending. */
   bucketsInUse(): number[] {
     const out: number[] = [];

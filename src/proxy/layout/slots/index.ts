@@ -150,6 +150,10 @@ export class SlotsLayout implements Layout {
       orders.set(r.chain, order);
     }
     for (const [chain, p] of pinIds) this.pins.adopt(chain, p.id, p.bucket, orders.get(chain) ?? []);
+    // A full sync is the time to repack buckets that churn left sparse: the moved chains get a new
+    // rule and their elements in a lower bucket, in the same atomic transaction; their affinity pins
+    // start over (a new id in the new bucket).
+    for (const chain of this.slots.compact()) this.pins.release(chain);
   }
 
   /** After a full plan: adopted groups no service claimed belong to stale chains. */
