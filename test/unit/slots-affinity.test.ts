@@ -3,23 +3,14 @@
 // kept across syncs.
 
 import { describe, expect, it } from 'vitest';
+import { clusterIPServicePort } from '../../src/bench/proxy-model.js';
 import { benchConfig } from '../../src/bench/scale/state.js';
 import { AffinityPins } from '../../src/proxy/layout/slots/affinity.js';
 import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';
-import { servicePorts } from '../../src/proxy/model/service.js';
 import type { ServiceEndpoint, ServicePort } from '../../src/proxy/model/types.js';
 
-function port(name: string, ip: string, extra: Record<string, unknown> = {}): ServicePort {
-  const r = servicePorts(
-    {
-      metadata: { namespace: 'ns', name },
-      spec: { type: 'ClusterIP', clusterIP: ip, clusterIPs: [ip], ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }], sessionAffinity: 'ClientIP', ...extra },
-    },
-    'ipv4',
-  );
-  if (!('ports' in r)) throw new Error('bad service');
-  return r.ports[0]!;
-}
+const port = (name: string, ip: string, extra: Record<string, unknown> = {}): ServicePort =>
+  clusterIPServicePort(name, ip, { sessionAffinity: 'ClientIP', ...extra }, 'ns');
 const ep = (ip: string, isLocal = true): ServiceEndpoint => ({ ip, port: 8080, ready: true, serving: true, terminating: false, isLocal });
 const chainNames = (o: ReturnType<SlotsLayout['service']>): string[] => o.chains.map((c) => c.chain.name.split('-')[0]!);
 

@@ -4,19 +4,15 @@
 // iptables shape is written from the same ProxyState, so the three shapes carry the same services.
 
 import { CLUSTER } from '../../netns/cluster.js';
-import type { Service } from '../../k8s/objects.js';
-import { layoutConfigs } from '../../proxy/config.js';
 import type { LayoutConfig } from '../../proxy/layout/types.js';
-import { servicePorts } from '../../proxy/model/service.js';
 import type { ProxyState, ServiceEndpoint, ServicePort } from '../../proxy/model/types.js';
+import { BENCH_NODE, benchLayoutConfig as layoutConfigOf, clusterIPServicePort } from '../proxy-model.js';
 
 /** ClusterIPs: 198.19.64.1 upwards (198.19.64.0/18), clear of the cluster's node, client and pod links. */
 export const SERVICE_CIDR = '198.19.64.0/18';
 export const MAX_SERVICES = 16_382;
 export const SERVICE_PORT = 80;
 export const POD_PORT = 8080;
-export const NODE_NAME = 'node';
-export const TABLE = 'kube-proxy';
 
 export function clusterIP(i: number): string {
   if (!Number.isInteger(i) || i < 0 || i >= MAX_SERVICES) throw new RangeError(`service index ${i} is outside ${SERVICE_CIDR}`);
@@ -28,22 +24,15 @@ export function serviceName(i: number): string {
   return `svc-${String(i).padStart(5, '0')}`;
 }
 
-/** One ClusterIP Service, converted by the proxy's own model code (so every field has its defaults). */
 function servicePort(i: number): ServicePort {
-  const svc: Service = {
-    metadata: { namespace: 'bench', name: serviceName(i) },
-    spec: { type: 'ClusterIP', clusterIP: clusterIP(i), clusterIPs: [clusterIP(i)], ports: [{ name: 'http', protocol: 'TCP', port: SERVICE_PORT, targetPort: POD_PORT }] },
-  };
-  const r = servicePorts(svc, 'ipv4');
-  if (!('ports' in r) || r.ports.length !== 1) throw new Error(`bench: the model refused service ${i}: ${JSON.stringify(r)}`);
-  return r.ports[0]!;
+  return clusterIPServicePort(serviceName(i), clusterIP(i));
 }
 
 /** `services` ClusterIP services on port 80/TCP, every one backed by every pod address on 8080. */
 export function benchState(services: number, podIPs: readonly string[]): ProxyState {
   const endpoints: ServiceEndpoint[] = [...podIPs]
     .sort()
-    .map((ip) => ({ ip, port: POD_PORT, ready: true, serving: true, terminating: false, isLocal: true, nodeName: NODE_NAME }));
+    .map((ip) => ({ ip, port: POD_PORT, ready: true, serving: true, terminating: false, isLocal: true, nodeName: BENCH_NODE }));
   const byId = new Map<string, ServicePort>();
   const eps = new Map<string, readonly ServiceEndpoint[]>();
   for (let i = 0; i < services; i++) {
@@ -59,21 +48,5 @@ export function benchState(services: number, podIPs: readonly string[]): ProxySt
  * client is outside it, so its connections are masqueraded, in every shape), the default mark.
  */
 export function benchLayoutConfig(): LayoutConfig {
-  const [cfg] = layoutConfigs(
-    {
-      table: TABLE,
-      nodeName: NODE_NAME,
-      nodeIPs: [CLUSTER.nodeIPv4],
-      clusterCIDRs: [CLUSTER.podCIDRv4],
-      serviceCIDRs: [SERVICE_CIDR],
-      nodePortAddresses: [],
-      masqueradeAll: false,
-      masqueradeBit: 14,
-      minSyncPeriodMs: 1000,
-      syncPeriodMs: 30_000,
-      localhostNodePorts: false,
-    },
-    ['ipv4'],
-  );
-  return cfg!;
+  return layoutConfigOf({ nodeIP: CLUSTER.nodeIPv4, podCIDR: CLUSTER.podCIDRv4, serviceCIDR: SERVICE_CIDR });
 }

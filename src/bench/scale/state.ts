@@ -4,14 +4,9 @@
 // scaled up, scaled down, service added, service removed) with the StateChange the tracker would
 // report for them.
 
-import type { Service } from '../../k8s/objects.js';
-import { layoutConfigs } from '../../proxy/config.js';
 import type { LayoutConfig } from '../../proxy/layout/types.js';
-import { servicePorts } from '../../proxy/model/service.js';
 import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId, StateChange } from '../../proxy/model/types.js';
-
-export const TABLE = 'kube-proxy';
-const NODE = 'node';
+import { benchLayoutConfig, clusterIPServicePort } from '../proxy-model.js';
 
 /** ClusterIP i: 198.18.0.0/16 (at most 65,534 services). */
 function clusterIP(i: number): string {
@@ -27,13 +22,7 @@ function endpoint(k: number): ServiceEndpoint {
 }
 
 function servicePort(i: number): ServicePort {
-  const svc: Service = {
-    metadata: { namespace: 'bench', name: `svc-${i}` },
-    spec: { type: 'ClusterIP', clusterIP: clusterIP(i), clusterIPs: [clusterIP(i)], ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] },
-  };
-  const r = servicePorts(svc, 'ipv4');
-  if (!('ports' in r) || r.ports.length !== 1) throw new Error(`bench: the model refused service ${i}`);
-  return r.ports[0]!;
+  return clusterIPServicePort(`svc-${i}`, clusterIP(i));
 }
 
 const byIpPort = (a: ServiceEndpoint, b: ServiceEndpoint): number => (a.ip === b.ip ? a.port - b.port : a.ip < b.ip ? -1 : 1);
@@ -107,21 +96,5 @@ export function change(opts: { services?: ServicePortId[]; endpoints?: ServicePo
 
 /** The proxy's IPv4 configuration on the benchmark's node. */
 export function benchConfig(): LayoutConfig {
-  const [cfg] = layoutConfigs(
-    {
-      table: TABLE,
-      nodeName: NODE,
-      nodeIPs: ['198.19.255.1'],
-      clusterCIDRs: ['198.19.0.0/16'],
-      serviceCIDRs: ['198.18.0.0/16'],
-      nodePortAddresses: [],
-      masqueradeAll: false,
-      masqueradeBit: 14,
-      minSyncPeriodMs: 1000,
-      syncPeriodMs: 30_000,
-      localhostNodePorts: false,
-    },
-    ['ipv4'],
-  );
-  return cfg!;
+  return benchLayoutConfig({ nodeIP: '198.19.255.1', podCIDR: '198.19.0.0/16', serviceCIDR: '198.18.0.0/16' });
 }

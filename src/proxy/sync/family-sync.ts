@@ -322,12 +322,14 @@ export class FamilySync {
   }
 
   /**
-   * A transaction that knows the shared sets' types (its rendering shows what their lookups load),
-   * naming anonymous sets after the generation this engine read the table at: unique among every
-   * writer of the table so far, and short (see src/nft/netlink/encode.ts).
+   * A transaction that knows the types of the sets the kernel holds and the layout declares (its
+   * rendering shows what their lookups load), naming anonymous sets after the generation this
+   * engine read the table at: unique among every writer of the table so far, and short (see
+   * src/nft/netlink/encode.ts).
    */
   private transaction(): Transaction {
-    return new Transaction({ sets: this.index.declaredSets(), ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) });
+    const sets = [...(this.kernel?.sets.values() ?? []), ...this.index.declaredSets()];
+    return new Transaction({ sets, ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) });
   }
 
   /** The operation at a global index, across the sealed transactions. */
@@ -426,8 +428,6 @@ export class FamilySync {
     this.index.clearContributions();
     for (const name of this.index.names()) this.index.resync(name, kernel.elements?.get(name) ?? []);
     delete kernel.elements;
-    // Nothing is queued yet: start over with a transaction that knows every declared set's types.
-    plan.tx = this.transaction();
     this.index.contribute('', undefined, base.elements);
 
     this.owned(plan, '', () => {

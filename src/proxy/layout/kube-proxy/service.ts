@@ -15,7 +15,8 @@ import { chainName, CHAIN, COMMENT, elementComment, endpointChainBase, serviceCh
 import { nftFamily, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { markForMasquerade } from './base.js';
 
-const proto = (sp: ServicePort): 'tcp' | 'udp' | 'sctp' => sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
+/** The service port's protocol as nft spells it. */
+export const l4proto = (sp: ServicePort): 'tcp' | 'udp' | 'sctp' => sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
 
 /** True when a CIDR contains the address (both of the same family). */
 function cidrContains(cidr: string, addr: string, v6: boolean): boolean {
@@ -45,7 +46,7 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   const table = cfg.table;
   const { l3, addr, natFamily } = familyParts(cfg.family);
   const v6 = cfg.family === 'ipv6';
-  const p = proto(sp);
+  const p = l4proto(sp);
   const r = (): RuleBuilder => rule(family);
   const base = serviceChainBase(sp);
   const cat = categorizeEndpoints(endpoints, sp);

@@ -32,14 +32,15 @@ import type { NftSet, SetElement } from '../../../nft/objects.js';
 import { inet_service, integer } from '../../../nft/types/datatypes.js';
 import type { ServiceEndpoint, ServicePort } from '../../model/types.js';
 import { familyParts } from '../family.js';
+import { l4proto } from '../kube-proxy/service.js';
 import { pins } from '../names.js';
+import { endpointKey } from './allocator.js';
 import { nftFamily, type LayoutConfig } from '../types.js';
 
 /** The datatype of a service port's id in a pin's key (nft shows it as a mark). */
 export const PIN_ID = integer(4, 'host');
 
 const dispatchKeys = (proto: string, eps: readonly ServiceEndpoint[]): string[] => eps.map((ep) => `${ep.ip}|${proto}|${ep.port}`);
-const endpointKey = (ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string => `${ep.ip}|${ep.port}`;
 
 interface Group {
   id: number;
@@ -69,7 +70,7 @@ export class AffinityPins {
   /** Whether a service port's chain can pin in O(1) rules (see the header). */
   eligible(sp: ServicePort, chain: string, eps: readonly ServiceEndpoint[]): boolean {
     if (sp.internalTrafficPolicy === 'Local' || (sp.external && sp.externalTrafficPolicy === 'Local')) return false;
-    return dispatchKeys(sp.protocol.toLowerCase(), eps).every((k) => {
+    return dispatchKeys(l4proto(sp), eps).every((k) => {
       const owner = this.claims.get(k);
       return owner === undefined || owner === chain;
     });
@@ -78,7 +79,7 @@ export class AffinityPins {
   /** The chain's id, kept (or first given) across syncs; records its endpoints and dispatch keys. */
   place(sp: ServicePort, chain: string, bucket: number, eps: readonly ServiceEndpoint[]): number {
     const keys = new Set(eps.map(endpointKey));
-    const claims = new Set(dispatchKeys(sp.protocol.toLowerCase(), eps));
+    const claims = new Set(dispatchKeys(l4proto(sp), eps));
     let g = this.groups.get(chain);
     if (g && g.bucket !== bucket) {
       this.release(chain);

@@ -15,6 +15,9 @@
 // keep both bounded: at 10k services x 5, 64 per bucket measured best (0.52 s, against 0.60 s at
 // 16 and 0.63 s at 256; scripts/probe-slots-layout.mjs).
 
+/** How an endpoint is named in a slot (and in an affinity group): `ip|port`. */
+export const endpointKey = (ep: { ip: string; port: number }): string => `${ep.ip}|${ep.port}`;
+
 /** Service chains per bucket map: the bound on bindings per map. */
 export const CHAINS_PER_BUCKET = 64;
 /** Slots reserved for each member of a bucket: the most endpoints one service chain can have. */

@@ -20,14 +20,12 @@ import type { NftSet, Ruleset } from '../../../nft/objects.js';
 import { inet_proto, inet_service, integer } from '../../../nft/types/datatypes.js';
 import type { ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { baseObjects } from '../kube-proxy/base.js';
-import { serviceObjects, type PickerContext } from '../kube-proxy/service.js';
+import { l4proto, serviceObjects, type PickerContext } from '../kube-proxy/service.js';
 import { familyParts } from '../family.js';
 import { pins, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
-import { SLOTS_PER_CHAIN, SlotAllocator } from './allocator.js';
-
-const endpointKey = (ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string => `${ep.ip}|${ep.port}`;
+import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator } from './allocator.js';
 
 export class SlotsLayout implements Layout {
   readonly name = 'slots';
@@ -62,7 +60,7 @@ export class SlotsLayout implements Layout {
     const family = nftFamily(cfg.family);
     const { l3, natFamily } = familyParts(cfg.family);
     const placed = new Set<string>();
-    const proto = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
+    const proto = l4proto(sp);
     const affinity = sp.affinityTimeoutSeconds > 0;
     const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | undefined => {
       // Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains (affinity.ts).
