@@ -127,7 +127,7 @@ export class Transaction {
       for (let i = 0; i < elements.length; i++) {
         if (elements[i]!.comment !== undefined) checkComment(`element ${i} of ${set.name}`, elements[i]!.comment);
       }
-      if (set.data === 'verdict' && verb !== 'delete' && verb !== 'destroy') {
+      if (set.data === 'verdict' && verb !== 'delete' && verb !== 'destroy' && this.checks(set.family, set.table)) {
         const targets = obj.elements.flatMap((e) => {
           const v = e.value;
           return v && !Array.isArray(v) && 'chain' in v ? [v.chain] : [];
@@ -149,11 +149,17 @@ export class Transaction {
   }
 
   private checkJumps(r: Rule): void {
+    if (!this.checks(r.family, r.table)) return;
     this.checkTargets(r.family, r.table, jumpTargets(r.exprs), `a rule in chain ${r.chain}`);
   }
 
+  /** Whether jumps into this table are checked (against a dump's chains, or a table added here). */
+  private checks(family: string, table: string): boolean {
+    return this.strict || (this.strictTables.size > 0 && this.strictTables.has(`${family} ${table}`));
+  }
+
   private checkTargets(family: string, table: string, targets: readonly string[], who: string): void {
-    if (!this.strict && !this.strictTables.has(`${family} ${table}`)) return;
+    if (!this.checks(family, table)) return;
     for (const target of targets) {
       if (!this.chains.has(key(family, table, target))) {
         throw new RangeError(`${who} jumps to chain ${target}, which neither exists in table ${family} ${table} nor is added in this transaction`);

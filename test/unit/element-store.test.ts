@@ -32,6 +32,7 @@ describe('ElementStore', () => {
   it('partial updates compare only the keys they touched', () => {
     const st = new ElementStore(map);
     st.setDesired([{ key: ['198.18.0.1'], value: ['198.18.1.1', 80] }]);
+    st.queue(new Transaction());
     st.committed();
     st.ensure({ key: ['198.18.0.1'], value: ['198.18.1.2', 80] });
     st.ensure({ key: ['198.18.0.5'], value: ['198.18.1.5', 80] });
@@ -39,14 +40,39 @@ describe('ElementStore', () => {
     const d = st.delta();
     expect(d.add).toHaveLength(2);
     expect(d.delete.map((e) => e.key[0])).toEqual(['198.18.0.1']);
+    st.queue(new Transaction());
     st.committed();
     expect(st.size).toBe(2);
     st.remove({ key: ['198.18.0.5'] });
     expect(st.delta().delete.map((e) => e.key[0])).toEqual(['198.18.0.5']);
   });
 
-  it('refuses values of the wrong type, naming the set', () => {
+  it('refuses keys of the wrong type at once and values when queued, naming the set', () => {
     const st = new ElementStore(map);
-    expect(() => st.setDesired([{ key: ['198.18.0.1'], value: ['nope', 80] }])).toThrow(/map eps value/);
+    expect(() => st.setDesired([{ key: ['nope'], value: ['198.18.1.1', 80] }])).toThrow(/set eps/);
+    st.setDesired([{ key: ['198.18.0.1'], value: ['nope', 80] }]);
+    expect(() => st.queue(new Transaction())).toThrow(/eps.*nope/);
+    // A refused queue leaves the store as after a failure: the next queue compares everything again.
+    st.setDesired([{ key: ['198.18.0.1'], value: ['198.18.1.1', 80] }]);
+    const tx = new Transaction();
+    expect(st.queue(tx)).toBe(1);
+  });
+
+  it('queues in parts: each queue compares against what the previous ones wrote', () => {
+    const st = new ElementStore(map);
+    st.resync([{ key: ['198.18.0.9'], value: ['198.18.1.9', 80] }]);
+    st.setDesired([]);
+    st.ensure({ key: ['198.18.0.1'], value: ['198.18.1.1', 80] });
+    const first = new Transaction();
+    expect(st.queue(first)).toBe(2); // the new key, and the leftover swept
+    st.ensure({ key: ['198.18.0.1'], value: ['198.18.1.1', 80] }); // the same again: nothing to write
+    st.ensure({ key: ['198.18.0.2'], value: ['198.18.1.2', 80] });
+    const second = new Transaction();
+    expect(st.queue(second)).toBe(1);
+    expect(second.render()).toBe('add element ip t eps { 198.18.0.2 : 198.18.1.2 . 80 }\n');
+    st.committed();
+    expect(st.delta()).toEqual({ add: [], delete: [] });
+    st.remove({ key: ['198.18.0.1'] });
+    expect(st.delta().delete.map((e) => e.key[0])).toEqual(['198.18.0.1']);
   });
 });

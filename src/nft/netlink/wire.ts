@@ -205,8 +205,11 @@ export class WireWriter {
     if (!bytes) exprNames.set(name, (bytes = textEncoder.encode(name)));
     this.u8(bytes.length);
     this.ensure(bytes.length);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
+    // A byte loop: TypedArray.set costs more than a dozen stores for these short names.
+    const buf = this.buf;
+    let at = this.pos;
+    for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i]!;
+    this.pos = at;
   }
 
   finish(): Uint8Array {

@@ -100,10 +100,11 @@ const MAX_BASE = 240;
 /** Standard base32 (RFC 4648, upper case) of the first 5 bytes: the 8 characters kube-proxy keeps. */
 function base32First8(hash: Buffer): string {
   const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0n;
-  for (let i = 0; i < 5; i++) bits = (bits << 8n) | BigInt(hash[i]!);
+  // 40 bits fit a double exactly (no BigInt: this runs once per service chain per full sync).
+  let bits = 0;
+  for (let i = 0; i < 5; i++) bits = bits * 256 + hash[i]!;
   let out = '';
-  for (let i = 7; i >= 0; i--) out += ALPHABET[Number((bits >> BigInt(i * 5)) & 31n)];
+  for (let i = 7; i >= 0; i--) out += ALPHABET[Math.floor(bits / 2 ** (i * 5)) % 32];
   return out;
 }
 
@@ -128,8 +129,13 @@ function endpointPart(ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string {
   return `${ep.ip.replaceAll(':', '.')}/${ep.port}`;
 }
 
+/** Per service port object (the model replaces the object when the service changes): full syncs and restarts hash each name once. */
+const chainBases = new WeakMap<object, string>();
+
 export function serviceChainBase(sp: Parameters<typeof servicePortBase>[0]): string {
-  return hashAndTruncate(servicePortBase(sp));
+  let base = chainBases.get(sp);
+  if (base === undefined) chainBases.set(sp, (base = hashAndTruncate(servicePortBase(sp))));
+  return base;
 }
 
 export function endpointChainBase(sp: Parameters<typeof servicePortBase>[0], ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string {

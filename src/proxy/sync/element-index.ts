@@ -12,11 +12,12 @@ import type { ElementContributions } from '../layout/types.js';
 export type Contributor = string;
 
 /**
- * Who put an element in: nearly always one contributor, so that case is a plain pair and only a key
- * shared by several (one endpoint behind two services) gets a Map. At 30k services x 5 a Map per
- * element was a quarter of the proxy's memory.
+ * Who put an element in: nearly always one contributor, so that case is the contributor's id alone
+ * (the element is the store's desired one) and only a key shared by several (one endpoint behind
+ * two services) gets a Map. At 30k services x 5 a Map per element was a quarter of the proxy's
+ * memory; a wrapper object per element was most of the rest of the index's.
  */
-type Owners = { who: Contributor; el: SetElement } | Map<Contributor, SetElement>;
+type Owners = Contributor | Map<Contributor, SetElement>;
 
 interface Entry {
   set: NftSet;
@@ -25,9 +26,9 @@ interface Entry {
   byKey: Map<string, Owners>;
 }
 
-/** The element the kernel holds for these owners: the first contributor's. */
-function firstElement(o: Owners): SetElement {
-  return o instanceof Map ? o.values().next().value! : o.el;
+/** The element the kernel holds for several owners: the first contributor's. */
+function firstElement(o: Map<Contributor, SetElement>): SetElement {
+  return o.values().next().value!;
 }
 
 export class ElementIndex {
@@ -73,19 +74,15 @@ export class ElementIndex {
       for (const el of elements) {
         const k = elementKey(e.set, el);
         const owners = e.byKey.get(k);
-        if (!owners) {
-          e.byKey.set(k, { who, el });
+        if (owners === undefined || owners === who) {
+          if (owners === undefined) e.byKey.set(k, who);
           e.store.ensure(el, k);
           continue;
         }
         let map: Map<Contributor, SetElement>;
         if (owners instanceof Map) map = owners;
-        else if (owners.who === who) {
-          e.byKey.set(k, { who, el });
-          e.store.ensure(el, k);
-          continue;
-        } else {
-          map = new Map([[owners.who, owners.el]]);
+        else {
+          map = new Map([[owners, e.store.get(k)!]]);
           e.byKey.set(k, map);
         }
         map.set(who, el);
@@ -97,9 +94,9 @@ export class ElementIndex {
   private withdraw(e: Entry, el: SetElement, who: Contributor): void {
     const k = elementKey(e.set, el);
     const owners = e.byKey.get(k);
-    if (!owners) return;
+    if (owners === undefined) return;
     if (!(owners instanceof Map)) {
-      if (owners.who !== who) return;
+      if (owners !== who) return;
       e.byKey.delete(k);
       e.store.remove(el, k);
       return;
@@ -141,8 +138,8 @@ export class ElementIndex {
     const e = this.sets.get(setName);
     if (!e) return [];
     const owners = e.byKey.get(elementKey(e.set, el));
-    if (!owners) return [];
-    return owners instanceof Map ? [...owners.keys()] : [owners.who];
+    if (owners === undefined) return [];
+    return owners instanceof Map ? [...owners.keys()] : [owners];
   }
 
   /** Desired elements of one set (for rendering). */

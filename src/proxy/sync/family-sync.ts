@@ -302,12 +302,14 @@ export class FamilySync {
   }
 
   /**
-   * On a cold start, seals the transaction once it is big enough (or when `force`d, if not empty)
-   * and hands it to the kernel: the addon commits it on a worker thread while this thread plans the
+   * On a cold start, seals the transaction once it is big enough (or when `force`d, if not empty),
+   * with the elements contributed so far, and hands it to the kernel: the addon commits it on a worker thread while this thread plans the
    * next one (2 cores: the kernel's work and ours overlap). One part in flight at a time, in order.
    */
   private async cut(plan: Plan, force = false): Promise<void> {
-    if (!plan.chunkOps || plan.tx.size === 0 || (!force && plan.tx.size < plan.chunkOps)) return;
+    if (!plan.chunkOps || (!force && plan.tx.size < plan.chunkOps)) return;
+    this.queueElements(plan);
+    if (plan.tx.size === 0) return;
     const tx = plan.tx;
     plan.sealed.push(tx);
     plan.sealedOps += tx.size;
@@ -442,23 +444,30 @@ export class FamilySync {
       plan.setAdds.push(set);
     }
 
-    const desiredChains = new Map<string, { chain: Chain; rules: Rule[]; owner: Contributor }>();
+    // Base chains, then service port by service port: its chains, their rules, its elements. On a
+    // cold start a part is cut between service ports and committed while the next is planned, its
+    // elements queued at the cut (dispatch maps last, see queueElements), so the kernel works from
+    // the first part on and every part leaves whole services behind. Without chunks (a preview, a
+    // resync of a live table) nothing here awaits, so the plan is complete when this function
+    // returns its promise: preview() relies on that.
+    const desiredChains = new Set<string>();
+    const writeChains = (owner: Contributor, chains: readonly { chain: Chain; rules: readonly Rule[] }[]): void => {
+      for (const { chain } of chains) {
+        desiredChains.add(chain.name);
+        this.addChainIfMissing(plan, owner, chain);
+      }
+      for (const { chain, rules } of chains) this.writeChain(plan, owner, chain, rules);
+    };
     const baseRules = rulesByChain(base.rules);
-    for (const c of base.chains) desiredChains.set(c.name, { chain: c, rules: baseRules.get(c.name) ?? [], owner: '' });
+    writeChains('', base.chains.map((chain) => ({ chain, rules: baseRules.get(chain.name) ?? [] })));
     for (const [id, f] of plan.fragments) {
-      for (const { chain, rules } of f?.objects.chains ?? []) desiredChains.set(chain.name, { chain, rules, owner: id });
-    }
-    for (const d of desiredChains.values()) this.addChainIfMissing(plan, d.owner, d.chain);
-    // Without chunks (a preview, a resync of a live table) nothing here awaits, so the plan is
-    // complete when this function returns its promise: preview() relies on that.
-    for (const d of desiredChains.values()) {
-      this.writeChain(plan, d.owner, d.chain, d.rules);
+      if (!f) continue;
+      writeChains(id, f.objects.chains);
+      this.index.contribute(id, undefined, f.objects.elements);
       if (plan.chunkOps) await this.cut(plan);
     }
     if (plan.chunkOps) await this.cut(plan, true);
-
-    for (const [id, f] of plan.fragments) if (f) this.index.contribute(id, undefined, f.objects.elements);
-    this.queueElements(plan);
+    else this.queueElements(plan);
 
     for (const name of kernel.chains.keys()) if (!desiredChains.has(name)) this.flushStale(plan, name);
     for (const name of kernel.sets.keys()) {

@@ -79,6 +79,12 @@ export class SlotAllocator {
     }
     const n = endpoints.length;
     const wanted = new Set(endpoints);
+    if (g.order.length === 0) {
+      // A new group (every cold start, 10k times): the endpoints in their order.
+      g.order = [...wanted];
+      g.claimed = true;
+      return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order };
+    }
     const next: (string | undefined)[] = new Array<string | undefined>(n);
     const kept = new Set<string>();
     for (let i = 0; i < Math.min(n, g.order.length); i++) {
