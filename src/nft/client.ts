@@ -40,6 +40,11 @@ export interface DumpOptions {
   chain?: string;
   /** Leave out set elements (faster when only the structure is needed). */
   elements?: boolean;
+  /**
+   * Also give each set's element identities as the kernel's bytes spell them (NftSet.elementKeys),
+   * so that a caller keying elements by identity need not encode every decoded value back.
+   */
+  elementKeys?: boolean;
 }
 
 const DUMP_TABLES = 1;
@@ -92,7 +97,7 @@ export class Nftables {
     const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | (opts.elements === false ? 0 : DUMP_ELEMENTS);
     const family = opts.family ? NFPROTO[opts.family] : NFPROTO.unspec;
     const buf = await this.native.dump(this.handle, what, family, opts.table ?? null, opts.chain ?? null);
-    return decodeRuleset(buf);
+    return decodeRuleset(buf, { elementKeys: opts.elementKeys === true });
   }
 
   /** One set's elements, decoded with the set's types. */

@@ -76,6 +76,11 @@ export interface NftSet {
   handle?: number;
   /** Elements, when a dump read them (or when a transaction adds them with the set). */
   elements?: SetElement[];
+  /**
+   * From a dump with `elementKeys: true`, for sets without intervals: each element's identity
+   * (what `elementKey` computes), read from the kernel's key bytes, parallel to `elements`.
+   */
+  elementKeys?: string[];
 }
 
 export interface SetElement {

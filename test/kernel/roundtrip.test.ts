@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
 import { Nftables, renderRuleset } from '../../src/index.js';
 import { RulesetModel } from '../../src/nft/model.js';
-import { ruleFingerprint } from '../../src/nft/reconcile/rule-fingerprint.js';
+import { sameRules } from '../../src/nft/reconcile/rule-equality.js';
+import { elementKey } from '../../src/nft/values.js';
 import { coverageRuleset } from '../fixtures/coverage.js';
 import { kubeProxyShape } from '../fixtures/kube-proxy-shape.js';
 import { namespacesForFile } from '../helpers/netns.js';
@@ -28,7 +29,13 @@ describe.each(FIXTURES)('%s', (_name, build) => {
       expect(dumped.rules.length).toBe(written.rules.length);
       expect(dumped.rules.every((r) => typeof r.handle === 'number')).toBe(true);
       // The reconciler's rule identity survives the round trip: what was written equals what is read.
-      expect(dumped.rules.map(ruleFingerprint)).toEqual(written.rules.map(ruleFingerprint));
+      expect(sameRules(dumped.rules, written.rules)).toBe(true);
+      // Element identities read from the kernel's bytes are the ones elementKey computes.
+      const keyed = await nft.dump({ elementKeys: true });
+      const plain = keyed.sets.filter((s) => s.elements?.length && !s.flags?.includes('interval'));
+      expect(plain.length).toBeGreaterThan(0);
+      for (const s of plain) expect(s.elementKeys).toEqual(s.elements!.map((e) => elementKey(s, e)));
+      expect(keyed.sets.filter((s) => s.flags?.includes('interval')).every((s) => s.elementKeys === undefined)).toBe(true);
     } finally {
       nft.close();
     }

@@ -24,6 +24,8 @@ export class ElementStore {
   private readonly dirty = new Set<string>();
   /** The next queue compares every key (after setDesired, a resync, a failure). */
   private full = false;
+  /** A queue since the last commit compared every key. */
+  private comparedAll = false;
   /**
    * What queued, uncommitted transactions will leave in the kernel, by key (undefined: deleted). A
    * plan may queue several times (a cold start commits in parts); each queue compares against this.
@@ -132,6 +134,7 @@ export class ElementStore {
   queue(tx: Transaction): number {
     try {
       const d = this.diff(true);
+      if (this.full) this.comparedAll = true;
       this.dirty.clear();
       this.full = false;
       if (d.delete.length) tx.delete({ set: this.set, elements: d.delete });
@@ -145,9 +148,9 @@ export class ElementStore {
 
   /** The queued deltas were committed: the kernel now holds what they wrote. */
   committed(): void {
-    if (this.dirty.size === 0 && !this.full && this.pending.size * 2 > this.desired.size) {
+    if (this.dirty.size === 0 && !this.full && (this.comparedAll || this.pending.size * 2 > this.desired.size)) {
       // Everything was compared and queued, so the kernel holds exactly the desired elements: share
-      // the map instead of writing most of it again.
+      // the map instead of writing most of it again (and, after a resync, let the dump's go).
       this.known = this.desired;
       this.shared = true;
     } else {
@@ -158,6 +161,7 @@ export class ElementStore {
       }
     }
     this.pending.clear();
+    this.comparedAll = false;
   }
 
   /** The commit failed: compare everything next time (the kernel kept what it had). */
@@ -165,13 +169,18 @@ export class ElementStore {
     this.pending.clear();
     this.dirty.clear();
     this.full = true;
+    this.comparedAll = false;
   }
 
-  /** The kernel's elements, from a dump: the next delta is computed against them. */
-  resync(kernel: readonly SetElement[]): void {
+  /**
+   * The kernel's elements, from a dump: the next delta is computed against them. `keys`, parallel
+   * to them, are their identities as the dump read them (NftSet.elementKeys).
+   */
+  resync(kernel: readonly SetElement[], keys?: readonly string[]): void {
     this.unshare();
     const next = new Map<string, SetElement>();
-    for (const e of kernel) next.set(elementKey(this.set, e), e);
+    const keyed = keys !== undefined && keys.length === kernel.length;
+    for (let i = 0; i < kernel.length; i++) next.set(keyed ? keys[i]! : elementKey(this.set, kernel[i]!), kernel[i]!);
     this.known = next;
     this.pending.clear();
     this.dirty.clear();

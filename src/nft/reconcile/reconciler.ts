@@ -6,7 +6,7 @@
 import type { Chain, NftSet, Rule, Ruleset, SetElement, Table } from '../objects.js';
 import { Transaction } from '../transaction.js';
 import { ElementStore } from './element-store.js';
-import { ruleFingerprint } from './rule-fingerprint.js';
+import { sameRules } from './rule-equality.js';
 
 export interface DesiredState {
   tables: Table[];
@@ -29,7 +29,7 @@ const ckey = (family: string, table: string, name: string): string => `${family}
 
 interface KnownChain {
   chain: Chain;
-  fingerprints: string[];
+  rules: Rule[];
 }
 
 export class Reconciler {
@@ -50,7 +50,7 @@ export class Reconciler {
     for (const c of dump.chains.filter(mine)) {
       const sets = setsByTable.get(`${c.family} ${c.table}`) ?? new Map();
       const rules = dump.rules.filter((r) => r.family === c.family && r.table === c.table && r.chain === c.name);
-      this.chains.set(ckey(c.family, c.table, c.name), { chain: c, fingerprints: rules.map((r) => ruleFingerprint(r)) });
+      this.chains.set(ckey(c.family, c.table, c.name), { chain: c, rules });
     }
     for (const [k, store] of this.stores) {
       const s = this.sets.get(k);
@@ -118,16 +118,16 @@ export class Reconciler {
       const k = ckey(c.family, c.table, c.name);
       const sets = setsByTable.get(`${c.family} ${c.table}`) ?? new Map();
       const rules = rulesByChain.get(k) ?? [];
-      nextChains.set(k, { chain: c, fingerprints: rules.map((r) => ruleFingerprint(r)) });
+      nextChains.set(k, { chain: c, rules });
       const known = this.chains.get(k);
       if (!known || !sameBase(known.chain, c)) tx.add({ chain: c });
     }
     // Chain contents, after every chain exists (rules may jump to chains declared later).
     for (const [k, next] of nextChains) {
       const known = this.chains.get(k);
-      const same = known && sameBase(known.chain, next.chain) && sameList(known.fingerprints, next.fingerprints);
+      const same = known && sameBase(known.chain, next.chain) && sameRules(known.rules, next.rules);
       if (same) continue;
-      if (known && known.fingerprints.length) tx.flush({ chain: next.chain });
+      if (known && known.rules.length) tx.flush({ chain: next.chain });
       for (const r of rulesByChain.get(k) ?? []) tx.add({ rule: r });
       stats.chainsWritten++;
     }
@@ -139,7 +139,7 @@ export class Reconciler {
     // Deletions: chains first (rules and verdicts referencing them are gone by now), then sets.
     for (const [k, known] of this.chains) {
       if (nextChains.has(k) || !nextTables.has(`${known.chain.family} ${known.chain.table}`)) continue;
-      if (known.fingerprints.length) tx.flush({ chain: known.chain });
+      if (known.rules.length) tx.flush({ chain: known.chain });
       tx.delete({ chain: known.chain });
       stats.chainsDeleted++;
     }
@@ -191,8 +191,4 @@ function sameSetShape(a: NftSet, b: NftSet): boolean {
 function sameBase(a: Chain, b: Chain): boolean {
   if (!a.base || !b.base) return !a.base && !b.base;
   return a.base.type === b.base.type && a.base.hook === b.base.hook && a.base.priority === b.base.priority && (a.base.policy ?? 'accept') === (b.base.policy ?? 'accept');
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -129,8 +129,8 @@ export class ElementIndex {
   }
 
   /** What the kernel holds in a shared set, from a dump. */
-  resync(name: string, kernel: readonly SetElement[]): void {
-    this.entry(name).store.resync(kernel);
+  resync(name: string, kernel: readonly SetElement[], keys?: readonly string[]): void {
+    this.entry(name).store.resync(kernel, keys);
   }
 
   /** The element a contributor put under this key, to attribute a kernel refusal to a service. */

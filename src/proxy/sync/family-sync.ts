@@ -8,8 +8,7 @@
 import { NftCommitError } from '../../nft/errors.js';
 import type { Nftables } from '../../nft/client.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement } from '../../nft/objects.js';
-import type { Operation } from '../../nft/operations.js';
-import { ruleFingerprint } from '../../nft/reconcile/rule-fingerprint.js';
+import { sameRules } from '../../nft/reconcile/rule-equality.js';
 import { Transaction } from '../../nft/transaction.js';
 import type { Logger } from '../log.js';
 import type { ProxyState, ServicePortId, StateChange } from '../model/types.js';
@@ -48,15 +47,10 @@ export interface SyncResult {
 interface KnownChain {
   chain: Chain;
   ruleCount: number;
-  /** The rules, to fingerprint when (and only when) a comparison needs it: a cold start never does. */
+  /** The rules, compared when (and only when) a full sync needs it: a cold start never does. */
   rules: readonly Rule[];
-  fingerprints?: string[];
   /** The kernel's handles of the rules, when known (a dump, or the echo of a partial sync's write). */
   handles?: (number | undefined)[];
-}
-
-function fingerprintsOf(k: KnownChain): string[] {
-  return (k.fingerprints ??= k.rules.map(ruleFingerprint));
 }
 
 function knownChain(chain: Chain, rules: readonly Rule[]): KnownChain {
@@ -72,7 +66,7 @@ interface KernelView {
   /** Declarations only: what the sets hold goes to the element index once (below). */
   sets: Map<string, NftSet>;
   /** The dump's elements, until the next full plan hands them to the element index. */
-  elements?: Map<string, SetElement[]>;
+  elements?: Map<string, { elements: SetElement[]; keys: string[] | undefined }>;
 }
 
 interface Fragment {
@@ -81,15 +75,16 @@ interface Fragment {
 
 /** A planned transaction and what the kernel will hold if it commits. */
 interface Plan {
-  /** The transaction being filled; on a cold start, `sealed` holds the ones before it. */
+  /**
+   * The transaction being filled. On a cold start the ones before it were sealed and handed to the
+   * kernel, and are not kept: a refusal carries its operation (NftCommitError.operation).
+   */
   tx: Transaction;
-  sealed: Transaction[];
-  /** Operations in `sealed`: the global index of tx's first operation. */
+  /** Operations sealed before `tx`: the global index of tx's first operation. */
   sealedOps: number;
   /** Cut a new transaction at this size (cold start only). */
   chunkOps: number | undefined;
-  /** Sealed transactions handed to the kernel so far, the one in flight, and operations committed. */
-  sent: number;
+  /** The sealed transaction in flight, and the operations committed. */
   inflight: Promise<void> | undefined;
   committedOps: number;
   /** Rule additions whose handle the kernel echoes back: global operation index -> chain, rule index. */
@@ -118,10 +113,6 @@ function rulesByChain(rules: readonly Rule[]): Map<string, Rule[]> {
 function sameBase(a: Chain, b: Chain): boolean {
   if (!a.base || !b.base) return !a.base && !b.base;
   return a.base.type === b.base.type && a.base.hook === b.base.hook && a.base.priority === b.base.priority && (a.base.policy ?? 'accept') === (b.base.policy ?? 'accept');
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 export class FamilySync {
@@ -195,14 +186,14 @@ export class FamilySync {
       if (full) await this.planFull(state, plan);
       else this.planPartial(state, change, plan);
       await plan.inflight;
-      for (const tx of [...plan.sealed.slice(plan.sent), plan.tx]) if (tx.size > 0) await this.commitPart(plan, tx);
+      if (plan.tx.size > 0) await this.commitPart(plan, plan.tx);
     } catch (err) {
       // Nothing of the refused transaction was applied (earlier cold-start parts were, which the dump
       // of the next full sync sees); the next sync starts over from a dump.
       this.index.failed();
       this.needFull = true;
       this.kernel = undefined;
-      const owner = this.ownerOf(plan, err, plan.committedOps);
+      const owner = this.ownerOf(plan, err);
       if (owner === undefined || attempt >= 3) throw err;
       // One service port's objects were refused: leave it out and program everyone else now.
       this.excluded.set(owner, (err as Error).message);
@@ -244,9 +235,9 @@ export class FamilySync {
     plan.committedOps += tx.size;
   }
 
-  /** Reads the table back: chains with their rules' fingerprints, sets with elements. */
+  /** Reads the table back: chains with their rules, sets with elements. */
   private async readKernel(): Promise<KernelView> {
-    const rs: Ruleset = await this.connection().dump({ family: this.family as 'ip' | 'ip6', table: this.cfg.table });
+    const rs: Ruleset = await this.connection().dump({ family: this.family as 'ip' | 'ip6', table: this.cfg.table, elementKeys: true });
     const chains = new Map<string, KnownChain>();
     const rules = rulesByChain(rs.rules);
     for (const c of rs.chains) chains.set(c.name, knownChain(c, rules.get(c.name) ?? []));
@@ -255,10 +246,10 @@ export class FamilySync {
     // The element index keeps what it needs of the elements; the view keeps none (at 10k services
     // holding the dump's 150k decoded elements for the process's life cost 100+ MB).
     const sets = new Map<string, NftSet>();
-    const elements = new Map<string, SetElement[]>();
-    for (const { elements: els, ...decl } of rs.sets) {
+    const elements: NonNullable<KernelView['elements']> = new Map();
+    for (const { elements: els, elementKeys: keys, ...decl } of rs.sets) {
       sets.set(decl.name, decl);
-      if (els) elements.set(decl.name, els);
+      if (els) elements.set(decl.name, { elements: els, keys });
     }
     return { table: rs.tables.length > 0, chains, sets, elements };
   }
@@ -277,10 +268,8 @@ export class FamilySync {
   private newPlan(chunkOps?: number): Plan {
     return {
       tx: this.transaction(),
-      sealed: [],
       sealedOps: 0,
       chunkOps,
-      sent: 0,
       inflight: undefined,
       committedOps: 0,
       echoes: undefined,
@@ -311,12 +300,9 @@ export class FamilySync {
     this.queueElements(plan);
     if (plan.tx.size === 0) return;
     const tx = plan.tx;
-    plan.sealed.push(tx);
     plan.sealedOps += tx.size;
     plan.tx = this.transaction();
-    if (!this.nft) return;
     await plan.inflight;
-    plan.sent++;
     const part = this.commitPart(plan, tx);
     // Observed by the next await of plan.inflight; never an unhandled rejection meanwhile.
     part.catch(() => {});
@@ -334,16 +320,6 @@ export class FamilySync {
     return new Transaction({ sets, ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) });
   }
 
-  /** The operation at a global index, across the sealed transactions. */
-  private operationAt(plan: Plan, index: number): Operation | undefined {
-    let at = index;
-    for (const tx of [...plan.sealed, plan.tx]) {
-      if (at < tx.size) return tx.operations[at];
-      at -= tx.size;
-    }
-    return undefined;
-  }
-
   /** Writes a chain's rules if they differ from what the kernel holds (flush first when it has any). */
   private writeChain(plan: Plan, owner: Contributor | undefined, chain: Chain, rules: readonly Rule[]): void {
     const known = plan.chainWrites.get(chain.name) ?? this.kernel?.chains.get(chain.name);
@@ -353,8 +329,10 @@ export class FamilySync {
       sameBase(known.chain, chain) &&
       !this.stale.has(chain.name) &&
       known.ruleCount === rules.length &&
-      sameList(fingerprintsOf(known), fingerprintsOf(next))
+      sameRules(known.rules, rules)
     ) {
+      // The same rules: keep the model's objects (already held by the fragment), not the dump's.
+      known.rules = rules;
       return;
     }
     const handle = known?.handles?.[0];
@@ -428,7 +406,10 @@ export class FamilySync {
     for (const name of this.index.names()) if (!declaredNames.has(name)) this.index.undeclare(name);
     for (const s of declared) this.index.declare(s);
     this.index.clearContributions();
-    for (const name of this.index.names()) this.index.resync(name, kernel.elements?.get(name) ?? []);
+    for (const name of this.index.names()) {
+      const dumped = kernel.elements?.get(name);
+      this.index.resync(name, dumped?.elements ?? [], dumped?.keys);
+    }
     delete kernel.elements;
     this.index.contribute('', undefined, base.elements);
 
@@ -539,12 +520,11 @@ export class FamilySync {
   }
 
   /** The service port a refused operation belongs to, if it belongs to exactly one. */
-  private ownerOf(plan: Plan, err: unknown, offset: number): ServicePortId | undefined {
+  private ownerOf(plan: Plan, err: unknown): ServicePortId | undefined {
     if (!(err instanceof NftCommitError) || err.operationIndex < 0) return undefined;
-    // The error's index is within the transaction that failed, `offset` operations into the plan.
-    const index = offset + err.operationIndex;
-    let owner = plan.owners[index];
-    const op = this.operationAt(plan, index);
+    // The error's index is within the transaction that failed, the committed operations into the plan.
+    let owner = plan.owners[plan.committedOps + err.operationIndex];
+    const op = err.operation;
     if (owner === undefined && op?.kind === 'element' && err.elementIndex !== undefined && err.elementIndex >= 0) {
       const el = op.elements[err.elementIndex];
       const owners = el ? this.index.ownersOf(op.set.name, el) : [];
