@@ -75,4 +75,29 @@ describe('ElementStore', () => {
     st.remove({ key: ['198.18.0.1'] });
     expect(st.delta().delete.map((e) => e.key[0])).toEqual(['198.18.0.1']);
   });
+
+  it('after a failed commit, queues again what the kernel still lacks, across parts', () => {
+    const st = new ElementStore(map);
+    st.resync([{ key: ['198.18.0.1'], value: ['198.18.1.1', 80] }]);
+    st.setDesired([{ key: ['198.18.0.1'], value: ['198.18.1.1', 80] }]);
+    expect(st.queue(new Transaction())).toBe(0);
+    st.committed();
+    // Two parts of one plan, then the kernel refuses: it still holds only the first element.
+    st.ensure({ key: ['198.18.0.2'], value: ['198.18.1.2', 80] });
+    st.ensure({ key: ['198.18.0.1'], value: ['198.18.1.9', 80] });
+    expect(st.queue(new Transaction())).toBe(3);
+    st.remove({ key: ['198.18.0.2'] });
+    st.ensure({ key: ['198.18.0.3'], value: ['198.18.1.3', 80] });
+    const second = new Transaction();
+    expect(st.queue(second)).toBe(2);
+    expect(second.render()).toBe('delete element ip t eps { 198.18.0.2 }\nadd element ip t eps { 198.18.0.3 : 198.18.1.3 . 80 }\n');
+    st.failed();
+    const d = st.delta();
+    expect(d.delete.map((e) => e.value)).toEqual([['198.18.1.1', 80]]);
+    expect(d.add.map((e) => e.key[0]).sort()).toEqual(['198.18.0.1', '198.18.0.3']);
+    const retry = new Transaction();
+    expect(st.queue(retry)).toBe(3);
+    st.committed();
+    expect(st.delta()).toEqual({ add: [], delete: [] });
+  });
 });

@@ -2,10 +2,14 @@
 // new keys are added, a key whose value or comment changed is deleted and re-added in the same
 // batch (the kernel answers EBUSY/EEXIST to an add that changes data), leftovers are deleted.
 //
-// Memory and time matter here (the proxy keeps 150k elements at 10k services): the maps hold the
-// caller's element objects themselves, no wrapper, and what an element carries besides its key is
-// compared only when a key is both desired and known with a different object. Values are checked
-// when the delta is queued (the transaction's encoder names the set and the element).
+// Memory and time matter here (the proxy keeps 120k elements at 10k services and touches each on
+// a cold start): the store keeps one Map of the caller's element objects, no wrapper and no copy
+// of what the kernel holds. Between queues the kernel holds (or will, once the queued transactions
+// commit) exactly the desired elements, except for the keys touched since, whose held element is
+// noted when they are first touched. Only a full compare (after a dump, a wholesale replacement or
+// a failure) keeps the kernel's elements beside, until it is queued. What an element carries
+// besides its key is compared only when a key is both desired and held with a different object.
+// Values are checked when the delta is queued (the transaction's encoder names set and element).
 
 import type { NftSet, SetElement } from '../objects.js';
 import type { Transaction } from '../transaction.js';
@@ -18,32 +22,18 @@ export interface ElementDelta {
 }
 
 export class ElementStore {
-  private known = new Map<string, SetElement>();
   private desired = new Map<string, SetElement>();
-  /** Keys touched by ensure/remove since the last queue (unused while `full`). */
-  private readonly dirty = new Set<string>();
-  /** The next queue compares every key (after setDesired, a resync, a failure). */
-  private full = false;
-  /** A queue since the last commit compared every key. */
-  private comparedAll = false;
-  /**
-   * What queued, uncommitted transactions will leave in the kernel, by key (undefined: deleted). A
-   * plan may queue several times (a cold start commits in parts); each queue compares against this.
-   */
-  private readonly pending = new Map<string, SetElement | undefined>();
-  /**
-   * After a commit that covered nearly everything, `known` is the very Map `desired` is (copying
-   * 100k entries per full sync was measurable); the first change copies it.
-   */
-  private shared = false;
+  /** The kernel's elements while a full compare is due: the next queue compares every key against them. */
+  private baseline: Map<string, SetElement> | undefined;
+  /** Keys touched since the last queue that the kernel holds: key -> the element it holds. */
+  private readonly touched = new Map<string, SetElement>();
+  /** Keys touched since the last queue that the kernel does not hold. */
+  private readonly fresh = new Set<string>();
+  /** Queued, not yet committed: key and what the kernel held before, in queue order (for failed()). */
+  private undoKeys: string[] = [];
+  private undoHeld: (SetElement | undefined)[] = [];
 
   constructor(readonly set: NftSet) {}
-
-  private unshare(): void {
-    if (!this.shared) return;
-    this.desired = new Map(this.desired);
-    this.shared = false;
-  }
 
   /** What the element carries besides its key; a change means delete + add. */
   private payload(e: SetElement): string {
@@ -55,27 +45,44 @@ export class ElementStore {
     return p;
   }
 
-  /** Replaces the desired contents. Throws (naming the set) on keys of the wrong type. */
+  /** Notes what the kernel holds under a key before its first change since the last queue. */
+  private touch(k: string): void {
+    if (this.baseline || this.touched.has(k) || this.fresh.has(k)) return;
+    const held = this.desired.get(k);
+    if (held === undefined) this.fresh.add(k);
+    else this.touched.set(k, held);
+  }
+
+  /** What the kernel holds (or will, once the queued transactions commit), key by key. */
+  private heldMap(): Map<string, SetElement> {
+    if (this.baseline) return this.baseline;
+    if (this.touched.size === 0 && this.fresh.size === 0) return this.desired;
+    const held = new Map(this.desired);
+    for (const k of this.fresh) held.delete(k);
+    for (const [k, e] of this.touched) held.set(k, e);
+    return held;
+  }
+
+  /** Replaces the desired contents (compared in full at the next queue). Throws (naming the set) on keys of the wrong type. */
   setDesired(elements: Iterable<SetElement>): void {
     const next = new Map<string, SetElement>();
     for (const e of elements) next.set(elementKey(this.set, e), e);
+    this.baseline = this.heldMap();
+    this.touched.clear();
+    this.fresh.clear();
     this.desired = next;
-    this.shared = false;
-    this.full = true;
   }
 
   /** Adds or updates one desired element (a partial update: only touched keys are compared). */
   ensure(e: SetElement, key: string = elementKey(this.set, e)): void {
-    this.unshare();
+    this.touch(key);
     this.desired.set(key, e);
-    if (!this.full) this.dirty.add(key);
   }
 
   /** Removes one desired element by key. */
   remove(e: Pick<SetElement, 'key' | 'keyEnd'>, key: string = elementKey(this.set, e)): void {
-    this.unshare();
+    this.touch(key);
     this.desired.delete(key);
-    if (!this.full) this.dirty.add(key);
   }
 
   /** The desired element under this key. */
@@ -87,37 +94,31 @@ export class ElementStore {
     return this.desired.size;
   }
 
-  /** What the kernel holds (or will, once the queued transactions commit) under this key. */
-  private held(k: string): SetElement | undefined {
-    return this.pending.has(k) ? this.pending.get(k) : this.known.get(k);
-  }
-
-  /** The keys the next queue compares. */
-  private *candidates(): Iterable<string> {
-    if (!this.full) {
-      yield* this.dirty;
-      return;
-    }
-    yield* this.desired.keys();
-    for (const k of this.known.keys()) if (!this.desired.has(k)) yield k;
-    for (const k of this.pending.keys()) if (!this.desired.has(k) && !this.known.has(k)) yield k;
-  }
-
-  /** The differences; with `record`, what they will leave in the kernel goes to `pending`. */
+  /** The differences since the last queue; with `record`, noted for failed(). */
   private diff(record: boolean): ElementDelta {
     const add: SetElement[] = [];
     const del: SetElement[] = [];
-    for (const k of this.candidates()) {
-      const want = this.desired.get(k);
-      const have = this.held(k);
-      if (want === have) continue;
+    const compare = (k: string, want: SetElement | undefined, have: SetElement | undefined): void => {
+      if (want === have) return;
       if (!have) add.push(want!);
       else if (!want) del.push(have);
       else if (this.payload(have) !== this.payload(want)) {
         del.push(have);
         add.push(want);
-      } else continue;
-      if (record) this.pending.set(k, want);
+      } else return;
+      if (record) {
+        this.undoKeys.push(k);
+        this.undoHeld.push(have);
+      }
+    };
+    const base = this.baseline;
+    if (base) {
+      const empty = base.size === 0;
+      for (const [k, want] of this.desired) compare(k, want, empty ? undefined : base.get(k));
+      for (const [k, have] of base) if (!this.desired.has(k)) compare(k, undefined, have);
+    } else {
+      for (const [k, have] of this.touched) compare(k, this.desired.get(k), have);
+      for (const k of this.fresh) compare(k, this.desired.get(k), undefined);
     }
     return { add, delete: del };
   }
@@ -128,15 +129,16 @@ export class ElementStore {
 
   /**
    * Queues the delta since the last queue (deletes first, then adds); returns how many elements it
-   * touches. Until committed() or failed(), the next queue compares against what this one wrote; if
-   * the transaction refuses the elements, the store is as after failed().
+   * touches. A plan may queue several times (a cold start commits in parts): each queue starts
+   * from what the previous ones wrote. If the transaction refuses the elements, the store is as
+   * after failed().
    */
   queue(tx: Transaction): number {
     try {
       const d = this.diff(true);
-      if (this.full) this.comparedAll = true;
-      this.dirty.clear();
-      this.full = false;
+      this.baseline = undefined;
+      this.touched.clear();
+      this.fresh.clear();
       if (d.delete.length) tx.delete({ set: this.set, elements: d.delete });
       if (d.add.length) tx.add({ set: this.set, elements: d.add });
       return d.add.length + d.delete.length;
@@ -146,30 +148,28 @@ export class ElementStore {
     }
   }
 
-  /** The queued deltas were committed: the kernel now holds what they wrote. */
+  /** The queued deltas were committed: the kernel holds what they wrote. */
   committed(): void {
-    if (this.dirty.size === 0 && !this.full && (this.comparedAll || this.pending.size * 2 > this.desired.size)) {
-      // Everything was compared and queued, so the kernel holds exactly the desired elements: share
-      // the map instead of writing most of it again (and, after a resync, let the dump's go).
-      this.known = this.desired;
-      this.shared = true;
-    } else {
-      this.unshare();
-      for (const [k, e] of this.pending) {
-        if (e) this.known.set(k, e);
-        else this.known.delete(k);
-      }
-    }
-    this.pending.clear();
-    this.comparedAll = false;
+    this.undoKeys = [];
+    this.undoHeld = [];
   }
 
-  /** The commit failed: compare everything next time (the kernel kept what it had). */
+  /**
+   * The commit failed: the kernel kept what it had before the queued deltas. The next queue
+   * compares everything against that.
+   */
   failed(): void {
-    this.pending.clear();
-    this.dirty.clear();
-    this.full = true;
-    this.comparedAll = false;
+    const held = new Map(this.heldMap());
+    // Latest first, so that a key queued in several parts ends at what it held before the first.
+    for (let i = this.undoKeys.length - 1; i >= 0; i--) {
+      const e = this.undoHeld[i];
+      if (e) held.set(this.undoKeys[i]!, e);
+      else held.delete(this.undoKeys[i]!);
+    }
+    this.committed();
+    this.baseline = held;
+    this.touched.clear();
+    this.fresh.clear();
   }
 
   /**
@@ -177,23 +177,18 @@ export class ElementStore {
    * to them, are their identities as the dump read them (NftSet.elementKeys).
    */
   resync(kernel: readonly SetElement[], keys?: readonly string[]): void {
-    this.unshare();
     const next = new Map<string, SetElement>();
     const keyed = keys !== undefined && keys.length === kernel.length;
     for (let i = 0; i < kernel.length; i++) next.set(keyed ? keys[i]! : elementKey(this.set, kernel[i]!), kernel[i]!);
-    this.known = next;
-    this.pending.clear();
-    this.dirty.clear();
-    this.full = true;
+    this.committed();
+    this.baseline = next;
+    this.touched.clear();
+    this.fresh.clear();
   }
 
   /** Forget what the kernel holds (the set was recreated, empty). */
   forget(): void {
-    this.unshare();
-    this.known = new Map();
-    this.pending.clear();
-    this.dirty.clear();
-    this.full = true;
+    this.resync([]);
   }
 
   /** The desired elements (for rendering the whole ruleset). */

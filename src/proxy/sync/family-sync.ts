@@ -406,9 +406,13 @@ export class FamilySync {
     for (const name of this.index.names()) if (!declaredNames.has(name)) this.index.undeclare(name);
     for (const s of declared) this.index.declare(s);
     this.index.clearContributions();
-    for (const name of this.index.names()) {
-      const dumped = kernel.elements?.get(name);
-      this.index.resync(name, dumped?.elements ?? [], dumped?.keys);
+    // A fresh dump's elements are the baseline; without one (handed over already) the stores
+    // compare against what they know the kernel holds.
+    if (kernel.elements) {
+      for (const name of this.index.names()) {
+        const dumped = kernel.elements.get(name);
+        this.index.resync(name, dumped?.elements ?? [], dumped?.keys);
+      }
     }
     delete kernel.elements;
     this.index.contribute('', undefined, base.elements);
