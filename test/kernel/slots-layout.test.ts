@@ -41,6 +41,38 @@ function bindings(rs: Ruleset): Map<string, number> {
 }
 
 describe('slots layout against the kernel', () => {
+  it('leaves out the one service port whose element the kernel refuses, programs the others, and takes it back once it changes', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(12, 2);
+      const [bad] = model.pick(1, 3);
+      // A layout that points the bad service's dispatch element at a chain that does not exist:
+      // the transaction validates it (no dump to check jumps against), the kernel says ENOENT.
+      const layout = new SlotsLayout();
+      const service = layout.service.bind(layout);
+      let broken = true;
+      layout.service = (cfg, sp, eps) => {
+        const objs = service(cfg, sp, eps);
+        if (sp.id !== bad || !broken) return objs;
+        const elements = new Map(objs.elements);
+        elements.set('service-ips', (elements.get('service-ips') ?? []).map((e) => ({ ...e, value: { kind: 'goto' as const, chain: 'no-such-chain' } })));
+        return { ...objs, elements };
+      };
+      const errors: string[] = [];
+      const log = { ...transactionLog(), error: (m: string, f?: Record<string, unknown>) => void errors.push(`${m} ${String(f?.servicePort)}`) };
+      const sync = new FamilySync(nft, layout, benchConfig(), log);
+      const first = await sync.sync(model.state(), undefined);
+      expect(first.excluded).toBe(1);
+      expect(errors).toEqual([`service port left out: the kernel refused its objects ${bad}`]);
+      const dispatched = async (): Promise<number> => (await nft.dump({ family: 'ip', table: 'kube-proxy' })).sets.find((x) => x.name === 'service-ips')!.elements!.length;
+      expect(await dispatched()).toBe(11);
+      // Fixed, and changed: it is programmed again.
+      broken = false;
+      model.replaceEndpoint(bad!);
+      const again = await sync.sync(model.state(), change({ endpoints: [bad!] }));
+      expect(again.excluded).toBe(0);
+      expect(await dispatched()).toBe(12);
+    }));
+
   it('replaces an endpoint with element operations only, and a count change with one rule replaced by handle', () =>
     withNft(async (nft) => {
       const model = new BenchModel(20, 3);

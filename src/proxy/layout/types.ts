@@ -25,7 +25,11 @@ export interface LayoutConfig {
   localhostNodePorts: boolean;
 }
 
-/** Elements a fragment contributes to the layout's shared sets and maps, by set name. */
+/**
+ * Elements a fragment contributes to the layout's shared sets and maps, by set name. Each call
+ * builds its own element objects (never shared between service ports or calls): the sync engine
+ * tells whose an element is by its object.
+ */
 export type ElementContributions = ReadonlyMap<string, readonly SetElement[]>;
 
 /** Objects that exist once per table: the table, base and fixed chains, shared sets and maps. */

@@ -1,6 +1,13 @@
-// Elements of the shared sets and maps, with who contributed them. Two service ports can put the same
-// key in a set (one endpoint behind two services, in hairpin-connections): the key stays until its
-// last contributor is gone. Feeds each set's ElementStore with partial updates.
+// Elements of the shared sets and maps, as the service ports contribute them. Two service ports can
+// put the same key in a set (one endpoint behind two services, in hairpin-connections; one cluster
+// IP for every port of a service, in cluster-ips): the key stays until its last contributor is
+// gone. Feeds each set's ElementStore with partial updates.
+//
+// Who contributed an element is its object: every service port's objects are its own (the layout
+// builds them afresh), so the store's element under a key tells whose it is, and only a key that
+// several contribute keeps a list of their elements. At 10k services the index then costs the
+// store's one Map entry per element and nothing else (an owner Map beside it cost as much again,
+// in memory and in the cold start's time).
 
 import type { NftSet, SetElement } from '../../nft/objects.js';
 import { ElementStore } from '../../nft/reconcile/element-store.js';
@@ -11,24 +18,11 @@ import type { ElementContributions } from '../layout/types.js';
 /** Who owns an element: '' for the fixed part of the ruleset, else the service port's id. */
 export type Contributor = string;
 
-/**
- * Who put an element in: nearly always one contributor, so that case is the contributor's id alone
- * (the element is the store's desired one) and only a key shared by several (one endpoint behind
- * two services) gets a Map. At 30k services x 5 a Map per element was a quarter of the proxy's
- * memory; a wrapper object per element was most of the rest of the index's.
- */
-type Owners = Contributor | Map<Contributor, SetElement>;
-
 interface Entry {
   set: NftSet;
   store: ElementStore;
-  /** element key -> its contributors */
-  byKey: Map<string, Owners>;
-}
-
-/** The element the kernel holds for several owners: the first contributor's. */
-function firstElement(o: Map<Contributor, SetElement>): SetElement {
-  return o.values().next().value!;
+  /** Keys that several contribute -> their elements, in contribution order (the store holds the first). */
+  shared: Map<string, SetElement[]>;
 }
 
 export class ElementIndex {
@@ -36,7 +30,7 @@ export class ElementIndex {
 
   /** Declares a shared set (the layout's base sets); elements of unknown sets are an error. */
   declare(set: NftSet): void {
-    if (!this.sets.has(set.name)) this.sets.set(set.name, { set, store: new ElementStore(set), byKey: new Map() });
+    if (!this.sets.has(set.name)) this.sets.set(set.name, { set, store: new ElementStore(set), shared: new Map() });
   }
 
   /** Forgets a shared set (it was deleted, or will not be declared again). */
@@ -63,51 +57,40 @@ export class ElementIndex {
     return e;
   }
 
-  /** Replaces what `who` contributes, everywhere. */
-  contribute(who: Contributor, before: ElementContributions | undefined, after: ElementContributions | undefined): void {
-    for (const [name, elements] of before ?? []) {
+  /** Replaces what a contributor contributes, everywhere: its elements before and after. */
+  contribute(before: ElementContributions | undefined, after: ElementContributions | undefined): void {
+    before?.forEach((elements, name) => {
       const e = this.entry(name);
-      for (const el of elements) this.withdraw(e, el, who);
-    }
-    for (const [name, elements] of after ?? []) {
+      for (const el of elements) this.withdraw(e, el);
+    });
+    after?.forEach((elements, name) => {
       const e = this.entry(name);
       for (const el of elements) {
         const k = elementKey(e.set, el);
-        const owners = e.byKey.get(k);
-        if (owners === undefined || owners === who) {
-          if (owners === undefined) e.byKey.set(k, who);
-          e.store.ensure(el, k);
+        const held = e.store.get(k);
+        if (held === undefined) {
+          e.store.ensureNew(el, k);
           continue;
         }
-        let map: Map<Contributor, SetElement>;
-        if (owners instanceof Map) map = owners;
-        else {
-          map = new Map([[owners, e.store.get(k)!]]);
-          e.byKey.set(k, map);
-        }
-        map.set(who, el);
-        e.store.ensure(firstElement(map), k);
+        let list = e.shared.get(k);
+        if (!list) e.shared.set(k, (list = [held]));
+        list.push(el);
       }
-    }
+    });
   }
 
-  private withdraw(e: Entry, el: SetElement, who: Contributor): void {
+  private withdraw(e: Entry, el: SetElement): void {
     const k = elementKey(e.set, el);
-    const owners = e.byKey.get(k);
-    if (owners === undefined) return;
-    if (!(owners instanceof Map)) {
-      if (owners !== who) return;
-      e.byKey.delete(k);
-      e.store.remove(el, k);
+    const list = e.shared.get(k);
+    if (!list) {
+      if (e.store.get(k) === el) e.store.remove(el, k);
       return;
     }
-    if (!owners.delete(who)) return;
-    if (owners.size === 0) {
-      e.byKey.delete(k);
-      e.store.remove(el, k);
-    } else {
-      e.store.ensure(firstElement(owners), k);
-    }
+    const at = list.indexOf(el);
+    if (at < 0) return;
+    list.splice(at, 1);
+    if (list.length === 1) e.shared.delete(k);
+    if (at === 0) e.store.ensure(list[0]!, k);
   }
 
   /** Queues every store's pending delta; returns how many elements it touches. */
@@ -133,13 +116,10 @@ export class ElementIndex {
     this.entry(name).store.resync(kernel, keys);
   }
 
-  /** The element a contributor put under this key, to attribute a kernel refusal to a service. */
-  ownersOf(setName: string, el: SetElement): Contributor[] {
+  /** Whether several contribute this element's key (a refusal of it is nobody's alone). */
+  isShared(setName: string, el: SetElement): boolean {
     const e = this.sets.get(setName);
-    if (!e) return [];
-    const owners = e.byKey.get(elementKey(e.set, el));
-    if (owners === undefined) return [];
-    return owners instanceof Map ? [...owners.keys()] : [owners];
+    return e !== undefined && e.shared.has(elementKey(e.set, el));
   }
 
   /** Desired elements of one set (for rendering). */
@@ -150,7 +130,7 @@ export class ElementIndex {
   /** Forgets every contribution (a full rebuild follows). */
   clearContributions(): void {
     for (const e of this.sets.values()) {
-      e.byKey.clear();
+      e.shared.clear();
       e.store.setDesired([]);
     }
   }

@@ -415,7 +415,7 @@ export class FamilySync {
       }
     }
     delete kernel.elements;
-    this.index.contribute('', undefined, base.elements);
+    this.index.contribute(undefined, base.elements);
 
     this.owned(plan, '', () => {
       if (!kernel.table) plan.tx.add({ table: base.table });
@@ -448,7 +448,7 @@ export class FamilySync {
     for (const [id, f] of plan.fragments) {
       if (!f) continue;
       writeChains(id, f.objects.chains);
-      this.index.contribute(id, undefined, f.objects.elements);
+      this.index.contribute(undefined, f.objects.elements);
       if (plan.chunkOps) await this.cut(plan);
     }
     if (plan.chunkOps) await this.cut(plan, true);
@@ -495,7 +495,7 @@ export class FamilySync {
     for (const [id, next] of plan.fragments) {
       for (const { chain, rules } of next?.objects.chains ?? []) this.writeChain(plan, id, chain, rules);
     }
-    for (const [id, next] of plan.fragments) this.index.contribute(id, this.committed.get(id)?.objects.elements, next?.objects.elements);
+    for (const [id, next] of plan.fragments) this.index.contribute(this.committed.get(id)?.objects.elements, next?.objects.elements);
     this.queueElements(plan);
     for (const [id, next] of plan.fragments) {
       const prev = this.committed.get(id);
@@ -531,16 +531,23 @@ export class FamilySync {
     const op = err.operation;
     if (owner === undefined && op?.kind === 'element' && err.elementIndex !== undefined && err.elementIndex >= 0) {
       const el = op.elements[err.elementIndex];
-      const owners = el ? this.index.ownersOf(op.set.name, el) : [];
-      owner = owners.length === 1 ? owners[0] : undefined;
+      if (el && !this.index.isShared(op.set.name, el)) owner = this.contributorOf(plan, op.set.name, el);
     }
     return owner ? owner : undefined;
+  }
+
+  /** The service port whose fragment (this plan's, or the committed one) holds this very element. */
+  private contributorOf(plan: Plan, setName: string, el: SetElement): ServicePortId | undefined {
+    const holds = (f: Fragment | undefined): boolean => f?.objects.elements.get(setName)?.includes(el) === true;
+    for (const [id, f] of plan.fragments) if (holds(f)) return id;
+    for (const [id, f] of this.committed) if (holds(f)) return id;
+    return undefined;
   }
 
   private apply(plan: Plan): void {
     const kernel = this.kernel ?? { table: true, chains: new Map(), sets: new Map() };
     kernel.table = true;
-    for (const [name, c] of plan.chainWrites) kernel.chains.set(name, c);
+    plan.chainWrites.forEach((c, name) => kernel.chains.set(name, c));
     for (const s of plan.setAdds) kernel.sets.set(s.name, s);
     for (const name of plan.setDeletes) {
       kernel.sets.delete(name);
@@ -552,13 +559,13 @@ export class FamilySync {
       if (known) kernel.chains.set(name, knownChain(known.chain, []));
       this.stale.set(name, this.now());
     }
-    for (const name of plan.chainWrites.keys()) this.stale.delete(name);
+    if (this.stale.size) plan.chainWrites.forEach((_, name) => this.stale.delete(name));
     this.kernel = kernel;
     this.index.committed();
-    for (const [id, f] of plan.fragments) {
+    plan.fragments.forEach((f, id) => {
       if (f) this.committed.set(id, f);
       else this.committed.delete(id);
-    }
+    });
   }
 
   /** Deletes chains flushed at least STALE_CHAIN_DELAY_MS ago, in their own transaction. */
