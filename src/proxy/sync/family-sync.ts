@@ -383,58 +383,42 @@ export class FamilySync {
     const kernel = this.kernel!;
     const base = this.layout.base(this.cfg);
 
-    for (const sp of state.services.values()) {
-      if (this.excluded.has(sp.id)) {
-        this.layout.release?.(sp.id);
-        continue;
-      }
-      const f = this.fragment(sp, state);
-      if (f) plan.fragments.set(sp.id, f);
-    }
+    // Service ports gone (or left out) give up what they held before any other is placed.
     for (const [id] of this.committed) {
-      if (plan.fragments.has(id)) continue;
+      if (state.services.has(id) && !this.excluded.has(id)) continue;
       plan.fragments.set(id, undefined);
       this.layout.release?.(id);
     }
-    this.layout.sweep?.();
-    const shared = this.layout.sharedSets?.(this.cfg) ?? [];
-    plan.shared = new Set(shared.map((s) => s.name));
 
-    // The shared sets, with what the kernel holds in them, before any service contributes.
-    const declared = [...base.sets, ...shared];
-    const declaredNames = new Set(declared.map((s) => s.name));
-    for (const name of this.index.names()) if (!declaredNames.has(name)) this.index.undeclare(name);
-    for (const s of declared) this.index.declare(s);
+    // The shared sets' stores: what the kernel holds is the baseline (a fresh dump's elements;
+    // without one, what the stores know), and nobody has contributed yet.
     this.index.clearContributions();
-    // A fresh dump's elements are the baseline; without one (handed over already) the stores
-    // compare against what they know the kernel holds.
-    if (kernel.elements) {
-      for (const name of this.index.names()) {
-        const dumped = kernel.elements.get(name);
-        this.index.resync(name, dumped?.elements ?? [], dumped?.keys);
-      }
-    }
-    delete kernel.elements;
-    this.index.contribute(undefined, base.elements);
+    const resync = (name: string): void => {
+      const dumped = kernel.elements?.get(name);
+      if (kernel.elements) this.index.resync(name, dumped?.elements ?? [], dumped?.keys);
+    };
+    for (const name of this.index.names()) resync(name);
+    const desiredSets = new Set<string>();
+    const addSet = (set: NftSet, owner: Contributor): void => {
+      if (desiredSets.has(set.name)) return;
+      desiredSets.add(set.name);
+      if (kernel.sets.has(set.name)) return;
+      this.owned(plan, owner, () => plan.tx.add({ set }));
+      plan.setAdds.push(set);
+    };
+    const declare = (set: NftSet): void => {
+      if (desiredSets.has(set.name)) return;
+      const known = this.index.has(set.name);
+      this.index.declare(set);
+      if (!known) resync(set.name);
+      addSet(set, '');
+    };
 
     this.owned(plan, '', () => {
       if (!kernel.table) plan.tx.add({ table: base.table });
     });
-    const desiredSets = new Map<string, { set: NftSet; owner: Contributor }>();
-    for (const s of declared) desiredSets.set(s.name, { set: s, owner: '' });
-    for (const [id, f] of plan.fragments) for (const s of f?.objects.sets ?? []) desiredSets.set(s.name, { set: s, owner: id });
-    for (const { set, owner } of desiredSets.values()) {
-      if (kernel.sets.has(set.name)) continue;
-      this.owned(plan, owner, () => plan.tx.add({ set }));
-      plan.setAdds.push(set);
-    }
-
-    // Base chains, then service port by service port: its chains, their rules, its elements. On a
-    // cold start a part is cut between service ports and committed while the next is planned, its
-    // elements queued at the cut (dispatch maps last, see queueElements), so the kernel works from
-    // the first part on and every part leaves whole services behind. Without chunks (a preview, a
-    // resync of a live table) nothing here awaits, so the plan is complete when this function
-    // returns its promise: preview() relies on that.
+    for (const s of base.sets) declare(s);
+    this.index.contribute(undefined, base.elements);
     const desiredChains = new Set<string>();
     const writeChains = (owner: Contributor, chains: readonly { chain: Chain; rules: readonly Rule[] }[]): void => {
       for (const { chain } of chains) {
@@ -445,18 +429,56 @@ export class FamilySync {
     };
     const baseRules = rulesByChain(base.rules);
     writeChains('', base.chains.map((chain) => ({ chain, rules: baseRules.get(chain.name) ?? [] })));
-    for (const [id, f] of plan.fragments) {
-      if (!f) continue;
-      writeChains(id, f.objects.chains);
-      this.index.contribute(undefined, f.objects.elements);
-      if (plan.chunkOps) await this.cut(plan);
-    }
-    if (plan.chunkOps) await this.cut(plan, true);
-    else this.queueElements(plan);
 
+    // Service ports in batches: their objects are built, the shared sets they brought declared,
+    // then each one's sets, chains, rules and elements. On a cold start a batch is about one part:
+    // it is cut and committed while the next batch is built (dispatch maps last in each part, see
+    // queueElements), so the kernel works from the first part on and every part leaves whole
+    // services behind. Otherwise (a preview, a resync of a live table) everything is one batch
+    // and nothing here awaits, so the plan is complete when this function returns its promise:
+    // preview() relies on that.
+    const ownSets = new Set<string>();
+    let batch: [ServicePortId, Fragment][] = [];
+    let batchOps = 0;
+    const flush = async (last: boolean): Promise<void> => {
+      for (const s of this.layout.sharedSets?.(this.cfg) ?? []) declare(s);
+      for (const [id, f] of batch) {
+        for (const s of f.objects.sets) {
+          ownSets.add(s.name);
+          addSet(s, id);
+        }
+        writeChains(id, f.objects.chains);
+        this.index.contribute(undefined, f.objects.elements);
+      }
+      batch = [];
+      batchOps = 0;
+      if (plan.chunkOps) await this.cut(plan, last);
+      else if (last) this.queueElements(plan);
+    };
+    for (const sp of state.services.values()) {
+      if (this.excluded.has(sp.id)) {
+        this.layout.release?.(sp.id);
+        continue;
+      }
+      const f = this.fragment(sp, state);
+      if (!f) continue;
+      plan.fragments.set(sp.id, f);
+      batch.push([sp.id, f]);
+      for (const c of f.objects.chains) batchOps += 1 + c.rules.length;
+      if (plan.chunkOps && batchOps >= plan.chunkOps) await flush(false);
+    }
+    this.layout.sweep?.();
+    await flush(true);
+
+    // What is in use now decides what is left over.
+    const shared = this.layout.sharedSets?.(this.cfg) ?? [];
+    plan.shared = new Set(shared.map((s) => s.name));
+    const declared = new Set([...base.sets.map((s) => s.name), ...plan.shared]);
+    for (const name of this.index.names()) if (!declared.has(name)) this.index.undeclare(name);
+    delete kernel.elements;
     for (const name of kernel.chains.keys()) if (!desiredChains.has(name)) this.flushStale(plan, name);
     for (const name of kernel.sets.keys()) {
-      if (desiredSets.has(name)) continue;
+      if (declared.has(name) || ownSets.has(name)) continue;
       this.owned(plan, '', () => plan.tx.delete({ set: kernel.sets.get(name)! }));
       plan.setDeletes.push(name);
     }
