@@ -23,5 +23,6 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/bin ./bin
 COPY --from=build /src/build/Release/nftlink.node ./build/Release/nftlink.node
-ENTRYPOINT ["node", "/app/bin/nftlink.js"]
+# The file's first line runs node with the proxy's V8 flags (bin/nftlink.js).
+ENTRYPOINT ["/app/bin/nftlink.js"]
 CMD ["--help"]

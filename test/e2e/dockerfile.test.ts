@@ -3,7 +3,7 @@
 // runtime stage installs the shared libraries binding.gyp links (pkg-config list) and never
 // nftables, and the ENTRYPOINT runs bin/nftlink.js.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -71,7 +71,10 @@ describe('Dockerfile', () => {
 
   it('the ENTRYPOINT runs bin/nftlink.js, which the runtime stage has', () => {
     const ep = runtime.lines.find((l) => l.startsWith('ENTRYPOINT '))!;
-    expect(JSON.parse(ep.slice('ENTRYPOINT '.length))).toEqual(['node', '/app/bin/nftlink.js']);
+    expect(JSON.parse(ep.slice('ENTRYPOINT '.length))).toEqual(['/app/bin/nftlink.js']);
+    // Run as a file, it starts node itself with the proxy's flags (its first line).
+    expect(readFileSync(new URL('../../bin/nftlink.js', import.meta.url), 'utf8')).toMatch(/^#!\/usr\/bin\/env -S node --/);
+    expect(statSync(new URL('../../bin/nftlink.js', import.meta.url)).mode & 0o111).toBe(0o111);
     expect(copies(runtime).some((c) => c.sources.includes('/src/bin') && c.dest === './bin')).toBe(true);
     expect(runtime.lines).toContain('WORKDIR /app');
   });

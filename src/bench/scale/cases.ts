@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LayoutName } from '../../proxy/layout/index.js';
 import { runTimed, waitQuiet } from '../measure.js';
+import { nodeFlags } from '../node-flags.js';
 import { inNetns, withNetns } from '../netns.js';
 import type { ChurnKind } from './child.js';
 
@@ -47,6 +48,7 @@ export interface RestartRecord {
 
 const childArgs = (step: string, ns: string, layout: LayoutName, services: number, endpoints: number): string[] => [
   process.execPath,
+  ...nodeFlags(),
   CHILD,
   step,
   ns,
