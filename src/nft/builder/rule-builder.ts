@@ -419,7 +419,7 @@ export class RuleBuilder {
   }
 
   build(): Expr[] {
-    return [...this.exprs];
+    return this.exprs.map(shared);
   }
 
   /** Builds a Rule for a chain. */
@@ -428,6 +428,40 @@ export class RuleBuilder {
     if (comment !== undefined) r.comment = comment;
     return r;
   }
+}
+
+/**
+ * One frozen object for each of the expressions that recur in rule after rule (`meta l4proto`,
+ * `cmp eq 6`, a payload load, the DNAT of a map's `addr . port`): a proxy keeps its rules for as
+ * long as their services live, and at 10k services these repeats were 3.7 MB of identical objects.
+ * Frozen, so that a caller changing one by mistake gets an error instead of changing every rule.
+ */
+const sharedExprs = new Map<string, Expr>();
+const SHARED_MAX = 4096;
+
+function sharedKey(e: Expr): string | undefined {
+  switch (e.type) {
+    case 'meta':
+      return e.sreg === undefined ? `m ${e.key} ${e.dreg}` : undefined;
+    case 'payload':
+      return e.sreg === undefined && e.dreg !== undefined ? `p ${e.base} ${e.offset} ${e.len} ${e.dreg}` : undefined;
+    case 'cmp':
+      return e.data.length <= 4 ? `c ${e.sreg} ${e.op} ${e.data.join(',')}` : undefined;
+    case 'nat':
+      return Object.keys(e).length === 5 && e.regAddrMin !== undefined && e.regProtoMin !== undefined ? `n ${e.nat} ${e.family} ${e.regAddrMin} ${e.regProtoMin}` : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function shared(e: Expr): Expr {
+  const k = sharedKey(e);
+  if (k === undefined) return e;
+  const known = sharedExprs.get(k);
+  if (known) return known;
+  if (sharedExprs.size >= SHARED_MAX) return e;
+  sharedExprs.set(k, Object.freeze(e));
+  return e;
 }
 
 /** Starts a rule for a table of this family. */

@@ -158,5 +158,8 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   for (const ep of cat.allReachableEndpoints) put(SET.hairpinConnections, { key: [ep.ip, ep.ip, p, ep.port] });
   if (cfg.localhostNodePorts && sp.nodePort && p !== 'tcp') put(SET.localhostNodeports, { key: [p, sp.nodePort] });
 
+  // Exact-size copies: an array grown by push() reserves 17 slots, and these live as long as the
+  // service port does (at 10k services, 4 MB of empty slots).
+  for (const [set, list] of elements) elements.set(set, list.slice());
   return { chains: out, sets, elements };
 }

@@ -15,8 +15,11 @@
 // keep both bounded: at 10k services x 5, 64 per bucket measured best (0.52 s, against 0.60 s at
 // 16 and 0.63 s at 256; scripts/probe-slots-layout.mjs).
 
-/** How an endpoint is named in a slot (and in an affinity group): `ip|port`. */
+/** How an endpoint is named when endpoints are compared (and in an affinity group): `ip|port`. */
 export const endpointKey = (ep: { ip: string; port: number }): string => `${ep.ip}|${ep.port}`;
+
+/** What a slot holds: an endpoint's address and port (the model's endpoint object itself). */
+export type SlotEndpoint = Readonly<{ ip: string; port: number }>;
 
 /** Service chains per bucket map: the bound on bindings per map. */
 export const CHAINS_PER_BUCKET = 64;
@@ -27,14 +30,18 @@ export interface Placement {
   bucket: number;
   /** The first slot: numgen's offset. */
   base: number;
-  /** Endpoint keys in slot order: slot base + i holds order[i]. */
-  order: readonly string[];
+  /** Endpoints in slot order: slot base + i holds order[i]. */
+  order: readonly SlotEndpoint[];
 }
 
 interface Group {
   bucket: number;
   member: number;
-  order: string[];
+  /**
+   * The endpoint objects themselves, not `ip|port` strings: the model holds them anyway, and a
+   * string per endpoint was most of the allocator's memory (5 MB at 10k services x 5).
+   */
+  order: (SlotEndpoint | undefined)[];
   /** Placed (or confirmed) since the last adopt(): groups nobody claims are released by sweep(). */
   claimed: boolean;
 }
@@ -56,18 +63,18 @@ export class SlotAllocator {
   }
 
   /** Records a group as the kernel holds it (slots whose element is missing are undefined). */
-  adopt(group: string, bucket: number, member: number, order: readonly (string | undefined)[]): void {
+  adopt(group: string, bucket: number, member: number, order: readonly (SlotEndpoint | undefined)[]): void {
     const used = (this.members[bucket] ??= new Set());
     if (used.has(member) || member >= this.chainsPerBucket) return; // two rules claiming one range: rebuild it
     used.add(member);
-    this.groups.set(group, { bucket, member, order: order.map((k) => k ?? ''), claimed: false });
+    this.groups.set(group, { bucket, member, order: [...order], claimed: false });
   }
 
   /**
    * Places a group's endpoints, moving as few as possible: an endpoint keeps its slot while the slot
    * is inside the new range, new endpoints fill the holes in slot order.
    */
-  place(group: string, endpoints: readonly string[]): Placement {
+  place(group: string, endpoints: readonly SlotEndpoint[]): Placement {
     if (endpoints.length > SLOTS_PER_CHAIN) {
       throw new RangeError(`${endpoints.length} endpoints: the slots layout takes at most ${SLOTS_PER_CHAIN} per service chain`);
     }
@@ -77,33 +84,35 @@ export class SlotAllocator {
       g = { bucket, member, order: [], claimed: true };
       this.groups.set(group, g);
     }
-    const n = endpoints.length;
-    const wanted = new Set(endpoints);
+    // By ip|port: the same endpoint (a new object after an EndpointSlice update, or one adopted from the kernel) keeps its slot.
+    const wanted = new Map<string, SlotEndpoint>();
+    for (const ep of endpoints) if (!wanted.has(endpointKey(ep))) wanted.set(endpointKey(ep), ep);
+    g.claimed = true;
     if (g.order.length === 0) {
       // A new group (every cold start, 10k times): the endpoints in their order.
-      g.order = [...wanted];
-      g.claimed = true;
-      return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order };
+      g.order = [...wanted.values()];
+      return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order as SlotEndpoint[] };
     }
-    const next: (string | undefined)[] = new Array<string | undefined>(n);
+    const n = wanted.size;
+    const next: (SlotEndpoint | undefined)[] = new Array<SlotEndpoint | undefined>(n);
     const kept = new Set<string>();
     for (let i = 0; i < Math.min(n, g.order.length); i++) {
-      const k = g.order[i]!;
-      if (wanted.has(k) && !kept.has(k)) {
-        next[i] = k;
+      const old = g.order[i];
+      const k = old && endpointKey(old);
+      if (k !== undefined && wanted.has(k) && !kept.has(k)) {
+        next[i] = wanted.get(k);
         kept.add(k);
       }
     }
     let hole = 0;
-    for (const k of endpoints) {
+    for (const [k, ep] of wanted) {
       if (kept.has(k)) continue;
       while (next[hole] !== undefined) hole++;
-      next[hole] = k;
+      next[hole] = ep;
       kept.add(k);
     }
-    g.order = next as string[];
-    g.claimed = true;
-    return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order };
+    g.order = next;
+    return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: next as SlotEndpoint[] };
   }
 
   release(group: string): void {

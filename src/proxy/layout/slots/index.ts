@@ -25,14 +25,14 @@ import { familyParts } from '../family.js';
 import { pins, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
-import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator } from './allocator.js';
+import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
 
 export class SlotsLayout implements Layout {
   readonly name = 'slots';
   private readonly slots: SlotAllocator;
   private readonly pins = new AffinityPins();
-  /** The endpoint groups (chain names) each service port placed in its last service() call. */
-  private readonly groupsOf = new Map<ServicePortId, Set<string>>();
+  /** The endpoint groups (chain names, one or two) each service port placed in its last service() call. */
+  private readonly groupsOf = new Map<ServicePortId, string[]>();
   /** Affinity groups placed since the last adopt() (the others are gone). */
   private readonly pinnedSinceAdopt = new Set<string>();
 
@@ -59,21 +59,17 @@ export class SlotsLayout implements Layout {
   service(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects {
     const family = nftFamily(cfg.family);
     const { l3, natFamily } = familyParts(cfg.family);
-    const placed = new Set<string>();
+    const placed: string[] = [];
     const proto = l4proto(sp);
     const affinity = sp.affinityTimeoutSeconds > 0;
     const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | undefined => {
       // Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains (affinity.ts).
       if (affinity && !this.pins.eligible(port, chain, eps)) return undefined;
-      const byKey = new Map(eps.map((ep) => [endpointKey(ep), ep]));
-      const p = this.slots.place(chain, [...byKey.keys()]);
-      placed.add(chain);
+      const p = this.slots.place(chain, eps);
+      placed.push(chain);
       const map = slotMap.name(p.bucket);
-      p.order.forEach((k, i) => {
-        const ep = byKey.get(k)!;
-        ctx.put(map, { key: [p.base + i], value: [ep.ip, ep.port] });
-      });
-      const pick = rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key: numgen('random', eps.length, p.base), map: { name: map } });
+      p.order.forEach((ep, i) => ctx.put(map, { key: [p.base + i], value: [ep.ip, ep.port] }));
+      const pick = rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key: numgen('random', p.order.length, p.base), map: { name: map } });
       if (!affinity) return [pick];
       const id = this.pins.place(port, chain, p.bucket, eps);
       this.pinnedSinceAdopt.add(chain);
@@ -88,7 +84,7 @@ export class SlotsLayout implements Layout {
       return serviceObjects(cfg, sp, endpoints, picker);
     } finally {
       for (const g of this.groupsOf.get(sp.id) ?? []) {
-        if (placed.has(g)) continue;
+        if (placed.includes(g)) continue;
         this.slots.release(g);
         this.pins.release(g);
       }
@@ -114,19 +110,19 @@ export class SlotsLayout implements Layout {
     this.slots.reset();
     this.groupsOf.clear();
     this.pinnedSinceAdopt.clear();
-    const slotsOf = new Map<string, Map<number, string>>();
+    const slotsOf = new Map<string, Map<number, SlotEndpoint>>();
     for (const s of kernel.sets) {
       if (slotMap.bucket(s.name) === undefined) continue;
-      const m = new Map<number, string>();
+      const m = new Map<number, SlotEndpoint>();
       for (const e of s.elements ?? []) {
         const [slot] = e.key as [number];
         const value = e.value as [string, number] | undefined;
-        if (typeof slot === 'number' && Array.isArray(value)) m.set(slot, endpointKey({ ip: value[0], port: value[1] }));
+        if (typeof slot === 'number' && Array.isArray(value)) m.set(slot, { ip: value[0], port: value[1] });
       }
       slotsOf.set(s.name, m);
     }
     const pinIds = new Map<string, { id: number; bucket: number }>();
-    const orders = new Map<string, (string | undefined)[]>();
+    const orders = new Map<string, (SlotEndpoint | undefined)[]>();
     for (const r of kernel.rules) {
       // An affinity chain's first rule: `ip saddr . <id> map @pins-K`.
       const pinLookup = r.exprs.findIndex((e) => e.type === 'lookup' && pins.bucket(e.set) !== undefined);
@@ -142,12 +138,12 @@ export class SlotsLayout implements Layout {
       const bucket = slotMap.bucket(lookup.set);
       const base = ng.offset ?? 0;
       if (bucket === undefined || base % SLOTS_PER_CHAIN !== 0) continue;
-      const elements = slotsOf.get(lookup.set) ?? new Map<number, string>();
+      const elements = slotsOf.get(lookup.set) ?? new Map<number, SlotEndpoint>();
       const order = Array.from({ length: ng.modulus }, (_, j) => elements.get(base + j));
       this.slots.adopt(r.chain, bucket, base / SLOTS_PER_CHAIN, order);
       orders.set(r.chain, order);
     }
-    for (const [chain, p] of pinIds) this.pins.adopt(chain, p.id, p.bucket, orders.get(chain) ?? []);
+    for (const [chain, p] of pinIds) this.pins.adopt(chain, p.id, p.bucket, (orders.get(chain) ?? []).map((ep) => ep && endpointKey(ep)));
     // A full sync is the time to repack buckets that churn left sparse: the moved chains get a new
     // rule and their elements in a lower bucket, in the same atomic transaction; their affinity pins
     // start over (a new id in the new bucket).
