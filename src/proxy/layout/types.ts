@@ -46,7 +46,7 @@ export interface BaseObjects {
 export interface ServiceObjects {
   chains: { chain: Chain; rules: Rule[] }[];
   /** Sets that belong to this service port alone (kube-proxy's affinity sets). */
-  sets: NftSet[];
+  sets: readonly NftSet[];
   elements: ElementContributions;
 }
 

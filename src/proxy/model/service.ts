@@ -38,6 +38,10 @@ export interface FamilyIP {
   text: string;
 }
 
+/** One frozen empty list for every service port without external IPs, LB IPs or source ranges (most of them). */
+const EMPTY: readonly string[] = Object.freeze([]);
+const orEmpty = (list: readonly string[]): readonly string[] => (list.length ? list : EMPTY);
+
 export const IP_FAMILIES: readonly IPFamily[] = ['ipv4', 'ipv6'];
 export const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
 
@@ -90,9 +94,9 @@ export function servicePortsOfFamily(info: ServiceInfo, family: IPFamily): Servi
       clusterIP,
       port: p.port,
       nodePort: p.nodePort,
-      externalIPs: info.externalIPs[family],
-      loadBalancerIPs: info.loadBalancerIPs[family],
-      loadBalancerSourceRanges: info.loadBalancerSourceRanges[family],
+      externalIPs: orEmpty(info.externalIPs[family]),
+      loadBalancerIPs: orEmpty(info.loadBalancerIPs[family]),
+      loadBalancerSourceRanges: orEmpty(info.loadBalancerSourceRanges[family]),
       externalTrafficPolicy: info.externalTrafficPolicy,
       internalTrafficPolicy: info.internalTrafficPolicy,
       affinityTimeoutSeconds: info.affinityTimeoutSeconds,

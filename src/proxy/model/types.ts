@@ -25,11 +25,11 @@ export interface ServicePort {
   port: number;
   /** 0 when none. */
   nodePort: number;
-  externalIPs: string[];
+  externalIPs: readonly string[];
   /** status.loadBalancer.ingress[].ip of this family (VIP mode only; ipMode Proxy excluded). */
-  loadBalancerIPs: string[];
+  loadBalancerIPs: readonly string[];
   /** CIDRs of this family; empty = no firewall. */
-  loadBalancerSourceRanges: string[];
+  loadBalancerSourceRanges: readonly string[];
   externalTrafficPolicy: TrafficPolicy;
   internalTrafficPolicy: TrafficPolicy;
   /** ClientIP affinity timeout in seconds; 0 = no affinity. */

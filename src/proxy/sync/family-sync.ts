@@ -69,9 +69,8 @@ interface KernelView {
   elements?: Map<string, { elements: SetElement[]; keys: string[] | undefined }>;
 }
 
-interface Fragment {
-  objects: ServiceObjects;
-}
+/** A service port's objects, as the layout built them. */
+type Fragment = ServiceObjects;
 
 /** A planned transaction and what the kernel will hold if it commits. */
 interface Plan {
@@ -256,7 +255,7 @@ export class FamilySync {
 
   private fragment(sp: ProxyState['services'] extends ReadonlyMap<string, infer V> ? V : never, state: ProxyState): Fragment | undefined {
     try {
-      return { objects: this.layout.service(this.cfg, sp, state.endpoints.get(sp.id) ?? []) };
+      return this.layout.service(this.cfg, sp, state.endpoints.get(sp.id) ?? []);
     } catch (err) {
       this.layout.release?.(sp.id);
       this.excluded.set(sp.id, (err as Error).message);
@@ -443,12 +442,12 @@ export class FamilySync {
     const flush = async (last: boolean): Promise<void> => {
       for (const s of this.layout.sharedSets?.(this.cfg) ?? []) declare(s);
       for (const [id, f] of batch) {
-        for (const s of f.objects.sets) {
+        for (const s of f.sets) {
           ownSets.add(s.name);
           addSet(s, id);
         }
-        writeChains(id, f.objects.chains);
-        this.index.contribute(undefined, f.objects.elements);
+        writeChains(id, f.chains);
+        this.index.contribute(undefined, f.elements);
       }
       batch = [];
       batchOps = 0;
@@ -464,7 +463,7 @@ export class FamilySync {
       if (!f) continue;
       plan.fragments.set(sp.id, f);
       batch.push([sp.id, f]);
-      for (const c of f.objects.chains) batchOps += 1 + c.rules.length;
+      for (const c of f.chains) batchOps += 1 + c.rules.length;
       if (plan.chunkOps && batchOps >= plan.chunkOps) await flush(false);
     }
     this.layout.sweep?.();
@@ -506,25 +505,25 @@ export class FamilySync {
     }
     for (const [id, next] of plan.fragments) {
       const prev = this.committed.get(id);
-      const prevSets = new Set(prev?.objects.sets.map((s) => s.name));
-      for (const s of next?.objects.sets ?? []) {
+      const prevSets = new Set(prev?.sets.map((s) => s.name));
+      for (const s of next?.sets ?? []) {
         if (prevSets.has(s.name) || this.kernel?.sets.has(s.name)) continue;
         this.owned(plan, id, () => plan.tx.add({ set: s }));
         plan.setAdds.push(s);
       }
     }
-    for (const [id, next] of plan.fragments) for (const { chain } of next?.objects.chains ?? []) this.addChainIfMissing(plan, id, chain);
+    for (const [id, next] of plan.fragments) for (const { chain } of next?.chains ?? []) this.addChainIfMissing(plan, id, chain);
     for (const [id, next] of plan.fragments) {
-      for (const { chain, rules } of next?.objects.chains ?? []) this.writeChain(plan, id, chain, rules);
+      for (const { chain, rules } of next?.chains ?? []) this.writeChain(plan, id, chain, rules);
     }
-    for (const [id, next] of plan.fragments) this.index.contribute(this.committed.get(id)?.objects.elements, next?.objects.elements);
+    for (const [id, next] of plan.fragments) this.index.contribute(this.committed.get(id)?.elements, next?.elements);
     this.queueElements(plan);
     for (const [id, next] of plan.fragments) {
       const prev = this.committed.get(id);
-      const nextChains = new Set(next?.objects.chains.map((c) => c.chain.name));
-      for (const { chain } of prev?.objects.chains ?? []) if (!nextChains.has(chain.name)) this.flushStale(plan, chain.name);
-      const nextSets = new Set(next?.objects.sets.map((s) => s.name));
-      for (const s of prev?.objects.sets ?? []) {
+      const nextChains = new Set(next?.chains.map((c) => c.chain.name));
+      for (const { chain } of prev?.chains ?? []) if (!nextChains.has(chain.name)) this.flushStale(plan, chain.name);
+      const nextSets = new Set(next?.sets.map((s) => s.name));
+      for (const s of prev?.sets ?? []) {
         if (nextSets.has(s.name)) continue;
         this.owned(plan, id, () => plan.tx.delete({ set: s }));
         plan.setDeletes.push(s.name);
@@ -560,7 +559,7 @@ export class FamilySync {
 
   /** The service port whose fragment (this plan's, or the committed one) holds this very element. */
   private contributorOf(plan: Plan, setName: string, el: SetElement): ServicePortId | undefined {
-    const holds = (f: Fragment | undefined): boolean => f?.objects.elements.get(setName)?.includes(el) === true;
+    const holds = (f: Fragment | undefined): boolean => f?.elements.get(setName)?.includes(el) === true;
     for (const [id, f] of plan.fragments) if (holds(f)) return id;
     for (const [id, f] of this.committed) if (holds(f)) return id;
     return undefined;

@@ -27,6 +27,8 @@ function cidrContains(cidr: string, addr: string, v6: boolean): boolean {
   return masked !== null && masked.bytes.every((b, i) => b === p.bytes[i]);
 }
 
+const NO_SETS: readonly NftSet[] = Object.freeze([]);
+
 /** What a picker may add besides its chain's rules. */
 export interface PickerContext {
   /** An element in one of the layout's shared sets or maps. */
@@ -161,5 +163,5 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   // Exact-size copies: an array grown by push() reserves 17 slots, and these live as long as the
   // service port does (at 10k services, 4 MB of empty slots).
   for (const [set, list] of elements) elements.set(set, list.slice());
-  return { chains: out, sets, elements };
+  return { chains: out, sets: sets.length ? sets : NO_SETS, elements };
 }
