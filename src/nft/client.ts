@@ -125,8 +125,8 @@ export class Nftables {
 function ruleHandlesOf(tx: Transaction, req: EncodedRequest, handles: readonly NativeRuleHandle[]): CommitResult {
   const ruleHandles = new Map<number, number>();
   for (const h of handles) {
-    const origin = req.origins[h.op];
-    if (origin) ruleHandles.set(origin.op, h.handle);
+    const op = req.origins.op(h.op);
+    if (op !== undefined) ruleHandles.set(op, h.handle);
   }
   const missingHandles: number[] = [];
   tx.operations.forEach((op, i) => {
@@ -137,17 +137,18 @@ function ruleHandlesOf(tx: Transaction, req: EncodedRequest, handles: readonly N
 
 function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): KernelRefusal {
   if (e.phase === 'batch' || e.op < 0) return { errno: e.errno, kernelMessage: e.message, operationIndex: -1 };
-  const origin = req.origins[e.op];
-  if (!origin) return { errno: e.errno, kernelMessage: e.message, operationIndex: -1 };
+  const op = req.origins.op(e.op);
+  if (op === undefined) return { errno: e.errno, kernelMessage: e.message, operationIndex: -1 };
   const r: KernelRefusal = {
     errno: e.errno,
     kernelMessage: e.message,
-    operationIndex: origin.op,
-    operation: tx.operations[origin.op]!,
+    operationIndex: op,
+    operation: tx.operations[op]!,
   };
-  if (e.element >= 0) r.elementIndex = origin.elements ? (origin.elements[e.element] ?? -1) : e.element;
+  const elements = req.origins.elements(e.op);
+  if (e.element >= 0) r.elementIndex = elements ? (elements[e.element] ?? -1) : e.element;
   try {
-    r.command = tx.renderOperation(origin.op, r.elementIndex);
+    r.command = tx.renderOperation(op, r.elementIndex);
   } catch {
     // An operation that has no nft text (an expression the renderer does not know) still has its index.
   }

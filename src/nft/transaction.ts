@@ -185,16 +185,24 @@ export class Transaction {
 
   private track(op: Operation): void {
     if (op.kind === 'chain') {
-      const k = key(op.chain.family, op.chain.table, op.chain.name);
-      if (op.verb === 'add' || op.verb === 'create') this.chains.add(k);
-      else if (op.verb === 'delete' || op.verb === 'destroy') this.chains.delete(k);
+      // Chains matter only to jump checks: without a dump or a table created here there are none
+      // (a cold start of the proxy queues 10k chains per part and checks nothing).
+      if (this.strict || this.strictTables.size > 0) this.trackChain(op);
     } else if (op.kind === 'set') {
       const k = key(op.set.family, op.set.table, op.set.name);
       if (op.verb === 'add' || op.verb === 'create') this.sets.set(k, op.set);
     } else if (op.kind === 'table' && op.verb === 'create') {
       // A table created here is new: every chain a rule jumps to must come from this batch.
+      const first = !this.strict && this.strictTables.size === 0;
       this.strictTables.add(`${op.table.family} ${op.table.name}`);
+      if (first) for (const earlier of this.operations) if (earlier.kind === 'chain') this.trackChain(earlier);
     }
+  }
+
+  private trackChain(op: Extract<Operation, { kind: 'chain' }>): void {
+    const k = key(op.chain.family, op.chain.table, op.chain.name);
+    if (op.verb === 'add' || op.verb === 'create') this.chains.add(k);
+    else if (op.verb === 'delete' || op.verb === 'destroy') this.chains.delete(k);
   }
 
   /** The request buffer for the addon. */

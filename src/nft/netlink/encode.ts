@@ -14,17 +14,46 @@ import { NF_INET_HOOK, NFPROTO, NFT_DATA_VERDICT, NFT_MSG, NFT_SET_ELEM_F, NFT_S
 import { commentUdata, UdataBuilder } from './udata.js';
 import { WireKind, WireWriter, WIRE_FLAG_CHECK, WIRE_FLAG_GENID } from './wire.js';
 
-/** Where a wire operation came from. */
-export interface WireOrigin {
-  /** Index of the caller's operation. */
-  op: number;
-  /** For element messages: wire element index -> caller element index (-1: nft's leading interval marker). */
-  elements?: Int32Array;
+/**
+ * Where each wire message came from: the caller's operation index, and for interval element
+ * messages, wire element index -> caller element index (-1: nft's leading interval marker). Kept as
+ * plain numbers, not an object per message: a cold-start part holds 20k messages while the next is
+ * planned.
+ */
+export class WireOrigins {
+  private ops: number[] = [];
+  private readonly elementMaps = new Map<number, Int32Array>();
+
+  get length(): number {
+    return this.ops.length;
+  }
+  push(op: number, elements?: Int32Array): void {
+    if (elements) this.elementMaps.set(this.ops.length, elements);
+    this.ops.push(op);
+  }
+  /** Forgets the messages from `length` on (an operation that failed to encode). */
+  truncate(length: number): void {
+    for (let i = length; i < this.ops.length; i++) this.elementMaps.delete(i);
+    this.ops.length = length;
+  }
+  /** The caller's operation of wire message i. */
+  op(i: number): number | undefined {
+    return this.ops[i];
+  }
+  elements(i: number): Int32Array | undefined {
+    return this.elementMaps.get(i);
+  }
+  copy(): WireOrigins {
+    const c = new WireOrigins();
+    c.ops = this.ops.slice();
+    for (const [k, v] of this.elementMaps) c.elementMaps.set(k, v);
+    return c;
+  }
 }
 
 export interface EncodedRequest {
   buffer: Uint8Array;
-  origins: WireOrigin[];
+  origins: WireOrigins;
 }
 
 export interface EncodeOptions {
@@ -51,7 +80,7 @@ let anonCount = 0;
 
 export class RequestEncoder {
   readonly w = new WireWriter(1 << 16);
-  readonly origins: WireOrigin[] = [];
+  readonly origins = new WireOrigins();
   private nextSetId = 1;
   private opIndex = 0;
 
@@ -61,9 +90,9 @@ export class RequestEncoder {
     this.countAt = this.w.header(0, 0);
   }
 
-  private begin(msgType: number, kind: WireKind, nlFlags: number, family: string, origin?: Partial<WireOrigin>): void {
+  private begin(msgType: number, kind: WireKind, nlFlags: number, family: string, elements?: Int32Array): void {
     this.w.op(msgType, kind, nlFlags, NFPROTO[family as keyof typeof NFPROTO]);
-    this.origins.push({ op: this.opIndex, ...origin });
+    this.origins.push(this.opIndex, elements);
   }
 
   /** Encodes one operation; if it throws, nothing of it stays in the buffer. */
@@ -75,7 +104,7 @@ export class RequestEncoder {
       this.operation(op, index);
     } catch (err) {
       this.w.reset(mark);
-      this.origins.length = origins;
+      this.origins.truncate(origins);
       this.nextSetId = nextSetId;
       throw err;
     }
@@ -253,9 +282,13 @@ export class RequestEncoder {
       const ranges = elements.map((e, i) => parseIntervalValue(type, e.key[0]!, e.keyEnd?.[0], `${what} element ${i}`));
       // Deleting ranges must leave nft's leading marker alone: the other ranges still need it.
       const wire = intervalElements(type, ranges, what, s.anonymous === true && !s.data).filter((e) => isNew || e.source >= 0);
-      this.begin(msg, WireKind.Elements, createFlags(verb), s.family, {
-        elements: Int32Array.from(wire, (e) => e.source),
-      });
+      this.begin(
+        msg,
+        WireKind.Elements,
+        createFlags(verb),
+        s.family,
+        Int32Array.from(wire, (e) => e.source),
+      );
       this.setNameAttrs(s, setId);
       this.noExprs();
       w.openList(true);
@@ -394,7 +427,7 @@ export class RequestEncoder {
     const flags = (opts.check ? WIRE_FLAG_CHECK : 0) | (opts.generation !== undefined ? WIRE_FLAG_GENID : 0);
     this.w.patchHeader(flags, opts.generation ?? 0);
     this.w.patchU32(this.countAt, this.origins.length);
-    return { buffer: this.w.finish(), origins: this.origins.slice() };
+    return { buffer: this.w.finish(), origins: this.origins.copy() };
   }
 
   get size(): number {
