@@ -31,6 +31,23 @@ describe('compact wire format', () => {
     expect(Math.max(...Array.from({ length: origins.length }, (_, i) => origins.op(i)!))).toBe(tx.size - 1);
   });
 
+  it('writes names as UTF-8, ASCII or not, and reads them back', () => {
+    for (const name of ['service-ABCD1234-ns/svc/tcp/http', 'caf\u00e9-\u65e5\u672c-\u{1f600}', 'a\u00e9']) {
+      const w = new WireWriter(16);
+      w.openList();
+      w.attrStr(7, name);
+      w.closeList();
+      const bytes = w.finish();
+      const utf8 = new TextEncoder().encode(name);
+      // u16 count, then u16 id, u32 length (with the NUL), the bytes and the NUL.
+      const view = new DataView(bytes.buffer, bytes.byteOffset);
+      expect(view.getUint16(2, true)).toBe(7);
+      expect(view.getUint32(4, true)).toBe(utf8.length + 1);
+      expect([...bytes.subarray(8, 8 + utf8.length)]).toEqual([...utf8]);
+      expect(bytes[8 + utf8.length]).toBe(0);
+    }
+  });
+
   it('an operation that fails to encode leaves nothing behind', () => {
     const tx = kubeProxyShape('ip');
     const before = tx.encode().buffer.length;
