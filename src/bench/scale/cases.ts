@@ -44,6 +44,8 @@ export interface RestartRecord {
   /** Read-back and diff of a fresh engine against the loaded table, seconds. */
   sync: number;
   operations: number;
+  /** Peak RSS of the restarted engine's process (the dump and the model side by side). */
+  rssMB: number;
 }
 
 const childArgs = (step: string, ns: string, layout: LayoutName, services: number, endpoints: number): string[] => [
@@ -101,7 +103,7 @@ export async function restart(layout: LayoutName, services: number, endpoints: n
     await runTimed(childArgs('full', ns, layout, services, endpoints));
     const r = await runTimed(childArgs('restart', ns, layout, services, endpoints));
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { syncMs: number; operations: number };
-    return { layout, services, endpoints, run, sync: out.syncMs / 1000, operations: out.operations };
+    return { layout, services, endpoints, run, sync: out.syncMs / 1000, operations: out.operations, rssMB: r.rssMB };
   });
 }
 

@@ -98,10 +98,17 @@ export function renderChurn(cs: readonly ChurnMedian[]): string {
 
 export function renderRestart(rs: readonly RestartRecord[]): string {
   const layouts = [...new Set(rs.map((r) => r.layout))];
-  const rows = [['restart', 'layout', 'runs', 'read-back + diff s', 'ops written']];
+  const rows = [['restart', 'layout', 'runs', 'read-back + diff s', 'ops written', 'peak RSS MB']];
   for (const l of layouts) {
     const mine = rs.filter((r) => r.layout === l);
-    rows.push([`${mine[0]!.services}x${mine[0]!.endpoints}`, l, String(mine.length), f(median(mine.map((r) => r.sync)), 3), String(Math.max(...mine.map((r) => r.operations)))]);
+    rows.push([
+      `${mine[0]!.services}x${mine[0]!.endpoints}`,
+      l,
+      String(mine.length),
+      f(median(mine.map((r) => r.sync)), 3),
+      String(Math.max(...mine.map((r) => r.operations))),
+      f(median(mine.map((r) => r.rssMB)), 0),
+    ]);
   }
   return pad(rows);
 }

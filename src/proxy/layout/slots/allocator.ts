@@ -21,6 +21,15 @@ export const endpointKey = (ep: { ip: string; port: number }): string => `${ep.i
 /** What a slot holds: an endpoint's address and port (the model's endpoint object itself). */
 export type SlotEndpoint = Readonly<{ ip: string; port: number }>;
 
+/** Each endpoint once (by ip and port), in order; a handful compared in place, without key strings. */
+function distinct(endpoints: readonly SlotEndpoint[]): SlotEndpoint[] {
+  const same = (a: SlotEndpoint, b: SlotEndpoint): boolean => a.ip === b.ip && a.port === b.port;
+  if (endpoints.length <= 16) return endpoints.filter((ep, i) => endpoints.findIndex((o) => same(o, ep)) === i);
+  const seen = new Map<string, SlotEndpoint>();
+  for (const ep of endpoints) if (!seen.has(endpointKey(ep))) seen.set(endpointKey(ep), ep);
+  return [...seen.values()];
+}
+
 /** Service chains per bucket map: the bound on bindings per map. */
 export const CHAINS_PER_BUCKET = 64;
 /** Slots reserved for each member of a bucket: the most endpoints one service chain can have. */
@@ -84,15 +93,15 @@ export class SlotAllocator {
       g = { bucket, member, order: [], claimed: true };
       this.groups.set(group, g);
     }
-    // By ip|port: the same endpoint (a new object after an EndpointSlice update, or one adopted from the kernel) keeps its slot.
-    const wanted = new Map<string, SlotEndpoint>();
-    for (const ep of endpoints) if (!wanted.has(endpointKey(ep))) wanted.set(endpointKey(ep), ep);
     g.claimed = true;
     if (g.order.length === 0) {
       // A new group (every cold start, 10k times): the endpoints in their order.
-      g.order = [...wanted.values()];
+      g.order = distinct(endpoints);
       return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order as SlotEndpoint[] };
     }
+    // By ip|port: the same endpoint (a new object after an EndpointSlice update, or one adopted from the kernel) keeps its slot.
+    const wanted = new Map<string, SlotEndpoint>();
+    for (const ep of distinct(endpoints)) wanted.set(endpointKey(ep), ep);
     const n = wanted.size;
     const next: (SlotEndpoint | undefined)[] = new Array<SlotEndpoint | undefined>(n);
     const kept = new Set<string>();
