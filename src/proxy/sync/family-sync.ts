@@ -19,14 +19,26 @@ import { ElementIndex, type Contributor } from './element-index.js';
 export const STALE_CHAIN_DELAY_MS = 1000;
 
 /**
- * A cold start (no chains of ours in the kernel) commits in transactions of about this many
- * operations, the elements after every chain and the dispatch maps last. Why (Linux 6.18, perf):
- * binding a set walks the whole transaction (__nft_set_trans_bind), so one transaction of 10k
- * services with kube-proxy's anonymous sets costs tx length x sets; bounded transactions make that
- * term linear. Nothing routes to a service before its dispatch element exists, so no service is
- * ever half-programmed; a resync against a live table stays one atomic transaction.
+ * A cold start (no chains of ours in the kernel) commits in parts, each part's dispatch elements
+ * last, while the next part is built. Nothing routes to a service before its dispatch element
+ * exists, so no service is ever half-programmed; a resync against a live table stays one atomic
+ * transaction. How big a part is (Linux 6.18, perf and A/B runs of the slots layout):
+ * - not too big: binding an anonymous set walks the whole transaction (__nft_set_trans_bind), so
+ *   one transaction of 10k services in kube-proxy's layout costs tx length x sets; and the last
+ *   part's commit is all that is left once planning ends;
+ * - not too many: every commit that adds NAT rules validates the whole table (nft_table_validate),
+ *   so a fixed part size makes the validations quadratic in the table's size. At 30k services,
+ *   parts of 1000 operations took 1.95 s, of 2000 1.68-1.78 s, of 3750 1.73 s.
+ * Hence parts of COLD_START_OPS, or 1/COLD_START_PARTS of the service ports when that is more
+ * (10k: 1250 operations, 0.64 s; 30k: 3750).
  */
-export const COLD_START_OPS = 2000;
+export const COLD_START_OPS = 1000;
+export const COLD_START_PARTS = 8;
+
+/** Operations per cold-start part for a model of this many service ports. */
+export function coldStartPartOps(servicePorts: number): number {
+  return Math.max(COLD_START_OPS, Math.ceil(servicePorts / COLD_START_PARTS));
+}
 
 export interface SyncResult {
   family: string;
@@ -180,7 +192,7 @@ export class FamilySync {
     if (full && !this.kernel) this.kernel = await this.readKernel();
     // A cold start (no chains of ours in the kernel) goes in bounded transactions, committed while
     // the next one is planned; anything else is one atomic transaction.
-    const plan = this.newPlan(full && this.kernel!.chains.size === 0 ? COLD_START_OPS : undefined);
+    const plan = this.newPlan(full && this.kernel!.chains.size === 0 ? coldStartPartOps(state.services.size) : undefined);
     try {
       if (full) await this.planFull(state, plan);
       else this.planPartial(state, change, plan);
