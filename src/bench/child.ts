@@ -84,6 +84,9 @@ main().then(
   (phases) => {
     const ru = process.resourceUsage();
     process.stdout.write(JSON.stringify({ phases, resourceUsage: { userS: ru.userCPUTime / 1e6, sysS: ru.systemCPUTime / 1e6, maxRssMB: ru.maxRSS / 1024 } }) + '\n');
+    // Done: exit at once, as nft does, instead of tearing down a heap of 100k elements (15-20 ms of
+    // the measured wall). The write above is synchronous (stdout is a pipe or a file, on Linux).
+    process.exit(0);
   },
   (err: unknown) => {
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
