@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { Transaction, types } from '../../src/index.js';
+import type { NftSet, SetElement } from '../../src/index.js';
+import { ElementIndex } from '../../src/proxy/sync/element-index.js';
+
+const { ipv4_addr, inet_service } = types;
+const set: NftSet = { family: 'ip', table: 't', name: 'hairpin', key: [ipv4_addr, inet_service] };
+const el = (ip: string, port: number, comment?: string): SetElement => (comment ? { key: [ip, port], comment } : { key: [ip, port] });
+const contributions = (...elements: SetElement[]): Map<string, SetElement[]> => new Map([['hairpin', elements]]);
+
+/** Queues and commits the index's delta; returns it as nft text. */
+function commit(index: ElementIndex): string {
+  const tx = new Transaction({ sets: [set] });
+  index.queue(tx);
+  index.committed();
+  return tx.render();
+}
+
+describe('ElementIndex', () => {
+  it('keeps a key that two service ports contribute until the last one withdraws it', () => {
+    const index = new ElementIndex();
+    index.declare(set);
+    const a = contributions(el('198.18.0.1', 80, 'a'), el('198.18.0.2', 80, 'a'));
+    const b = contributions(el('198.18.0.2', 80, 'b'));
+    index.contribute(undefined, a);
+    index.contribute(undefined, b);
+    // The first contributor's element is the one written.
+    expect(commit(index)).toBe('add element ip t hairpin { 198.18.0.1 . 80 comment "a", 198.18.0.2 . 80 comment "a" }\n');
+    expect(index.isShared('hairpin', el('198.18.0.2', 80))).toBe(true);
+    // a goes: its own key goes, the shared one stays and becomes b's (a delete and re-add: the comment changed).
+    index.contribute(a, undefined);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.1 . 80, 198.18.0.2 . 80 }\nadd element ip t hairpin { 198.18.0.2 . 80 comment "b" }\n');
+    expect(index.isShared('hairpin', el('198.18.0.2', 80))).toBe(false);
+    // Withdrawing what a no longer holds changes nothing.
+    index.contribute(a, undefined);
+    expect(commit(index)).toBe('');
+    // b goes: the key goes.
+    index.contribute(b, undefined);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.2 . 80 }\n');
+    expect(index.elements('hairpin')).toEqual([]);
+  });
+
+  it('replaces one contributor\'s elements by another set of its own, element by element', () => {
+    const index = new ElementIndex();
+    index.declare(set);
+    const before = contributions(el('198.18.0.1', 80), el('198.18.0.2', 80));
+    index.contribute(undefined, before);
+    commit(index);
+    const after = contributions(el('198.18.0.2', 80), el('198.18.0.3', 80));
+    index.contribute(before, after);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.1 . 80 }\nadd element ip t hairpin { 198.18.0.3 . 80 }\n');
+  });
+});
