@@ -14,6 +14,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const CLUSTER_IP = '198.18.200.10';
 const NODE_PORT = 30080;
 const REQUESTS = 30;
+/**
+ * Connections tried while the service has no endpoints. The kernel rate-limits the ICMP errors a
+ * reject sends (net.ipv4.icmp_ratelimit: a burst, then one per second per destination), so past
+ * the burst each refused connection waits for its SYN to be sent again, a second later: 30 of them
+ * took 30 s, longer than the wait for the change itself.
+ */
+const REFUSED_REQUESTS = 5;
 const bin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'nftlink.js');
 
 function manifests(c: Cluster, endpoints: number): string {
@@ -73,20 +80,21 @@ async function main(): Promise<void> {
       if (code) console.error(`proxy exited with ${code}:\n${log}`);
     });
 
-    const fromPod = () => tally(probe(cluster.pods[0]!.ns, CLUSTER_IP, 80, { count: REQUESTS }));
-    const fromClient = () => tally(probe(cluster.client, CLUSTER.nodeIPv4, NODE_PORT, { count: REQUESTS }));
+    const fromPod = (count: number) => tally(probe(cluster.pods[0]!.ns, CLUSTER_IP, 80, { count }));
+    const fromClient = (count: number) => tally(probe(cluster.client, CLUSTER.nodeIPv4, NODE_PORT, { count }));
     const answered = (t: Record<string, number>, pods: number): boolean => Object.keys(t).filter((k) => k.startsWith('web-')).length === pods;
 
     for (const [step, n] of [['3 endpoints', 3], ['scaled to 1', 1], ['scaled to 0', 0], ['back to 3', 3]] as const) {
       writeAtomically(file, manifests(cluster, n));
+      const count = n === 0 ? REFUSED_REQUESTS : REQUESTS;
       let pod: Record<string, number> = {};
       await until(() => {
-        pod = fromPod();
+        pod = fromPod(count);
         return n === 0 ? Object.keys(pod).every((k) => k.startsWith('error:')) : answered(pod, n) || (n === 3 && Object.keys(pod).length === 3);
       }, `traffic to follow "${step}"`);
-      console.log(`# ${step}: ${REQUESTS} requests each`);
+      console.log(`# ${step}: ${count} requests each`);
       show(`pod web-1 -> ClusterIP ${CLUSTER_IP}:80`, pod);
-      show(`client -> NodePort ${CLUSTER.nodeIPv4}:${NODE_PORT}`, fromClient());
+      show(`client -> NodePort ${CLUSTER.nodeIPv4}:${NODE_PORT}`, fromClient(count));
     }
     const chain = chainName.cluster(serviceChainBase({ namespace: 'demo', name: 'web', protocol: 'TCP', portName: 'http' }));
     console.log(`\n# what nft lists of it in the node (the service's chain, the slots map its endpoints live in, the dispatch map):`);
