@@ -15,3 +15,7 @@ export { renderRuleset } from './render/ruleset.js';
 export { renderCommands } from './render/commands.js';
 export { renderRuleExprs, RenderError } from './render/rule.js';
 export { NF_IP_PRI } from './netlink/constants.js';
+export { Reconciler, type DesiredState, type ReconcileStats } from './reconcile/reconciler.js';
+export { ElementStore, type ElementDelta } from './reconcile/element-store.js';
+export { sameRule, sameRules } from './reconcile/rule-equality.js';
+export { elementKey } from './values.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Transaction, types } from '../../src/index.js';
+// From the package's entry: CNIs that embed the library use the store directly.
+import { ElementStore, Transaction, types } from '../../src/index.js';
 import type { NftSet } from '../../src/index.js';
-import { ElementStore } from '../../src/nft/reconcile/element-store.js';
 
 const { ipv4_addr, inet_service } = types;
 const map: NftSet = { family: 'ip', table: 't', name: 'eps', key: [ipv4_addr], data: [ipv4_addr, inet_service] };
