@@ -45,12 +45,23 @@ export class ElementStore {
     return p;
   }
 
-  /** Notes what the kernel holds under a key before its first change since the last queue. */
-  private touch(k: string): void {
+  /**
+   * Notes what the kernel holds under a key before its first change since the last queue: the
+   * desired element, since between queues the kernel holds exactly those for untouched keys.
+   * `absent`: the caller has just found no desired element under the key.
+   */
+  private touch(k: string, absent = false): void {
     if (this.baseline || this.touched.has(k) || this.fresh.has(k)) return;
-    const held = this.desired.get(k);
+    const held = absent ? undefined : this.desired.get(k);
     if (held === undefined) this.fresh.add(k);
     else this.touched.set(k, held);
+  }
+
+  /** A full compare is due against `held` (what the kernel holds); nothing is touched since. */
+  private rebase(held: Map<string, SetElement>): void {
+    this.baseline = held;
+    this.touched.clear();
+    this.fresh.clear();
   }
 
   /** What the kernel holds (or will, once the queued transactions commit), key by key. */
@@ -67,9 +78,7 @@ export class ElementStore {
   setDesired(elements: Iterable<SetElement>): void {
     const next = new Map<string, SetElement>();
     for (const e of elements) next.set(elementKey(this.set, e), e);
-    this.baseline = this.heldMap();
-    this.touched.clear();
-    this.fresh.clear();
+    this.rebase(this.heldMap());
     this.desired = next;
   }
 
@@ -81,8 +90,7 @@ export class ElementStore {
 
   /** ensure() of a key the caller just found absent (get() gave undefined): one lookup fewer. */
   ensureNew(e: SetElement, key: string): void {
-    // Absent from the desired elements: held by the kernel only if touched (removed) since the last queue.
-    if (!this.baseline && !this.touched.has(key)) this.fresh.add(key);
+    this.touch(key, true);
     this.desired.set(key, e);
   }
 
@@ -177,9 +185,7 @@ export class ElementStore {
       else held.delete(this.undoKeys[i]!);
     }
     this.committed();
-    this.baseline = held;
-    this.touched.clear();
-    this.fresh.clear();
+    this.rebase(held);
   }
 
   /**
@@ -191,9 +197,7 @@ export class ElementStore {
     const keyed = keys !== undefined && keys.length === kernel.length;
     for (let i = 0; i < kernel.length; i++) next.set(keyed ? keys[i]! : elementKey(this.set, kernel[i]!), kernel[i]!);
     this.committed();
-    this.baseline = next;
-    this.touched.clear();
-    this.fresh.clear();
+    this.rebase(next);
   }
 
   /** Forget what the kernel holds (the set was recreated, empty). */

@@ -10,7 +10,7 @@ import type { Expr, LookupExpr, NatExpr } from '../expr/index.js';
 import { NF_NAT_RANGE } from '../netlink/constants.js';
 import type { NftSet, Rule, SetElement } from '../objects.js';
 import type { Datatype } from '../types/datatypes.js';
-import { elementKey } from '../values.js';
+import { compareBytes, elementKey } from '../values.js';
 
 function typesText(t: readonly Datatype[] | 'verdict' | undefined): string {
   if (t === undefined) return '';
@@ -45,12 +45,6 @@ const NO_SKIP: ReadonlySet<string> = new Set();
 const LOOKUP_SKIP: ReadonlySet<string> = new Set(['set', 'setId', 'inline']);
 const DYNSET_SKIP: ReadonlySet<string> = new Set(['exprs']);
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** Plain values: the same, or the same when written out (a decoded 5n is a built 5). */
 function sameScalar(a: unknown, b: unknown): boolean {
   return a === b || (typeof a !== 'object' && typeof b !== 'object' && String(a) === String(b));
@@ -60,7 +54,7 @@ function sameValue(field: string, a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (b === undefined || b === null || a === null) return false;
   if (typeof a === 'number' && REGISTER_FIELDS.has(field)) return typeof b === 'number' && word(a) === word(b);
-  if (a instanceof Uint8Array) return b instanceof Uint8Array && sameBytes(a, b);
+  if (a instanceof Uint8Array) return b instanceof Uint8Array && compareBytes(a, b) === 0;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) {

@@ -21,13 +21,21 @@ export const endpointKey = (ep: { ip: string; port: number }): string => `${ep.i
 /** What a slot holds: an endpoint's address and port (the model's endpoint object itself). */
 export type SlotEndpoint = Readonly<{ ip: string; port: number }>;
 
-/** Each endpoint once (by ip and port), in order; a handful compared in place, without key strings. */
+/** Each endpoint once by ip|port (its first occurrence), in order. */
+function byKey(endpoints: readonly SlotEndpoint[]): Map<string, SlotEndpoint> {
+  const out = new Map<string, SlotEndpoint>();
+  for (const ep of endpoints) {
+    const k = endpointKey(ep);
+    if (!out.has(k)) out.set(k, ep);
+  }
+  return out;
+}
+
+/** Each endpoint once, in order; a handful compared in place, without key strings. */
 function distinct(endpoints: readonly SlotEndpoint[]): SlotEndpoint[] {
   const same = (a: SlotEndpoint, b: SlotEndpoint): boolean => a.ip === b.ip && a.port === b.port;
   if (endpoints.length <= 16) return endpoints.filter((ep, i) => endpoints.findIndex((o) => same(o, ep)) === i);
-  const seen = new Map<string, SlotEndpoint>();
-  for (const ep of endpoints) if (!seen.has(endpointKey(ep))) seen.set(endpointKey(ep), ep);
-  return [...seen.values()];
+  return [...byKey(endpoints).values()];
 }
 
 /** Service chains per bucket map: the bound on bindings per map. */
@@ -100,8 +108,7 @@ export class SlotAllocator {
       return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order as SlotEndpoint[] };
     }
     // By ip|port: the same endpoint (a new object after an EndpointSlice update, or one adopted from the kernel) keeps its slot.
-    const wanted = new Map<string, SlotEndpoint>();
-    for (const ep of distinct(endpoints)) wanted.set(endpointKey(ep), ep);
+    const wanted = byKey(endpoints);
     const n = wanted.size;
     const next: (SlotEndpoint | undefined)[] = new Array<SlotEndpoint | undefined>(n);
     const kept = new Set<string>();
