@@ -321,11 +321,15 @@ export class WireReader {
     }
     return out;
   }
+  /** Steps over an attribute list without a view per attribute (it runs once per dumped element). */
   private skipAttrs(): void {
     const n = this.u16();
     for (let i = 0; i < n; i++) {
-      this.u16();
-      this.bytes(this.u32());
+      this.need(6, 'attribute header');
+      const len = this.view.getUint32(this.pos + 2, true);
+      this.pos += 6;
+      this.need(len, 'attribute');
+      this.pos += len;
     }
   }
 
