@@ -11,6 +11,7 @@ COPY native ./native
 RUN npm ci --no-audit --no-fund
 COPY src ./src
 COPY bin ./bin
+COPY scripts/bundle.mjs ./scripts/
 RUN npm run build:ts && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

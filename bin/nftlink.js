@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --min-semi-space-size=4
-// The CLI entry: runs the compiled TypeScript (npm run build). Exit codes: 0 ok, 1 failure, 2 usage.
+// The CLI entry: runs the compiled TypeScript, bundled (npm run build; scripts/bundle.mjs). Exit codes: 0 ok, 1 failure, 2 usage.
 //
 // The V8 flags above fix the young generation at 2 x 4 MB. The proxy's heap is long-lived state (at
 // 10k services, about 55 MB that every sync keeps), so a young generation that grows to 2 x 16 MB
@@ -7,6 +7,6 @@
 // with the defaults, 152 MB at 2 x 8 MB, 146 MB at 2 x 4 MB; the sync took 0.63-0.67 s in all
 // three. The image's entrypoint runs this file, and so does npm's link; the benchmark starts its
 // measured processes with the same flags (src/bench/node-flags.ts).
-import { main } from '../dist/cli/main.js';
+import { main } from '../dist/bundle/cli.js';
 
 process.exitCode = await main(process.argv.slice(2));

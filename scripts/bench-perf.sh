@@ -24,7 +24,7 @@ if ! command -v perf >/dev/null; then
   apt-get install -y linux-perf >&2
 fi
 [ -x /usr/bin/time ] || apt-get install -y time >&2
-[ -f dist/bench/child.js ] || npx tsc -p .
+[ -f dist/bundle/load-child.js ] || npm run build:ts
 
 TMP=$(mktemp -d /tmp/nftlink-bench-perf.XXXXXX)
 NS="nftlink-b-perf-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
@@ -48,7 +48,7 @@ record() {
   local label=$1; shift
   perf record -q -g -o "$TMP/$label.data" -- \
     /usr/bin/time -o "$TMP/$label.time" -f '%e %U %S %M' \
-    node --perf-basic-prof dist/bench/child.js "$@" >"$TMP/$label.out" 2>"$TMP/$label.err" || {
+    node --perf-basic-prof dist/bundle/load-child.js "$@" >"$TMP/$label.out" 2>"$TMP/$label.err" || {
       echo "bench-perf: $label failed:" >&2; cat "$TMP/$label.err" >&2; exit 1; }
 }
 

@@ -2,7 +2,6 @@
 // one goes first alternating too), so that the machine's drift over minutes hits both alike and the
 // ratios compare runs made moments apart.
 
-import { fileURLToPath } from 'node:url';
 import type { BenchOptions } from './args.js';
 import { runTimed, runWall, waitQuiet, type ProcessFigures } from './measure.js';
 import { inNetns, withNetns } from './netns.js';
@@ -10,8 +9,10 @@ import { writeNftFiles } from './nft-input.js';
 import { medianFigures, medianPhase, type CaseResult, type RunRecord, type Side } from './results.js';
 import { BIG_MAP, bigMapLoad, bigMapUpdate, FAMILY, SHAPE_TITLES, serviceShape, TABLE, type ShapeId } from './shapes.js';
 import { median, percentile } from './stats.js';
+import { packagePath } from '../package-root.js';
 
-const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
+// child.ts as one bundled file (scripts/bundle.mjs), as a program that embeds the library ships.
+const CHILD = packagePath('dist', 'bundle', 'load-child.js');
 
 const log = (s: string): void => {
   process.stderr.write(`${s}\n`);

@@ -2,10 +2,10 @@
 // process's own (node start-up and module loading included, as `nft`'s start-up is on the other side),
 // measured from outside exactly as `nft` is.
 //
-//   node dist/bench/child.js load   <netns> --elements N
-//   node dist/bench/child.js shape  <netns> --shape 1..5 --services N --endpoints E
-//   node dist/bench/child.js update <netns> --elements N --updates K   (the big map must be loaded)
-//   node dist/bench/child.js dump   <netns> --elements N               (the big map must be loaded)
+//   node dist/bundle/load-child.js load   <netns> --elements N
+//   node dist/bundle/load-child.js shape  <netns> --shape 1..5 --services N --endpoints E
+//   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
+//   node dist/bundle/load-child.js dump   <netns> --elements N               (the big map must be loaded)
 //
 // Prints one JSON line: in-process phase times (ms) and process.resourceUsage() as a cross-check.
 

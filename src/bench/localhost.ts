@@ -6,13 +6,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot } from '../package-root.js';
 import { CLUSTER, createCluster, servePod } from '../netns/cluster.js';
 import { median } from './stats.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = packageRoot();
 const CLUSTER_IP = '198.18.200.40';
 const PORTS = { stream: { nodePort: 30100, service: 81, pod: 9100 }, http: { nodePort: 30101, service: 80, pod: 8080 } };
 

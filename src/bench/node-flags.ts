@@ -3,12 +3,13 @@
 // starts its measured proxy processes with them, so that its memory figures are the proxy's.
 
 import { readFileSync } from 'node:fs';
+import { packagePath } from '../package-root.js';
 
-const BIN = new URL('../../bin/nftlink.js', import.meta.url);
+const BIN = packagePath('bin', 'nftlink.js');
 
 export function nodeFlags(): string[] {
   const first = readFileSync(BIN, 'utf8').split('\n', 1)[0]!;
   const m = /^#!\/usr\/bin\/env -S node(?<flags>( --[\w=-]+)*)$/.exec(first);
-  if (!m) throw new Error(`nftlink: ${BIN.pathname}: the first line is not "#!/usr/bin/env -S node [--flag ...]"`);
+  if (!m) throw new Error(`nftlink: ${BIN}: the first line is not "#!/usr/bin/env -S node [--flag ...]"`);
   return m.groups!.flags!.trim().split(/\s+/).filter(Boolean);
 }

@@ -5,8 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packagePath } from '../package-root.js';
 import { CLUSTER, createCluster, probe, servePod, tally, type Cluster } from '../netns/cluster.js';
 import { chainName, serviceChainBase } from '../proxy/layout/names.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +21,7 @@ const REQUESTS = 30;
  * took 30 s, longer than the wait for the change itself.
  */
 const REFUSED_REQUESTS = 5;
-const bin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'nftlink.js');
+const bin = packagePath('bin', 'nftlink.js');
 
 function manifests(c: Cluster, endpoints: number): string {
   const service = {

@@ -1,8 +1,8 @@
 // Typed loader for the C++ addon (build/Release/nftlink.node). The contract is native/README.md.
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { packageRoot } from "../package-root.js";
 
 declare const nativeHandleBrand: unique symbol;
 
@@ -138,18 +138,6 @@ export interface NativeRelayResult {
 }
 
 const ADDON_RELATIVE = join("build", "Release", "nftlink.node");
-
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error(`nftlink: cannot find the package root (no package.json above ${fileURLToPath(import.meta.url)})`);
-    }
-    dir = parent;
-  }
-}
 
 let cached: NativeBinding | undefined;
 

@@ -10,7 +10,7 @@ const made: Netns[] = [];
 afterAll(() => made.forEach((n) => n.remove()));
 
 function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  if (!existsSync(new URL('../../dist/cli/main.js', import.meta.url))) throw new Error('dist/ is missing: run npm run build:ts (scripts/test.sh does)');
+  if (!existsSync(new URL('../../dist/bundle/cli.js', import.meta.url))) throw new Error('dist/ is missing: run npm run build:ts (scripts/test.sh does)');
   const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -4,12 +4,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packagePath } from '../../package-root.js';
 import { inNetns } from '../netns.js';
 
 // dist/bench/dataplane/probe.js and src/bench/dataplane/probe.ts both sit three levels below the root.
-const SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src', 'bench', 'dataplane', 'tcp-probe.c');
+const SOURCE = packagePath('src', 'bench', 'dataplane', 'tcp-probe.c');
 
 export interface ProbeBinary {
   path: string;

@@ -10,8 +10,10 @@ import { runTimed, waitQuiet } from '../measure.js';
 import { nodeFlags } from '../node-flags.js';
 import { inNetns, withNetns } from '../netns.js';
 import type { ChurnKind } from './child.js';
+import { packagePath } from '../../package-root.js';
 
-const CHILD = new URL('./child.js', import.meta.url).pathname;
+// child.ts, bundled as the CLI is (scripts/bundle.mjs).
+const CHILD = packagePath('dist', 'bundle', 'scale-child.js');
 
 export interface FullRun {
   layout: LayoutName;

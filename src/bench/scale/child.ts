@@ -1,10 +1,10 @@
 // One measured step of `nftlink bench`, in its own process so that its peak RSS is the proxy's own
 // (the model, the layout's objects, the sync engine's view of the kernel) and nothing else's:
 //
-//   node dist/bench/scale/child.js full    <netns> --layout L --services N --endpoints E
-//   node dist/bench/scale/child.js restart <netns> --layout L --services N --endpoints E   (table loaded by `full`)
-//   node dist/bench/scale/child.js churn   <netns> --layout L --services N --endpoints E --counts 1,10,100 --repeats R
-//   node dist/bench/scale/child.js render  -       --layout L --services N --endpoints E --out FILE
+//   node dist/bundle/scale-child.js full    <netns> --layout L --services N --endpoints E
+//   node dist/bundle/scale-child.js restart <netns> --layout L --services N --endpoints E   (table loaded by `full`)
+//   node dist/bundle/scale-child.js churn   <netns> --layout L --services N --endpoints E --counts 1,10,100 --repeats R
+//   node dist/bundle/scale-child.js render  -       --layout L --services N --endpoints E --out FILE
 //
 // Durations are the proxy's sync as FamilySync.sync() reports it: layout, diff and commit (and, for
 // a restart, the read-back). Prints one JSON line.
