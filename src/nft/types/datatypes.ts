@@ -320,8 +320,14 @@ function decodeCString(b: Uint8Array): string {
 }
 
 /** A plain integer of a given width: numgen results, keys of `type integer` sets (host order). */
+const integers = new Map<string, Datatype>();
+
+/** nft's `integer` of `size` bytes: one shared, frozen object per size and byte order (rule builders ask for one per numgen). */
 export function integer(size = 4, order: ByteOrder = 'host'): Datatype {
-  return integerType(4, 'integer', size, order, false);
+  const k = `${size}${order}`;
+  let t = integers.get(k);
+  if (!t) integers.set(k, (t = Object.freeze(integerType(4, 'integer', size, order, false))));
+  return t;
 }
 
 const BY_ID = new Map<number, Datatype>(

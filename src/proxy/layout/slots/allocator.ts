@@ -141,7 +141,9 @@ export class SlotAllocator {
 
   /** Releases adopted groups that no service claimed (their chains are stale). */
   sweep(): void {
-    for (const [name, g] of this.groups) if (!g.claimed) this.release(name);
+    this.groups.forEach((g, name) => {
+      if (!g.claimed) this.release(name);
+    });
   }
 
   /**
