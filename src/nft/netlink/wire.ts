@@ -390,9 +390,13 @@ export class WireReader {
       if (kind === WireKind.Elements) {
         elementCount = this.u32();
         elementsAt = this.pos;
-        for (let e = 0; e < elementCount; e++) {
-          this.skipAttrs();
-          this.exprs();
+        // Stepped over only to find the next object: a set dump's part is one object of up to
+        // 1 MiB of elements, which visitElements then reads once (and bounds-checks as it goes).
+        if (i < count - 1) {
+          for (let e = 0; e < elementCount; e++) {
+            this.skipAttrs();
+            this.exprs();
+          }
         }
       }
       const buf = this.buf;

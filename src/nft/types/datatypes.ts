@@ -224,6 +224,12 @@ function bitmaskType(id: number, name: string, size: number, bits: Record<string
   };
 }
 
+// "0." .. "255." and "0" .. "255": a dumped address is three concatenations of ready strings, half
+// the time of a template literal (a 100k-element map dump reads 200k addresses).
+const OCTET_DOT = Array.from({ length: 256 }, (_, i) => `${i}.`);
+const OCTET = Array.from({ length: 256 }, (_, i) => String(i));
+const readIPv4 = (buf: Uint8Array, at: number): string => OCTET_DOT[buf[at]!]! + OCTET_DOT[buf[at + 1]!]! + OCTET_DOT[buf[at + 2]!]! + OCTET[buf[at + 3]!]!;
+
 const writeIPv4 = (v: Scalar, out: Uint8Array, at: number): void => {
   if (typeof v !== 'string' || !parseIPv4Into(v, out, at)) throw new RangeError(`ipv4_addr: "${String(v)}" is not an IPv4 address`);
 };
@@ -236,7 +242,7 @@ export const ipv4_addr: Datatype = {
   parse: parseVia(4, writeIPv4),
   format: formatIPv4,
   toValue: formatIPv4,
-  read: (buf, at) => `${buf[at]}.${buf[at + 1]}.${buf[at + 2]}.${buf[at + 3]}`,
+  read: readIPv4,
 };
 
 const parseV6 = (v: Scalar): Uint8Array => {
