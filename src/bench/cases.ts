@@ -76,16 +76,31 @@ async function loadCase(id: string, title: string, runs: number, nftlinkArgs: (n
   return result;
 }
 
-/** (a) table + map + N elements in one transaction. */
+/**
+ * (a) table + map + N elements in one transaction. Also timed: a process that only builds the same
+ * element objects, so that nftlink's own user and sys time (the difference) can be told from node's
+ * and the caller's.
+ */
 export async function caseA(o: BenchOptions): Promise<CaseResult> {
   const [file] = writeNftFiles('a', [bigMapLoad(o.elements)]);
-  return loadCase(
+  const result = await loadCase(
     'a',
     `${o.elements.toLocaleString('en')} elements into one concatenated map, one transaction`,
     o.runs,
     (ns) => ['load', ns, '--elements', String(o.elements)],
     (ns) => [...inNetns(ns), 'nft', '-f', file!],
   );
+  const input: ProcessFigures[] = [];
+  for (let run = 0; run < o.runs; run++) {
+    await waitQuiet();
+    await withNetns(1, async (ns) => {
+      const c = await nftlinkChild(['input', ns, '--elements', String(o.elements)]);
+      input.push(c.figures);
+      log(`[a] run ${run + 1}/${o.runs} input only: ${fmt(c.figures)}`);
+    });
+  }
+  result.extra = { ...result.extra, inputOnlyUserMs: median(input.map((f) => f.user)) * 1000, inputOnlySysMs: median(input.map((f) => f.sys)) * 1000 };
+  return result;
 }
 
 /** (b) one service shape of DESIGN.md's table. */

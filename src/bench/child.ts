@@ -3,6 +3,7 @@
 // measured from outside exactly as `nft` is.
 //
 //   node dist/bundle/load-child.js load   <netns> --elements N
+//   node dist/bundle/load-child.js input  <netns> --elements N               (only builds load's elements)
 //   node dist/bundle/load-child.js shape  <netns> --shape 1..5 --services N --endpoints E
 //   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
 //   node dist/bundle/load-child.js dump   <netns> --elements N               (the big map must be loaded)
@@ -10,7 +11,7 @@
 // Prints one JSON line: in-process phase times (ms) and process.resourceUsage() as a cross-check.
 
 import { Nftables } from '../nft/index.js';
-import { bigMap, bigMapLoad, bigMapUpdate, serviceShape, type ShapeId } from './shapes.js';
+import { bigMap, bigMapElements, bigMapLoad, bigMapUpdate, serviceShape, type ShapeId } from './shapes.js';
 
 const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 
@@ -23,7 +24,7 @@ function option(args: string[], name: string): number {
 
 async function main(): Promise<Record<string, unknown>> {
   const [what, netns, ...args] = process.argv.slice(2);
-  if (!what || !netns) throw new Error('usage: child.js load|shape|update|dump <netns> [options]');
+  if (!what || !netns) throw new Error('usage: child.js load|input|shape|update|dump <netns> [options]');
   const nft = Nftables.open({ netns });
   try {
     switch (what) {
@@ -34,6 +35,13 @@ async function main(): Promise<Record<string, unknown>> {
         await nft.commit(tx);
         const t2 = now();
         return { buildMs: t1 - t0, commitMs: t2 - t1, encodedBytes: tx.encodedSize };
+      }
+      case 'input': {
+        // What `load` costs before nftlink does anything: node, the modules, and the caller's
+        // 100,000 element objects (the figures of (a) minus these are nftlink's own).
+        const t0 = now();
+        const elements = bigMapElements(option(args, 'elements'));
+        return { buildMs: now() - t0, elements: elements.length };
       }
       case 'shape': {
         const shape = option(args, 'shape') as ShapeId;
