@@ -212,15 +212,20 @@ describe('servicePorts', () => {
 describe('EndpointSlices', () => {
   const web = portsOf(service('web', { clusterIP: '198.18.96.10' }), 'ipv4');
 
-  it('merges two slices: de-duplicated (the ready copy wins), sorted by address, local by node name', () => {
+  it('merges two slices: de-duplicated (the ready copy wins), in kube-proxy\'s order, local by node name', () => {
     const a = slice('web-b', 'web', 'IPv4', [ep('198.18.0.10', {}, 'node-1'), ep('198.18.0.2', { ready: false, serving: false }, 'node-2')]);
     const b = slice('web-a', 'web', 'IPv4', [ep('198.18.0.9', { ready: false }), ep('198.18.0.2', { ready: true }, 'node-2')]);
     const merged = mergeEndpoints(web, [sliceInfo(a), sliceInfo(b)], 'node-1').get('ns/web:http')!;
+    // kube-proxy sorts by "ip:port" as text (byEndpoint), not by address: .10 before .2 before .9.
     expect(merged.map((e) => `${e.ip}:${e.port} ready=${e.ready} local=${e.isLocal}`)).toEqual([
+      '198.18.0.10:8080 ready=true local=true',
       '198.18.0.2:8080 ready=true local=false',
       '198.18.0.9:8080 ready=false local=false',
-      '198.18.0.10:8080 ready=true local=true',
     ]);
+    // IPv6 as net.JoinHostPort writes it: "[2001:db8::10]:8080" < "[2001:db8::1]:8080" (']' sorts after '0').
+    const v6 = slice('web-6', 'web', 'IPv6', [ep('2001:db8::1'), ep('2001:db8::10'), ep('2001:db8::9')]);
+    const web6 = portsOf(service('web', { clusterIP: '2001:db8:96::10', ipFamilies: ['IPv6'] }), 'ipv6');
+    expect(mergeEndpoints(web6, [sliceInfo(v6)], '').get('ns/web:http')!.map((e) => e.ip)).toEqual(['2001:db8::10', '2001:db8::1', '2001:db8::9']);
   });
 
   it('conditions default as kube-proxy: ready and serving true, terminating false', () => {

@@ -6,6 +6,7 @@
 
 import type { LayoutConfig } from '../../proxy/layout/types.js';
 import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId, StateChange } from '../../proxy/model/types.js';
+import { compareEndpoints } from '../../proxy/model/endpoints.js';
 import { benchLayoutConfig, clusterIPServicePort } from '../proxy-model.js';
 
 /** ClusterIP i: 198.18.0.0/16 (at most 65,534 services). */
@@ -25,7 +26,6 @@ function servicePort(i: number): ServicePort {
   return clusterIPServicePort(`svc-${i}`, clusterIP(i));
 }
 
-const byIpPort = (a: ServiceEndpoint, b: ServiceEndpoint): number => (a.ip === b.ip ? a.port - b.port : a.ip < b.ip ? -1 : 1);
 
 /** A mutable model: the benchmark changes it in place and asks for the change set. */
 export class BenchModel {
@@ -40,7 +40,7 @@ export class BenchModel {
       const sp = servicePort(i);
       this.services.set(sp.id, sp);
       this.ids.push(sp.id);
-      this.endpoints.set(sp.id, Array.from({ length: perService }, (_, j) => endpoint(i * perService + j)).sort(byIpPort));
+      this.endpoints.set(sp.id, Array.from({ length: perService }, (_, j) => endpoint(i * perService + j)).sort(compareEndpoints));
     }
     this.nextEndpoint = services * perService;
     this.nextService = services;
@@ -59,11 +59,11 @@ export class BenchModel {
   replaceEndpoint(id: ServicePortId): void {
     const eps = [...this.endpoints.get(id)!];
     eps[0] = endpoint(this.nextEndpoint++);
-    this.endpoints.set(id, eps.sort(byIpPort));
+    this.endpoints.set(id, eps.sort(compareEndpoints));
   }
 
   scaleUp(id: ServicePortId): void {
-    this.endpoints.set(id, [...this.endpoints.get(id)!, endpoint(this.nextEndpoint++)].sort(byIpPort));
+    this.endpoints.set(id, [...this.endpoints.get(id)!, endpoint(this.nextEndpoint++)].sort(compareEndpoints));
   }
 
   scaleDown(id: ServicePortId): void {
@@ -74,7 +74,7 @@ export class BenchModel {
     const sp = servicePort(this.nextService++);
     this.services.set(sp.id, sp);
     this.ids.push(sp.id);
-    this.endpoints.set(sp.id, Array.from({ length: perService }, () => endpoint(this.nextEndpoint++)).sort(byIpPort));
+    this.endpoints.set(sp.id, Array.from({ length: perService }, () => endpoint(this.nextEndpoint++)).sort(compareEndpoints));
     return sp.id;
   }
 

@@ -11,8 +11,6 @@ import type { InvalidObject, IPFamily, Protocol, ServiceEndpoint, ServicePort, S
 export interface SliceEndpoint {
   /** The first address, canonical. */
   ip: string;
-  /** Hex of the address bytes: orders addresses numerically by plain string comparison. */
-  sortKey: string;
   ready: boolean;
   serving: boolean;
   terminating: boolean;
@@ -86,7 +84,6 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
     // older API text said a nil serving defers to ready; kube-proxy and the current API say true.)
     const out: SliceEndpoint = {
       ip: first.text,
-      sortKey: Buffer.from(first.bytes).toString('hex'),
       ready: conditions.ready ?? true,
       serving: conditions.serving ?? true,
       terminating: conditions.terminating ?? false,
@@ -96,6 +93,20 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
     return out;
   });
   return { namespace, name, serviceKey, family, ports, endpoints };
+}
+
+/** kube-proxy's Endpoint.String(): net.JoinHostPort(ip, port). */
+const endpointString = (ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string => (ep.ip.includes(':') ? `[${ep.ip}]:${ep.port}` : `${ep.ip}:${ep.port}`);
+
+/**
+ * The order of a ServicePort's endpoints: kube-proxy's byEndpoint (pkg/proxy/endpointslicecache.go),
+ * its String() compared as text, so "10.244.0.10:9898" comes before "10.244.0.8:9898". The order
+ * is visible: it numbers the entries of kube-proxy's numgen maps.
+ */
+export function compareEndpoints(a: Pick<ServiceEndpoint, 'ip' | 'port'>, b: Pick<ServiceEndpoint, 'ip' | 'port'>): number {
+  const x = endpointString(a);
+  const y = endpointString(b);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /**
@@ -111,7 +122,7 @@ export function mergeEndpoints(
 ): Map<ServicePortId, ServiceEndpoint[]> {
   const byPortName = new Map<string, ServicePort>();
   for (const sp of ports) byPortName.set(`${sp.portName}/${sp.protocol}`, sp);
-  const merged = new Map<ServicePortId, Map<string, { ep: ServiceEndpoint; sortKey: string }>>();
+  const merged = new Map<ServicePortId, Map<string, ServiceEndpoint>>();
   for (const sp of ports) merged.set(sp.id, new Map());
   // Slice order only decides between equally good copies; sort so that it is not arrival order.
   const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -124,17 +135,13 @@ export function mergeEndpoints(
         const ep = serviceEndpoint(source, port.port, nodeName);
         const key = `${ep.ip}:${ep.port}`;
         const existing = set.get(key);
-        if (!existing || preference(ep) > preference(existing.ep)) set.set(key, { ep, sortKey: source.sortKey });
+        if (!existing || preference(ep) > preference(existing)) set.set(key, ep);
       }
     }
   }
   const out = new Map<ServicePortId, ServiceEndpoint[]>();
   for (const [id, set] of merged) {
-    const list = [...set.values()].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : a.ep.port - b.ep.port));
-    out.set(
-      id,
-      list.map((entry) => entry.ep),
-    );
+    out.set(id, [...set.values()].sort(compareEndpoints));
   }
   return out;
 }

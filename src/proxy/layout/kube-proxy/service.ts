@@ -95,8 +95,9 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
       rules.push(r().vmap(numgen('random', eps.length), eps.map((ep, i) => ({ key: [i], value: { kind: 'goto', chain: epChain.get(ep)!.chain } as Verdict }))));
       return rules;
     }
-    // One DNAT rule per service port: straight to the endpoint, or through an inline map.
-    if (eps.length === 1) return [r().match(meta.l4proto, p).dnat({ family: natFamily, addr: eps[0]!.ip, port: eps[0]!.port })];
+    // One DNAT rule per service port, through an inline map whatever the count: kube-proxy 1.36
+    // writes `numgen random mod 1 map { 0 : ip . port }` for a single endpoint too (as listed on a
+    // 1.36.2 node).
     return [
       r()
         .match(meta.l4proto, p)
