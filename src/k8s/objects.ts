@@ -61,6 +61,8 @@ export interface Endpoint {
   hostname?: string;
   nodeName?: string;
   zone?: string;
+  /** Set by the EndpointSlice controller for topology-aware routing and trafficDistribution. */
+  hints?: { forZones?: { name?: string }[]; forNodes?: { name?: string }[] };
   targetRef?: { kind?: string; name?: string; namespace?: string };
 }
 

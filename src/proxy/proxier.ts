@@ -118,7 +118,11 @@ export class Proxier {
         this.opts.onChange?.();
         if (this.synced) this.runner.run();
       },
-      node: (type, node) => this.opts.onNode?.(type, node),
+      node: (type, node) => {
+        this.tracker.node(type, node);
+        this.opts.onNode?.(type, node);
+        if (this.synced && this.tracker.pendingChanges().endpoints > 0) this.runner.run();
+      },
       synced: () => {
         if (this.synced) return;
         this.synced = true;

@@ -112,6 +112,9 @@ export interface EndpointSpec {
   ready?: boolean;
   serving?: boolean;
   terminating?: boolean;
+  /** hints.forZones / hints.forNodes names (topology-aware routing). */
+  zoneHints?: string[];
+  nodeHints?: string[];
 }
 
 export interface SliceSpec {
@@ -143,6 +146,9 @@ export function slice(s: SliceSpec): EndpointSlice {
       addresses: [e.ip],
       conditions: { ready: e.ready ?? true, serving: e.serving ?? e.ready ?? true, terminating: e.terminating ?? false },
       nodeName: e.nodeName ?? NODE_NAME,
+      ...(e.zoneHints || e.nodeHints
+        ? { hints: { ...(e.zoneHints ? { forZones: e.zoneHints.map((name) => ({ name })) } : {}), ...(e.nodeHints ? { forNodes: e.nodeHints.map((name) => ({ name })) } : {}) } }
+        : {}),
     })),
   };
 }

@@ -259,6 +259,38 @@ describe('EndpointSlices', () => {
   });
 });
 
+describe('topology hints (mergeEndpoints, then categorizeEndpoints)', () => {
+  const web = portsOf(service('web', { clusterIP: '198.18.96.10' }), 'ipv4');
+  const hinted = (ip: string, zones: string[] | undefined, extra: Partial<Endpoint> = {}): Endpoint => ({
+    addresses: [ip],
+    nodeName: 'node-2',
+    ...(zones ? { hints: { forZones: zones.map((name) => ({ name })) } } : {}),
+    ...extra,
+  });
+  const merge = (eps: Endpoint[], zone: string, sp = web) => mergeEndpoints(sp, [sliceInfo(slice('s', 'web', 'IPv4', eps))], 'node-1', zone).get('ns/web:http')!;
+  const cluster = (eps: Endpoint[], zone: string, sp = web) => categorizeEndpoints(merge(eps, zone, sp), sp[0]!).clusterEndpoints.map((x) => x.ip);
+
+  it('a not-ready endpoint without hints does not turn them off; an unlabelled node ignores zone hints', () => {
+    const eps = [hinted('198.18.0.1', ['a']), hinted('198.18.0.2', ['b']), hinted('198.18.0.3', undefined, { conditions: { ready: false } })];
+    expect(cluster(eps, 'a')).toEqual(['198.18.0.1']);
+    expect(cluster(eps, '')).toEqual(['198.18.0.1', '198.18.0.2']);
+  });
+
+  it('Local policy ignores hints; what Local reaches stays reachable', () => {
+    const svc = portsOf(service('web', { clusterIP: '198.18.96.10', type: 'NodePort', externalTrafficPolicy: 'Local' }), 'ipv4');
+    const eps = [hinted('198.18.0.1', ['a']), hinted('198.18.0.2', ['b'], { nodeName: 'node-1' })];
+    const c = categorizeEndpoints(merge(eps, 'a', svc), svc[0]!);
+    expect(c.clusterEndpoints.map((x) => x.ip)).toEqual(['198.18.0.1']);
+    expect(c.localEndpoints.map((x) => x.ip)).toEqual(['198.18.0.2']);
+    expect(c.allReachableEndpoints.map((x) => x.ip)).toEqual(['198.18.0.1', '198.18.0.2']);
+  });
+
+  it('a hint without a name makes the slice invalid, naming the field', () => {
+    const r = readEndpointSlice(slice('bad', 'web', 'IPv4', [{ addresses: ['198.18.0.1'], hints: { forZones: [{}] } }]));
+    expect('invalid' in r && `${r.invalid.ref}: ${r.invalid.reason}`).toBe('ns/bad: endpoints[0].hints.forZones[0].name: missing');
+  });
+});
+
 describe('categorizeEndpoints', () => {
   const base = portsOf(service('web', { clusterIP: '198.18.96.10' }), 'ipv4')[0]!;
   const e = (ip: string, ready: boolean, terminating: boolean, isLocal = false, serving = ready || terminating): ServiceEndpoint => ({

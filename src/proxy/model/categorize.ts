@@ -1,7 +1,8 @@
 // Which endpoints a ServicePort's traffic may go to: kube-proxy's CategorizeEndpoints
-// (pkg/proxy/topology.go). Topology-aware routing (zone and node hints, trafficDistribution) is not
-// implemented: every ready endpoint is a cluster endpoint, as kube-proxy does for a service without
-// hints. The endpoint zone is kept in the model so that hints can be added here alone.
+// (pkg/proxy/topology.go). Topology-aware routing (zone and node hints, which trafficDistribution
+// and the topology-mode annotation make the EndpointSlice controller write) is decided when the
+// endpoints are merged (endpoints.ts, applyTopology): Cluster policy takes the ready endpoints
+// inside this node's topology, Local policy ignores it.
 
 import type { ServiceEndpoint, ServicePort } from './types.js';
 
@@ -38,7 +39,10 @@ export function categorizeEndpoints(endpoints: readonly ServiceEndpoint[], sp: S
 
   const useCluster = usesClusterEndpoints(sp);
   if (useCluster) {
-    clusterEndpoints = readyElseServingTerminating(endpoints);
+    // Hints never leave this node without a ready endpoint (applyTopology falls back to all when
+    // none is hinted here); the serving-terminating fallback ignores them, as kube-proxy's does.
+    const ready = endpoints.filter((ep) => ep.ready && !ep.outsideTopology);
+    clusterEndpoints = ready.length > 0 ? ready : endpoints.filter(isServingTerminating);
     hasAnyEndpoints = clusterEndpoints.length > 0;
   }
   if (!usesLocalEndpoints(sp)) {

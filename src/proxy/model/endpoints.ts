@@ -16,6 +16,9 @@ export interface SliceEndpoint {
   terminating: boolean;
   nodeName?: string;
   zone?: string;
+  /** hints.forZones / hints.forNodes names; absent when the slice gives none. */
+  zoneHints?: readonly string[];
+  nodeHints?: readonly string[];
 }
 
 /** A validated EndpointSlice of an IP family. */
@@ -51,6 +54,16 @@ export function readEndpointSlice(slice: EndpointSlice): EndpointSliceReadResult
     if (!(err instanceof InvalidFieldError)) throw err;
     return { invalid: { kind: 'EndpointSlice', ref: objectRef(slice.metadata), reason: err.message } };
   }
+}
+
+function hintNames(hints: readonly { name?: string }[] | undefined, field: string): string[] | undefined {
+  if (hints === undefined) return undefined;
+  if (!Array.isArray(hints)) fail(field, 'not a list');
+  const names = hints.map((h, j) => {
+    if (typeof h?.name !== 'string' || h.name === '') fail(`${field}[${j}].name`, 'missing');
+    return h.name;
+  });
+  return names.length ? names : undefined;
 }
 
 function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
@@ -90,6 +103,10 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
     };
     if (ep.nodeName) out.nodeName = ep.nodeName;
     if (ep.zone) out.zone = ep.zone;
+    const zoneHints = hintNames(ep.hints?.forZones, `endpoints[${i}].hints.forZones`);
+    const nodeHints = hintNames(ep.hints?.forNodes, `endpoints[${i}].hints.forNodes`);
+    if (zoneHints) out.zoneHints = zoneHints;
+    if (nodeHints) out.nodeHints = nodeHints;
     return out;
   });
   return { namespace, name, serviceKey, family, ports, endpoints };
@@ -119,10 +136,12 @@ export function mergeEndpoints(
   ports: readonly ServicePort[],
   slices: readonly EndpointSliceInfo[],
   nodeName: string,
+  zone = '',
 ): Map<ServicePortId, ServiceEndpoint[]> {
   const byPortName = new Map<string, ServicePort>();
   for (const sp of ports) byPortName.set(`${sp.portName}/${sp.protocol}`, sp);
   const merged = new Map<ServicePortId, Map<string, ServiceEndpoint>>();
+  const hints = new Map<ServiceEndpoint, SliceEndpoint>();
   for (const sp of ports) merged.set(sp.id, new Map());
   // Slice order only decides between equally good copies; sort so that it is not arrival order.
   const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -135,15 +154,49 @@ export function mergeEndpoints(
         const ep = serviceEndpoint(source, port.port, nodeName);
         const key = `${ep.ip}:${ep.port}`;
         const existing = set.get(key);
-        if (!existing || preference(ep) > preference(existing)) set.set(key, ep);
+        if (!existing || preference(ep) > preference(existing)) {
+          set.set(key, ep);
+          hints.set(ep, source);
+        }
       }
     }
   }
   const out = new Map<ServicePortId, ServiceEndpoint[]>();
   for (const [id, set] of merged) {
-    out.set(id, [...set.values()].sort(compareEndpoints));
+    const list = [...set.values()].sort(compareEndpoints);
+    applyTopology(list, (ep) => hints.get(ep)!, nodeName, zone);
+    out.set(id, list);
   }
   return out;
+}
+
+/**
+ * Topology-aware routing, as kube-proxy's topologyModeFromHints and availableForTopology
+ * (pkg/proxy/topology.go, PreferSameTrafficDistribution on, as in 1.35+): when every ready
+ * endpoint has node hints and one is hinted for this node, Cluster traffic goes to the endpoints
+ * hinted for this node; else when every ready endpoint has zone hints and one is for this node's
+ * zone, to those hinted for the zone; else to all. The others are marked outsideTopology. With no
+ * ready endpoint at all there is nothing to prefer.
+ */
+function applyTopology(list: ServiceEndpoint[], sourceOf: (ep: ServiceEndpoint) => SliceEndpoint, nodeName: string, zone: string): void {
+  let ready = false;
+  let allNode = true;
+  let forNode = false;
+  let allZone = true;
+  let forZone = false;
+  for (const ep of list) {
+    if (!ep.ready) continue;
+    ready = true;
+    const s = sourceOf(ep);
+    if (!s.nodeHints) allNode = false;
+    else if (s.nodeHints.includes(nodeName)) forNode = true;
+    if (!s.zoneHints) allZone = false;
+    else if (s.zoneHints.includes(zone)) forZone = true;
+  }
+  if (!ready) return;
+  const keep = allNode && forNode ? (s: SliceEndpoint) => s.nodeHints?.includes(nodeName) === true : allZone && forZone ? (s: SliceEndpoint) => s.zoneHints?.includes(zone) === true : undefined;
+  if (!keep) return;
+  for (const ep of list) if (!keep(sourceOf(ep))) ep.outsideTopology = true;
 }
 
 function serviceEndpoint(source: SliceEndpoint, port: number, nodeName: string): ServiceEndpoint {

@@ -5,7 +5,7 @@
 // snapshot, and clears the pending marks.
 
 import { createHash } from 'node:crypto';
-import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, type EndpointSlice, type Service } from '../../k8s/objects.js';
+import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, type EndpointSlice, type Node, type Service } from '../../k8s/objects.js';
 import type { EventType, SourceHandler } from '../source/source.js';
 import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
 import { IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
@@ -68,8 +68,13 @@ interface FamilyState {
   idsByService: Map<string, ServicePortId[]>;
 }
 
-export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointSlice'> {
+/** The Node label that zone hints are matched against (v1.LabelTopologyZone). */
+export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
+
+export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointSlice' | 'node'> {
   private readonly nodeName: string;
+  /** This node's zone label ('' until its Node object says, as kube-proxy's empty topology labels). */
+  private zone = '';
   private readonly now: () => number;
   /** Trigger times from before the tracker started measure other proxies' work, not ours (kube-proxy's trackerStartTime). */
   private readonly startedAt: number;
@@ -149,6 +154,18 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     }
   }
 
+  /**
+   * This node's Node object: its zone decides which zone-hinted endpoints Cluster traffic takes
+   * (kube-proxy's NodeTopologyConfig). A new zone recomputes every service.
+   */
+  node(type: EventType, node: Node): void {
+    if (node.metadata?.name !== this.nodeName) return;
+    const zone = type === 'delete' ? '' : (node.metadata?.labels?.[LABEL_TOPOLOGY_ZONE] ?? '');
+    if (zone === this.zone) return;
+    this.zone = zone;
+    for (const key of this.services.keys()) this.markEndpointsPending(key);
+  }
+
   pendingChanges(): PendingChanges {
     return { services: this.pendingServices.size, endpoints: this.pendingEndpoints.size, oldestQueuedAt: this.oldestQueuedAt };
   }
@@ -198,7 +215,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     const endpoints = new Map(prev.endpoints);
     for (const serviceKey of pending) {
       const ports = this.servicePortsOf(serviceKey, family);
-      const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName);
+      const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName, this.zone);
       const ids = ports.map((sp) => sp.id);
       for (const oldId of current.idsByService.get(serviceKey) ?? []) {
         if (ids.includes(oldId)) continue;

@@ -50,6 +50,11 @@ export interface ServiceEndpoint {
   isLocal: boolean;
   nodeName?: string;
   zone?: string;
+  /**
+   * Topology hints send this node's Cluster-policy traffic to other endpoints (endpoints.ts,
+   * applyTopology); Local policy ignores it. Absent for a service without hints.
+   */
+  outsideTopology?: true;
 }
 
 /** What the layouts consume: every service port of one IP family and its endpoints. */
