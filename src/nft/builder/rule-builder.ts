@@ -6,7 +6,7 @@ import type { Expr } from '../expr/index.js';
 import { ICMP_CODE, ICMPV6_CODE, ICMPX_CODE, NF_NAT_RANGE, NFT_REG, type CmpOp, type Family } from '../netlink/constants.js';
 import type { NftSet, Rule, SetElement } from '../objects.js';
 import { maskBytes, parsePrefix, prefixMask } from '../types/address.js';
-import { inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
+import { ifname, inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
 import type { Verdict } from '../types/verdict.js';
 import { meta, type Dependency, type Field } from './fields.js';
 
@@ -129,6 +129,15 @@ export class RuleBuilder {
       if (op === 'neq') this.exprs.push({ type: 'range', sreg: REG1, op: 'neq', from, to });
       else if (op === 'eq') this.exprs.push({ type: 'cmp', sreg: REG1, op: 'gte', data: from }, { type: 'cmp', sreg: REG1, op: 'lte', data: to });
       else throw new RangeError(`${field.text}: a range can only be matched with == or !=`);
+      return this;
+    }
+    if (t === ifname && typeof v === 'string' && v.endsWith('*')) {
+      // `iifname "veth*"`: nft compares only the bytes before the '*' (no NUL after them).
+      if (op !== 'eq' && op !== 'neq') throw new RangeError(`${field.text}: a wildcard can only be matched with == or !=`);
+      const stem = new TextEncoder().encode(v.slice(0, -1));
+      if (stem.length === 0 || stem.length > 15) throw new RangeError(`${field.text}: "${v}" needs 1 to 15 bytes before the '*'`);
+      this.loadKey([field]);
+      this.exprs.push({ type: 'cmp', sreg: REG1, op, data: stem });
       return this;
     }
     if ((t.name === 'ct_state' || t.name === 'ct_status') && op === 'eq') {

@@ -357,7 +357,11 @@ class RuleRenderer {
       return false;
     }
     const dtype = this.dtypeOf(s);
-    const value = dtype.size === e.data.length || dtype === ifname ? dtype.format(padTo(e.data, dtype.size)) : hex(e.data);
+    // An interface name compared on fewer bytes than IFNAMSIZ with no NUL among them is a wildcard.
+    const wildcard = dtype === ifname && e.data.length < dtype.size && !e.data.includes(0);
+    const value = wildcard
+      ? JSON.stringify(`${new TextDecoder().decode(e.data)}*`)
+      : dtype.size === e.data.length || dtype === ifname ? dtype.format(padTo(e.data, dtype.size)) : hex(e.data);
     const item = this.emit(`${this.symText(s)} ${opText}${value}`);
     // Remember protocol matches: a later field or statement of that protocol implies them.
     if (s.k === 'field' && e.op === 'eq') {
