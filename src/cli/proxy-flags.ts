@@ -14,6 +14,9 @@ export const PROXY_OPTIONS = {
   'hostname-override': { type: 'string' },
   'node-ip': { type: 'string' },
   'cluster-cidr': { type: 'string' },
+  'detect-local-mode': { type: 'string' },
+  'pod-bridge-interface': { type: 'string' },
+  'pod-interface-name-prefix': { type: 'string' },
   'service-cidr': { type: 'string' },
   'nodeport-addresses': { type: 'string' },
   'masquerade-all': { type: 'boolean' },
@@ -41,6 +44,10 @@ export const PROXY_USAGE = `  --config FILE                a KubeProxyConfigurat
   --node-name NAME             this node's name: endpoints with this nodeName are local (default: the hostname)
   --node-ip IP,...             this node's IPs (default: the addresses of the namespace's interfaces)
   --cluster-cidr CIDR,...      pod CIDRs: ClusterIP traffic from outside them is masqueraded
+  --detect-local-mode MODE     what is pod (local) traffic: ClusterCIDR (default), NodeCIDR (the Node's
+                               podCIDRs), BridgeInterface or InterfaceNamePrefix (the interface it came in on)
+  --pod-bridge-interface NAME  BridgeInterface: the bridge the pods are on
+  --pod-interface-name-prefix P  InterfaceNamePrefix: the prefix of the pods' interfaces (e.g. veth)
   --service-cidr CIDR,...      service CIDRs: traffic to unallocated addresses in them is dropped
   --nodeport-addresses LIST    CIDRs and/or "primary" (the node IPs) that accept NodePorts; 0.0.0.0/0 = all local addresses
   --masquerade-all             masquerade all traffic to ClusterIPs
@@ -76,6 +83,9 @@ export function kubeProxyFlags(values: Values): KubeProxyFlags {
   set('hostnameOverride', values['hostname-override'] ?? values['node-name']);
   set('proxyMode', values['proxy-mode']);
   set('clusterCIDR', values['cluster-cidr']);
+  set('detectLocalMode', values['detect-local-mode']);
+  set('podBridgeInterface', values['pod-bridge-interface']);
+  set('podInterfaceNamePrefix', values['pod-interface-name-prefix']);
   set('nodePortAddresses', values['nodeport-addresses']);
   set('masqueradeAll', values['masquerade-all']);
   set('masqueradeBit', values['masquerade-bit']);

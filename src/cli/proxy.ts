@@ -35,11 +35,15 @@ function requireManifests(path: string | undefined): string {
   return path;
 }
 
+/** Configuration as kube-proxy builds it: defaults, then the --config file (which wins), or flags. */
+function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnType<typeof resolveKubeProxyConfig> {
+  const file = values.config !== undefined ? parseKubeProxyConfig(readFileSync(values.config, 'utf8'), values.config) : undefined;
+  return resolveKubeProxyConfig(kubeProxyFlags(values), file);
+}
+
 export async function proxyCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);
-  // Configuration as kube-proxy builds it: defaults, then the --config file (which wins), or flags.
-  const file = values.config !== undefined ? parseKubeProxyConfig(readFileSync(values.config, 'utf8'), values.config) : undefined;
-  const { config: cfg, ignoredFlags } = resolveKubeProxyConfig(kubeProxyFlags(values), file);
+  const { config: cfg, ignoredFlags } = configOf(values);
   if (values['write-config-to'] !== undefined) {
     writeFileSync(values['write-config-to'], writeConfig(cfg));
     return;
@@ -164,23 +168,36 @@ function keepServing(server: HealthzServer | MetricsServer, log: Logger): void {
   });
 }
 
-/** What the proxy would write into empty tables, from one read of the manifests. */
+/**
+ * What the proxy would write into empty tables, from one read of the manifests, with the same
+ * configuration the proxy would run with (flags or --config; the Node manifest's zone and, for
+ * detectLocalMode NodeCIDR, its podCIDRs).
+ */
 export async function renderProxy(argv: string[], log: Logger = silentLogger): Promise<string> {
   const { values } = parseProxyArgs(argv);
-  const settings = settingsFrom(values);
-  const tracker = new ChangeTracker({ nodeName: settings.nodeName });
+  const { config: cfg } = configOf(values);
+  const base = settingsFrom(values);
+  const tracker = new ChangeTracker({ nodeName: settingsFromConfig(cfg, base).nodeName });
   const source = new ManifestSource(requireManifests(values.manifests), { watch: false });
+  let node: Node | undefined;
   await new Promise<void>((resolve, reject) => {
     source
       .start({
         service: (t, s) => tracker.service(t, s),
         endpointSlice: (t, s) => tracker.endpointSlice(t, s),
+        node: (t, n) => {
+          tracker.node(t, n);
+          node = t === 'delete' ? undefined : n;
+        },
         synced: () => resolve(),
         problem: (p) => log.error('cannot read object', { origin: p.origin, reason: p.reason }),
       })
       .catch(reject);
   });
   await source.stop();
+  const localCIDRs = localTrafficCIDRs(cfg, node);
+  if (!localCIDRs && cfg.detectLocalMode === 'NodeCIDR') throw new SettingsError('detectLocalMode NodeCIDR: the manifests have no Node with podCIDRs for this node');
+  const settings = settingsFromConfig(cfg, base, localCIDRs);
   const snap = tracker.snapshot();
   for (const inv of snap.invalid) log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
   let out = '';

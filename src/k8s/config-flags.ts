@@ -18,6 +18,9 @@ export interface KubeProxyFlags {
   hostnameOverride?: string;
   proxyMode?: string;
   clusterCIDR?: string;
+  detectLocalMode?: string;
+  podBridgeInterface?: string;
+  podInterfaceNamePrefix?: string;
   nodePortAddresses?: string;
   masqueradeAll?: boolean;
   masqueradeBit?: string;
@@ -34,6 +37,9 @@ const FLAGS: Record<keyof KubeProxyFlags, { flag: string; field: string }> = {
   hostnameOverride: { flag: '--hostname-override', field: 'hostnameOverride' },
   proxyMode: { flag: '--proxy-mode', field: 'mode' },
   clusterCIDR: { flag: '--cluster-cidr', field: 'clusterCIDR' },
+  detectLocalMode: { flag: '--detect-local-mode', field: 'detectLocalMode' },
+  podBridgeInterface: { flag: '--pod-bridge-interface', field: 'detectLocal.bridgeInterface' },
+  podInterfaceNamePrefix: { flag: '--pod-interface-name-prefix', field: 'detectLocal.interfaceNamePrefix' },
   nodePortAddresses: { flag: '--nodeport-addresses', field: 'nodePortAddresses' },
   masqueradeAll: { flag: '--masquerade-all', field: 'nftables.masqueradeAll' },
   masqueradeBit: { flag: '--masquerade-bit', field: 'nftables.masqueradeBit' },

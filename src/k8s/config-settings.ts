@@ -17,8 +17,16 @@ export const LOCALHOST_NODEPORTS_GATE = 'KubeProxyNFTablesLocalhostNodePorts';
 /** The CIDRs whose sources are local traffic; undefined: NodeCIDR mode and the Node has none yet. */
 export function localTrafficCIDRs(cfg: KubeProxyConfig, node: Node | undefined): string[] | undefined {
   if (cfg.detectLocalMode === 'ClusterCIDR') return cfg.clusterCIDRs;
+  if (cfg.detectLocalMode === 'BridgeInterface' || cfg.detectLocalMode === 'InterfaceNamePrefix') return [];
   const cidrs = node?.spec?.podCIDRs?.length ? node.spec.podCIDRs : node?.spec?.podCIDR ? [node.spec.podCIDR] : [];
   return cidrs.length ? cidrs : undefined;
+}
+
+/** What the interface modes of detectLocalMode make pod traffic (nothing for the CIDR modes). */
+function localInterfaceOf(cfg: KubeProxyConfig): Pick<ProxySettings, 'localInterface'> {
+  if (cfg.detectLocalMode === 'BridgeInterface') return { localInterface: { name: cfg.detectLocal.bridgeInterface, prefix: false } };
+  if (cfg.detectLocalMode === 'InterfaceNamePrefix') return { localInterface: { name: cfg.detectLocal.interfaceNamePrefix, prefix: true } };
+  return {};
 }
 
 /** The node name kube-proxy uses: hostnameOverride, else the hostname, trimmed and lower-cased. */
@@ -35,6 +43,7 @@ export function settingsFromConfig(cfg: KubeProxyConfig, base: ProxySettings, lo
     ...base,
     nodeName: nodeNameFrom(cfg),
     clusterCIDRs: localCIDRs ?? base.clusterCIDRs,
+    ...localInterfaceOf(cfg),
     nodePortAddresses: cfg.nodePortAddresses,
     masqueradeAll: cfg.nftables.masqueradeAll,
     masqueradeBit: cfg.nftables.masqueradeBit,

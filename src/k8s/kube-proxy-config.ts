@@ -17,7 +17,7 @@ import { formatGoDuration, parseGoDuration } from './go-duration.js';
 export const KUBE_PROXY_CONFIG_API_VERSION = 'kubeproxy.config.k8s.io/v1alpha1';
 export const KUBE_PROXY_CONFIG_KIND = 'KubeProxyConfiguration';
 
-export type DetectLocalMode = 'ClusterCIDR' | 'NodeCIDR';
+export type DetectLocalMode = 'ClusterCIDR' | 'NodeCIDR' | 'BridgeInterface' | 'InterfaceNamePrefix';
 
 /** A decoded KubeProxyConfiguration with every default applied: what the proxy runs with. */
 export interface KubeProxyConfig {
@@ -25,8 +25,13 @@ export interface KubeProxyConfig {
   mode: 'nftables';
   /** Pod CIDRs (clusterCIDR, comma-separated in the file); used when detectLocalMode is ClusterCIDR. */
   clusterCIDRs: string[];
-  /** ClusterCIDR: clusterCIDRs are local; NodeCIDR: the Node object's spec.podCIDRs are. */
+  /**
+   * ClusterCIDR: sources in clusterCIDRs are local; NodeCIDR: in the Node object's spec.podCIDRs;
+   * BridgeInterface: packets that came in on detectLocal.bridgeInterface; InterfaceNamePrefix: on
+   * an interface whose name starts with detectLocal.interfaceNamePrefix.
+   */
   detectLocalMode: DetectLocalMode;
+  detectLocal: { bridgeInterface: string; interfaceNamePrefix: string };
   /** CIDRs, "primary" (not with CIDRs) and/or "localhost"; empty means primary (nftables mode's default). */
   nodePortAddresses: string[];
   /** host:port of the /healthz and /livez server. In a file '' means the default; a '' flag disables it (as kube-proxy). */
@@ -78,6 +83,7 @@ export function defaultKubeProxyConfig(): KubeProxyConfig {
     mode: 'nftables',
     clusterCIDRs: [],
     detectLocalMode: 'ClusterCIDR',
+    detectLocal: { bridgeInterface: '', interfaceNamePrefix: '' },
     nodePortAddresses: [],
     healthzBindAddress: `0.0.0.0:${HEALTHZ_PORT}`,
     metricsBindAddress: `127.0.0.1:${METRICS_PORT}`,
@@ -309,10 +315,18 @@ function decode(value: unknown): KubeProxyConfig {
   if (cfg.clusterCIDRs.length > 2) fail('clusterCIDR', 'at most two CIDRs (one per IP family)');
 
   const detect = str('detectLocalMode');
-  if (detect === 'ClusterCIDR' || detect === 'NodeCIDR') cfg.detectLocalMode = detect;
-  else if (detect === 'BridgeInterface' || detect === 'InterfaceNamePrefix') {
-    fail('detectLocalMode', `"${detect}" is not supported by nftlink (use ClusterCIDR or NodeCIDR)`);
-  } else if (detect !== '') fail('detectLocalMode', `"${detect}" is not a mode (ClusterCIDR or NodeCIDR)`);
+  if (detect === 'ClusterCIDR' || detect === 'NodeCIDR' || detect === 'BridgeInterface' || detect === 'InterfaceNamePrefix') cfg.detectLocalMode = detect;
+  else if (detect !== '') fail('detectLocalMode', `"${detect}" is not a mode (ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix)`);
+  cfg.detectLocal = { bridgeInterface: str('detectLocal.bridgeInterface'), interfaceNamePrefix: str('detectLocal.interfaceNamePrefix') };
+  // As kube-proxy's validation: the mode's interface is required, and an interface name has at
+  // most 15 bytes (IFNAMSIZ); a prefix can be no longer.
+  const needInterface = (field: 'bridgeInterface' | 'interfaceNamePrefix'): void => {
+    const v = cfg.detectLocal[field];
+    if (v === '') fail(`detectLocal.${field}`, `required with detectLocalMode ${cfg.detectLocalMode}`);
+    if (Buffer.byteLength(v) > 15 || /[\s/:\0]/.test(v)) fail(`detectLocal.${field}`, `"${v}" is not an interface name (at most 15 bytes, no space, '/' or ':')`);
+  };
+  if (cfg.detectLocalMode === 'BridgeInterface') needInterface('bridgeInterface');
+  if (cfg.detectLocalMode === 'InterfaceNamePrefix') needInterface('interfaceNamePrefix');
 
   const npa = (f.get('nodePortAddresses') as string[] | undefined) ?? [];
   // "localhost" is nftlink's (NodePorts on loopback, served in userspace); kube-proxy's nftables
@@ -406,6 +420,7 @@ export function writeConfig(cfg: KubeProxyConfig): string {
       udpStreamTimeout: formatGoDuration(cfg.conntrack.udpStreamTimeoutMs),
       udpTimeout: formatGoDuration(cfg.conntrack.udpTimeoutMs),
     },
+    detectLocal: cfg.detectLocal,
     detectLocalMode: cfg.detectLocalMode,
     featureGates: cfg.featureGates,
     healthzBindAddress: cfg.healthzBindAddress,

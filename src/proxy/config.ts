@@ -5,7 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { parsePrefix } from '../nft/types/address.js';
 import { parseFamilyIP } from './model/service.js';
 import type { LayoutName } from './layout/index.js';
-import type { LayoutConfig } from './layout/types.js';
+import type { LayoutConfig, LocalInterface } from './layout/types.js';
 import type { IPFamily } from './model/types.js';
 
 export interface ProxySettings {
@@ -16,6 +16,8 @@ export interface ProxySettings {
   /** The node's own addresses (both families); empty: the interfaces of the proxy's namespace. */
   nodeIPs: string[];
   clusterCIDRs: string[];
+  /** detectLocalMode BridgeInterface / InterfaceNamePrefix: pod traffic is what comes in on it (clusterCIDRs unused). */
+  localInterface?: LocalInterface;
   serviceCIDRs: string[];
   /** CIDRs, or the keyword `primary` (the node's IPs); empty means `primary`, as in nftables mode. */
   nodePortAddresses: string[];
@@ -112,7 +114,8 @@ export function layoutConfigs(s: Omit<ProxySettings, 'layout'>, families: IPFami
     return {
       family,
       table: s.table,
-      clusterCIDRs: byFamily(s.clusterCIDRs, '--cluster-cidr', family),
+      clusterCIDRs: s.localInterface ? [] : byFamily(s.clusterCIDRs, '--cluster-cidr', family),
+      ...(s.localInterface ? { localInterface: s.localInterface } : {}),
       masqueradeAll: s.masqueradeAll,
       masqueradeMark: (1 << s.masqueradeBit) >>> 0,
       serviceCIDRs: byFamily(s.serviceCIDRs, '--service-cidr', family),

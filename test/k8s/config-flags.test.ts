@@ -35,6 +35,15 @@ describe('flags and --config', () => {
     });
   });
 
+  it('--detect-local-mode with --pod-interface-name-prefix or --pod-bridge-interface: pod traffic by interface', () => {
+    const base = settingsFromConfig(defaultKubeProxyConfig(), { table: 'kube-proxy', layout: 'slots', nodeName: 'n', nodeIPs: [], clusterCIDRs: ['198.18.0.0/16'], serviceCIDRs: [], nodePortAddresses: [], masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30000, localhostNodePorts: false });
+    const prefix = resolveKubeProxyConfig({ detectLocalMode: 'InterfaceNamePrefix', podInterfaceNamePrefix: 'veth' }).config;
+    expect(settingsFromConfig(prefix, base)).toMatchObject({ clusterCIDRs: [], localInterface: { name: 'veth', prefix: true } });
+    const bridge = resolveKubeProxyConfig({ detectLocalMode: 'BridgeInterface', podBridgeInterface: 'cbr0' }).config;
+    expect(settingsFromConfig(bridge, base)).toMatchObject({ clusterCIDRs: [], localInterface: { name: 'cbr0', prefix: false } });
+    expect(() => resolveKubeProxyConfig({ detectLocalMode: 'BridgeInterface' })).toThrow(/^--pod-bridge-interface: required with detectLocalMode BridgeInterface/);
+  });
+
   it('names the flag in errors', () => {
     expect(() => resolveKubeProxyConfig({ proxyMode: 'ipvs' })).toThrow(/^--proxy-mode: "ipvs" is not supported/);
     expect(() => resolveKubeProxyConfig({ syncPeriod: 'soon' })).toThrow(/^--sync-period: "soon" is not a duration/);

@@ -169,6 +169,17 @@ conntrack:
     expect(errorOf(() => parseKubeProxyConfig(minimal('mode: nftables\nmode: nftables\n')))).toMatch(/^not valid YAML/);
   });
 
+  it('detectLocalMode BridgeInterface and InterfaceNamePrefix need their interface, and round-trip', () => {
+    expect(errorOf(() => parseKubeProxyConfig(minimal('detectLocalMode: BridgeInterface\n')))).toBe('detectLocal.bridgeInterface: required with detectLocalMode BridgeInterface');
+    expect(errorOf(() => parseKubeProxyConfig(minimal('detectLocalMode: InterfaceNamePrefix\ndetectLocal:\n  interfaceNamePrefix: a-very-long-prefix\n')))).toMatch(
+      /^detectLocal\.interfaceNamePrefix: "a-very-long-prefix" is not an interface name/,
+    );
+    expect(errorOf(() => parseKubeProxyConfig(minimal('detectLocalMode: Bridge\n')))).toMatch(/^detectLocalMode: "Bridge" is not a mode/);
+    const cfg = parseKubeProxyConfig(minimal('detectLocalMode: InterfaceNamePrefix\ndetectLocal:\n  interfaceNamePrefix: veth\n'));
+    expect(cfg.detectLocal).toEqual({ bridgeInterface: '', interfaceNamePrefix: 'veth' });
+    expect(parseKubeProxyConfig(writeConfig(cfg))).toEqual(cfg);
+  });
+
   it('accepts and ignores the other modes’ blocks', () => {
     const cfg = parseKubeProxyConfig(minimal('bindAddress: 198.19.3.4\niptables:\n  syncPeriod: 5s\nipvs:\n  scheduler: rr\nwinkernel:\n  enableDSR: true\n'));
     expect(cfg).toEqual(defaultKubeProxyConfig());

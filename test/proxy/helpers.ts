@@ -3,6 +3,7 @@
 // and kubectl-style tools do, so the ManifestSource watcher sees whole files), waits for the sync
 // that programmed a change, a background probe loop, and the chi-squared goodness-of-fit test.
 
+import { afterAll, beforeAll } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -406,3 +407,43 @@ export function chiSquaredP(statistic: number, degreesOfFreedom: number): number
 }
 
 export type { Cluster, Probe };
+
+/**
+ * One cluster of `pods` pods and a proxy fed by a manifest directory, for a describe block: made
+ * before its tests (after `write` fills the directory), removed after them.
+ */
+export function proxyClusterFor(opts: { pods: number; prefix: string; write: (dir: ManifestDir, c: Cluster) => void; settings?: Partial<ProxySettings> }): {
+  readonly c: Cluster;
+  readonly dir: ManifestDir;
+  readonly px: RunningProxy;
+} {
+  let c: Cluster | undefined;
+  let dir: ManifestDir | undefined;
+  let px: RunningProxy | undefined;
+  beforeAll(async () => {
+    dir = new ManifestDir();
+    c = await startCluster(opts.pods, opts.prefix);
+    opts.write(dir, c);
+    px = await startProxy(c, dir, opts.settings);
+  });
+  afterAll(async () => {
+    await px?.stop();
+    c?.remove();
+    dir?.cleanup();
+  });
+  const made = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('proxyClusterFor: used outside the tests of its describe block');
+    return v;
+  };
+  return {
+    get c() {
+      return made(c);
+    },
+    get dir() {
+      return made(dir);
+    },
+    get px() {
+      return made(px);
+    },
+  };
+}

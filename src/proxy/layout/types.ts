@@ -4,11 +4,19 @@
 import type { Chain, Family, NftSet, Rule, Ruleset, SetElement, Table } from '../../nft/objects.js';
 import type { IPFamily, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
+/** Pod traffic by the interface it came in on: the bridge itself, or any interface `name*`. */
+export interface LocalInterface {
+  name: string;
+  prefix: boolean;
+}
+
 export interface LayoutConfig {
   family: IPFamily;
   table: string;
   /** Pod CIDRs of this family: traffic from outside them to a ClusterIP is masqueraded. */
   clusterCIDRs: readonly string[];
+  /** Instead of clusterCIDRs (detectLocalMode BridgeInterface, InterfaceNamePrefix). */
+  localInterface?: LocalInterface;
   masqueradeAll: boolean;
   /** The masquerade mark (1 << masqueradeBit, 0x4000 by default). */
   masqueradeMark: number;

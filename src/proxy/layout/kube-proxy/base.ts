@@ -7,6 +7,7 @@ import type { Chain, NftSet, Rule } from '../../../nft/objects.js';
 import { inet_proto, inet_service } from '../../../nft/types/datatypes.js';
 import { familyParts } from '../family.js';
 import { BASE_CHAINS, CHAIN, COMMENT, localhostRejectComment, SET, TABLE_COMMENT } from '../names.js';
+import { matchLocalTraffic } from '../local-traffic.js';
 import { nftFamily, type BaseObjects, type LayoutConfig } from '../types.js';
 
 /** Jumps from the base chains, in rule order (kube-proxy's nftablesJumpChains, 1.34+). */
@@ -99,9 +100,9 @@ export function baseObjects(cfg: LayoutConfig): BaseObjects {
   // Off-cluster sources reaching a ClusterIP are masqueraded, so replies come back through this node.
   if (cfg.masqueradeAll) {
     add(CHAIN.services, markForMasquerade(r().inSet(l3.daddr, SET.clusterIps), cfg), COMMENT.masqueradeClusterIP);
-  } else if (cfg.clusterCIDRs.length) {
-    const notPods = cfg.clusterCIDRs.length === 1 ? cfg.clusterCIDRs[0]! : [...cfg.clusterCIDRs];
-    add(CHAIN.services, markForMasquerade(r().inSet(l3.daddr, SET.clusterIps).match(l3.saddr, notPods, 'neq'), cfg), COMMENT.masqueradeClusterIP);
+  } else {
+    const offCluster = matchLocalTraffic(r().inSet(l3.daddr, SET.clusterIps), cfg, true);
+    if (offCluster) add(CHAIN.services, markForMasquerade(offCluster, cfg), COMMENT.masqueradeClusterIP);
   }
   add(CHAIN.services, r().vmap([l3.daddr, meta.l4proto, th.dport], SET.serviceIps));
   add(

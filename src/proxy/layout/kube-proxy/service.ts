@@ -14,6 +14,7 @@ import { familyParts } from '../family.js';
 import { chainName, CHAIN, COMMENT, elementComment, endpointChainBase, serviceChainBase, SET } from '../names.js';
 import { nftFamily, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { markForMasquerade } from './base.js';
+import { matchLocalTraffic } from '../local-traffic.js';
 
 /** The service port's protocol as nft spells it. */
 export const l4proto = (sp: ServicePort): 'tcp' | 'udp' | 'sctp' => sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
@@ -118,9 +119,9 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
     } else {
       // Local policy keeps the client's address, but pods and the node itself may use any endpoint.
       if (clusterChain) {
-        if (cfg.clusterCIDRs.length) {
-          const pods = cfg.clusterCIDRs.length === 1 ? cfg.clusterCIDRs[0]! : [...cfg.clusterCIDRs];
-          rules.push(r().match(l3.saddr, pods).goto(clusterChain));
+        const fromPods = matchLocalTraffic(r(), cfg);
+        if (fromPods) {
+          rules.push(fromPods.goto(clusterChain));
           comments.push(COMMENT.shortCircuitPods);
         }
         rules.push(markForMasquerade(r().match(fibType('saddr'), 'local'), cfg), r().match(fibType('saddr'), 'local').goto(clusterChain));
