@@ -62,7 +62,7 @@ export interface ProxyState {
   family: IPFamily;
   services: ReadonlyMap<ServicePortId, ServicePort>;
   /**
-   * Endpoints per ServicePort id, de-duplicated, sorted by (ip, port) so layouts are deterministic.
+   * Endpoints per ServicePort id, de-duplicated, in kube-proxy's order (endpoints.ts, compareEndpoints).
    * Every ServicePort in `services` has an entry (an empty list when it has no endpoints).
    */
   endpoints: ReadonlyMap<ServicePortId, readonly ServiceEndpoint[]>;
