@@ -129,9 +129,10 @@ export function targets(full: readonly FullMedian[], churns: readonly ChurnMedia
   }
   const churn = (kind: string, count: number): ChurnMedian | undefined => churns.find((c) => c.layout === 'slots' && c.kind === kind && c.count === count);
   const r1 = churn('replace', 1);
-  const r100 = churn('replace', 100);
   if (r1 && on10k) out.push({ target: 'slots: one endpoint replaced at 10k, sync p50 <= 2 ms', value: `${f(r1.p50Ms, 2)} ms`, pass: r1.p50Ms <= 2 });
-  if (r100 && on10k) out.push({ target: 'slots: 100 services changed at 10k, sync p50 <= 20 ms', value: `${f(r100.p50Ms, 2)} ms`, pass: r100.p50Ms <= 20 });
+  // Every kind of change counts: the slowest kind's p50 is the figure.
+  const r100 = churns.filter((c) => c.layout === 'slots' && c.count === 100).sort((a, b) => b.p50Ms - a.p50Ms)[0];
+  if (r100 && on10k) out.push({ target: 'slots: 100 services changed at 10k, sync p50 <= 20 ms (slowest kind)', value: `${f(r100.p50Ms, 2)} ms (${r100.kind})`, pass: r100.p50Ms <= 20 });
   const rs = restarts.filter((r) => r.layout === 'slots');
   if (rs.length && on10k) {
     const t = median(rs.map((r) => r.sync));
