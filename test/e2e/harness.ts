@@ -13,6 +13,7 @@ import type { Netns } from '../../src/netns/netns.js';
 import type { Cluster } from '../../src/netns/cluster.js';
 import { sleep } from '../proxy/helpers.js';
 import { ProxyProcess } from '../helpers/proxy-process.js';
+import type { Resource, SavedState } from '../helpers/fake-apiserver.mjs';
 
 // The proxy process helpers live beside the other shared test helpers; the e2e tests take them from here.
 export { BIN, ProxyProcess, runProxy, type LogLine } from '../helpers/proxy-process.js';
@@ -22,8 +23,8 @@ const FAKE = new URL('./fake-apiserver.mjs', import.meta.url).pathname;
 export const API_PORT = 6443;
 export const TOKEN = 'e2e-service-account-token';
 
-export type Resource = 'services' | 'endpointslices' | 'nodes';
-export type ApiState = Record<string, unknown>;
+export type { Resource } from '../helpers/fake-apiserver.mjs';
+export type ApiState = SavedState;
 export interface ApiStats {
   lists: number;
   watches: number;

@@ -8,7 +8,7 @@ import { connectApi } from '../../src/k8s/kubeconfig.js';
 import type { ReflectorOptions } from '../../src/k8s/reflector.js';
 import { silentLogger } from '../../src/proxy/log.js';
 import type { SourceHandler } from '../../src/proxy/source/source.js';
-import { FakeApiServer } from './fake-apiserver.js';
+import { FakeApiServer } from '../helpers/fake-apiserver.mjs';
 
 const NODE = 'node-a';
 
