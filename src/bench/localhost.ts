@@ -3,12 +3,13 @@
 // connection rate (connections/s, request and response on each) through 127.0.0.1:<nodePort>
 // (the userspace proxy) and through the ClusterIP (nftables DNAT), to the same backend.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
 import { CLUSTER, createCluster, servePod } from '../netns/cluster.js';
+import { ProxyProcess } from '../netns/proxy-process.js';
 import { median } from './stats.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
   const rounds = quick ? 1 : 3;
   const cluster = createCluster(1, 'nftlink-blh');
   const dir = mkdtempSync(join(tmpdir(), 'nftlink-blh-'));
-  let proxy: ChildProcess | undefined;
+  let proxy: ProxyProcess | undefined;
   try {
     const pod = cluster.pods[0]!;
     await servePod(pod);
@@ -109,11 +110,10 @@ async function main(): Promise<void> {
       endpoints: [{ addresses: [pod.ipv4], conditions: { ready: true }, nodeName: 'node' }],
     };
     writeFileSync(join(dir, 'bench.json'), JSON.stringify({ kind: 'List', apiVersion: 'v1', items: [svc, slice] }));
-    proxy = spawn('ip', ['netns', 'exec', cluster.node.name, process.execPath, join(root, 'bin', 'nftlink.js'), 'proxy', '--manifests', dir, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '-v', '4'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    for (let i = 0; i < 100 && (log.match(/listener opened/g) ?? []).length < 2; i++) await sleep(100);
-    if ((log.match(/listener opened/g) ?? []).length < 2) throw new Error(`the proxy did not open its listeners:\n${log}`);
+    const px = (proxy = ProxyProcess.start(cluster.node, ['--manifests', dir, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--nodeport-addresses', `${CLUSTER.nodeIPv4}/32,127.0.0.1/32`, '-v', '4']));
+    const opened = (): number => (px.raw.match(/listener opened/g) ?? []).length;
+    for (let i = 0; i < 100 && opened() < 2; i++) await sleep(100);
+    if (opened() < 2) throw new Error(`the proxy did not open its listeners:\n${px.raw}`);
 
     const throughput: Figures = { kernel: [], localhost: [] };
     const rate: Figures = { kernel: [], localhost: [] };
@@ -138,8 +138,7 @@ async function main(): Promise<void> {
     mkdirSync(join(root, 'bench-results'), { recursive: true });
     writeFileSync(join(root, 'bench-results', 'localhost.json'), JSON.stringify({ seconds, rounds, parallel: 8, throughputMBps: throughput, connectionsPerSecond: rate }, null, 2));
   } finally {
-    proxy?.kill('SIGTERM');
-    await sleep(200);
+    await proxy?.stop();
     cluster.remove();
     rmSync(dir, { recursive: true, force: true });
   }

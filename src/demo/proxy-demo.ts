@@ -2,11 +2,10 @@
 // written as manifests, `nftlink proxy` programming kube-proxy's ruleset into the node over netlink,
 // and real HTTP requests following the service as the manifests scale it 3 -> 1 -> 0 -> 3.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packagePath } from '../package-root.js';
+import { ProxyProcess } from '../netns/proxy-process.js';
 import { CLUSTER, createCluster, probe, servePod, tally, type Cluster } from '../netns/cluster.js';
 import { chainName, serviceChainBase } from '../proxy/layout/names.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +20,6 @@ const REQUESTS = 30;
  * took 30 s, longer than the wait for the change itself.
  */
 const REFUSED_REQUESTS = 5;
-const bin = packagePath('bin', 'nftlink.js');
 
 function manifests(c: Cluster, endpoints: number): string {
   const service = {
@@ -66,18 +64,16 @@ async function main(): Promise<void> {
   const cluster = createCluster(3, 'nftlink-demo');
   const dir = mkdtempSync(join(tmpdir(), 'nftlink-demo-'));
   const file = join(dir, 'web.json');
-  let proxy: ChildProcess | undefined;
+  let proxy: ProxyProcess | undefined;
   try {
     cluster.pods.forEach((p, i) => (p.name = `web-${i + 1}`));
     await Promise.all(cluster.pods.map((p) => servePod(p)));
     writeAtomically(file, manifests(cluster, 3));
-    const args = [bin, 'proxy', '--manifests', dir, '--netns', cluster.node.name, '--node-name', 'demo-node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--service-cidr', CLUSTER.serviceCIDRv4, '--min-sync-period', '200ms'];
-    console.log(`# nftlink proxy watches ${dir} and programs the node namespace:\n  node ${args.slice(1).join(' ')}\n`);
-    proxy = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    proxy.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    proxy.on('exit', (code) => {
-      if (code) console.error(`proxy exited with ${code}:\n${log}`);
+    const args = ['--manifests', dir, '--netns', cluster.node.name, '--node-name', 'demo-node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--service-cidr', CLUSTER.serviceCIDRv4, '--min-sync-period', '200ms'];
+    console.log(`# nftlink proxy watches ${dir} and programs the node namespace:\n  nftlink proxy ${args.join(' ')}\n`);
+    const px = (proxy = ProxyProcess.startHere(args));
+    void px.exit.then(({ code }) => {
+      if (code) console.error(`proxy exited with ${code}:\n${px.raw}`);
     });
 
     const fromPod = (count: number) => tally(probe(cluster.pods[0]!.ns, CLUSTER_IP, 80, { count }));
@@ -103,8 +99,7 @@ async function main(): Promise<void> {
     }
     console.log('\ndemo ok: traffic followed the manifests through 3, 1, 0 and 3 endpoints');
   } finally {
-    proxy?.kill('SIGTERM');
-    await sleep(200);
+    await proxy?.stop();
     cluster.remove();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -12,11 +12,11 @@ import { createInterface } from 'node:readline';
 import type { Netns } from '../../src/netns/netns.js';
 import type { Cluster } from '../../src/netns/cluster.js';
 import { sleep } from '../proxy/helpers.js';
-import { ProxyProcess } from '../helpers/proxy-process.js';
+import { ProxyProcess } from '../../src/netns/proxy-process.js';
 import type { Resource, SavedState } from '../helpers/fake-apiserver.mjs';
 
-// The proxy process helpers live beside the other shared test helpers; the e2e tests take them from here.
-export { BIN, ProxyProcess, runProxy, type LogLine } from '../helpers/proxy-process.js';
+// The proxy process (src/netns/proxy-process.ts, shared with the demo and the benchmarks); the e2e tests take it from here.
+export { BIN, ProxyProcess, runProxy, type LogLine } from '../../src/netns/proxy-process.js';
 
 const FAKE = new URL('./fake-apiserver.mjs', import.meta.url).pathname;
 /** Where the fake API server listens inside the node namespace. */

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { Netns } from '../helpers/netns.js';
-import { BIN as bin } from '../helpers/proxy-process.js';
+import { BIN as bin } from '../../src/netns/proxy-process.js';
 
 const made: Netns[] = [];
 afterAll(() => made.forEach((n) => n.remove()));

@@ -7,7 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import { conntrackSettings } from '../../src/proxy/conntrack/sysctls.js';
 import { defaultKubeProxyConfig } from '../../src/k8s/kube-proxy-config.js';
 import { namespacesForFile } from '../helpers/netns.js';
-import { BIN as bin } from '../helpers/proxy-process.js';
+import { BIN as bin } from '../../src/netns/proxy-process.js';
 
 const manifests = new URL('../fixtures/proxy/basic', import.meta.url).pathname;
 const ns = namespacesForFile(afterAll);

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderProxy } from '../../src/cli/proxy.js';
 import { Netns } from '../helpers/netns.js';
-import { runProxy } from '../helpers/proxy-process.js';
+import { runProxy } from '../../src/netns/proxy-process.js';
 import { recordingLogger, TEST_LAYOUT } from './helpers.js';
 
 const fixture = new URL('../fixtures/proxy/all-features/', import.meta.url).pathname;

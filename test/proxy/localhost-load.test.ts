@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Cluster } from '../../src/netns/cluster.js';
-import { ProxyProcess } from '../helpers/proxy-process.js';
+import { ProxyProcess } from '../../src/netns/proxy-process.js';
 import { CLUSTER, ManifestDir, service, slice, sleep, startCluster } from './helpers.js';
 
 const CONNECTIONS = 1000;

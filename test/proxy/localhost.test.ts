@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 
 import { probe, tally, type Cluster } from '../../src/netns/cluster.js';
-import { ProxyProcess } from '../helpers/proxy-process.js';
+import { ProxyProcess } from '../../src/netns/proxy-process.js';
 import { chiSquaredP, chiSquaredUniform, CLUSTER, ManifestDir, service, slice, sleep, startCluster } from './helpers.js';
 
 const NODE_PORT = 30080;

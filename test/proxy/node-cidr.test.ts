@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { namespacesForFile } from '../helpers/netns.js';
-import { BIN as bin } from '../helpers/proxy-process.js';
+import { BIN as bin } from '../../src/netns/proxy-process.js';
 import { service, slice } from './helpers.js';
 
 const ns = namespacesForFile(afterAll);

@@ -1,10 +1,11 @@
-// `nftlink proxy` as a child process inside a namespace, as the e2e and localhost tests run it:
-// the real CLI, its JSON log lines collected from stderr.
+// `nftlink proxy` as a child process, as the demo, the benchmarks and the e2e tests run it: the real
+// CLI (bin/nftlink.js), its JSON log lines collected from stderr.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import type { Netns } from '../../src/netns/netns.js';
+import { packagePath } from '../package-root.js';
+import type { Netns } from './netns.js';
 
-export const BIN = new URL('../../bin/nftlink.js', import.meta.url).pathname;
+export const BIN = packagePath('bin', 'nftlink.js');
 
 export interface LogLine {
   level: number;
@@ -12,7 +13,7 @@ export interface LogLine {
   [field: string]: unknown;
 }
 
-/** `nftlink proxy` running inside a namespace. */
+/** `nftlink proxy` running (inside a namespace, or here programming one with --netns). */
 export class ProxyProcess {
   readonly lines: LogLine[] = [];
   raw = '';
@@ -36,8 +37,14 @@ export class ProxyProcess {
     this.exit = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
   }
 
+  /** Inside `ns` (`ip netns exec`), as on a node. */
   static start(ns: Netns, args: string[]): ProxyProcess {
     return new ProxyProcess(spawn('ip', ['netns', 'exec', ns.name, process.execPath, BIN, 'proxy', ...args], { stdio: ['ignore', 'ignore', 'pipe'] }));
+  }
+
+  /** In this process's namespace (with `--netns NAME` among `args`, it programs that one). */
+  static startHere(args: string[]): ProxyProcess {
+    return new ProxyProcess(spawn(process.execPath, [BIN, 'proxy', ...args], { stdio: ['ignore', 'ignore', 'pipe'] }));
   }
 
   logs(msg: string): LogLine[] {
