@@ -20,7 +20,7 @@ import { benchLayoutConfig, benchState } from './dataplane/services.js';
 import { settle } from './dataplane/settle.js';
 import { checkShapes, loadShape, type Loaded, type ShapeName } from './dataplane/shapes.js';
 import { createHost, type Host } from './dataplane/topology.js';
-import { machineInfo } from './machine.js';
+import { machineInfo, speedText } from './machine.js';
 
 const log = (line: string): void => void process.stderr.write(line + '\n');
 
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const iptables = spawnSync('iptables-legacy-restore', ['--version'], { encoding: 'utf8' }).stdout?.trim() || 'not installed';
   const header =
     `nftlink data-plane benchmark: ${command}\n` +
-    `Linux ${machine.kernel}, ${machine.nft}, ${iptables}, node ${machine.node}, ${machine.cpuCount} CPUs\n` +
+    `Linux ${machine.kernel}, ${machine.nft}, ${iptables}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}\n` +
     `every (shape, size) loaded at once, each in a node namespace of its own; ${opts.connects} timed connects per (shape, size) and target kind,\n` +
     `in ${opts.rounds} rounds that each run every (shape, size) once, in rotating order; ${opts.warmup} warm-up connects each; ${opts.pods} endpoints per service\n` +
     `connect: connect(2) of a C client in the client namespace to a ClusterIP, until the handshake is done (closed with a reset, untimed)\n` +

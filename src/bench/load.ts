@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from './args.js';
 import { caseA, caseB, caseC, caseD } from './cases.js';
-import { machineInfo } from './machine.js';
+import { machineInfo, speedText } from './machine.js';
 import { GNU_TIME } from './measure.js';
 import { renderTable, renderTargets, targets } from './report.js';
 import type { CaseResult } from './results.js';
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   writeFileSync(out, JSON.stringify(json, null, 2) + '\n');
 
   process.stdout.write(
-    `\nnftlink load benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ` +
+    `\nnftlink load benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}, ` +
       `medians of ${opts.runs} run(s) per side${opts.quick ? ' (quick sizes)' : ''}\n` +
       `wall: whole process (node start-up included); user/sys/peak RSS: rusage via GNU time\n\n` +
       renderTable(results) +

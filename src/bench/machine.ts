@@ -1,5 +1,6 @@
 // What the figures were measured on: they only mean something next to the kernel, nft and node
-// versions and the core count (DESIGN.md's figures are Linux 6.18, nft 1.0.6, 2 cores).
+// versions and the core count (DESIGN.md's figures are Linux 6.18, nft 1.0.6, 2 cores), and next to
+// how fast the VM runs that hour: the speed index.
 
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -13,7 +14,29 @@ export interface MachineInfo {
   cpuModel: string;
   memoryMB: number;
   loadAverage: number[];
+  /**
+   * Median ms of 3 fresh node processes building a 300,000-entry Map of small objects: allocation
+   * and cache bound, like the sync engine. On this shared VM the same 10k cold start took 0.49 s
+   * and 0.84 s an hour apart; the index is printed with every report so that runs made on
+   * different phases can be told apart (new in this round: no history to compare with yet).
+   */
+  speedIndexMs: number;
   date: string;
+}
+
+const SPEED_WORKLOAD = `const t0 = performance.now(); const m = new Map();
+for (let i = 0; i < 300000; i++) m.set('k' + i, { a: [i, String(i)], b: i * 2 });
+let s = 0; for (const v of m.values()) s += v.b;
+process.stdout.write(String(performance.now() - t0));`;
+
+function speedIndexMs(): number {
+  const runs = [0, 1, 2].map(() => Number(spawnSync(process.execPath, ['-e', SPEED_WORKLOAD], { encoding: 'utf8' }).stdout));
+  return runs.sort((a, b) => a - b)[1]!;
+}
+
+/** "speed index 338 ms (lower is faster)", for the report headers. */
+export function speedText(m: MachineInfo): string {
+  return `speed index ${m.speedIndexMs.toFixed(0)} ms (lower is faster; src/bench/machine.ts)`;
 }
 
 function firstLine(cmd: string, args: string[]): string {
@@ -32,6 +55,7 @@ export function machineInfo(): MachineInfo {
     cpuModel: c[0]?.model ?? 'unknown',
     memoryMB: Math.round(totalmem() / 2 ** 20),
     loadAverage: loadavg(),
+    speedIndexMs: speedIndexMs(),
     date: new Date().toISOString(),
   };
 }

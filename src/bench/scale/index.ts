@@ -10,7 +10,7 @@
 
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { machineInfo } from '../machine.js';
+import { machineInfo, speedText } from '../machine.js';
 import { GNU_TIME } from '../measure.js';
 import { parseScaleArgs } from './args.js';
 import { churn, fullNetlink, fullNft, renderText, restart, type ChurnRecord, type FullRun, type RestartRecord } from './cases.js';
@@ -64,7 +64,7 @@ export async function benchCommand(argv: string[]): Promise<void> {
   writeFileSync(chart, scaleChart(fm));
 
   process.stdout.write(
-    `\nnftlink bench: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs; medians\n` +
+    `\nnftlink bench: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}; medians\n` +
       `command: nftlink bench ${argv.join(' ')}\n` +
       `sync: the proxy's sync (layout + diff + commit) inside the process; wall/user/sys/RSS: the whole process (node start-up included), GNU time\n\n` +
       renderFull(fm) +
