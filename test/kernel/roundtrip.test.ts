@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
-import { Nftables, renderRuleset } from '../../src/index.js';
+import { Nftables, renderRuleset, Transaction } from '../../src/index.js';
 import { RulesetModel } from '../../src/nft/model.js';
 import { sameRules } from '../../src/nft/reconcile/rule-equality.js';
 import { elementKey } from '../../src/nft/values.js';
@@ -78,5 +78,34 @@ describe('nftlink list of a ruleset nft loaded', () => {
     const listed = await listRuleset({ netns: original.name, table: { family: 'inet', name: 't' } });
     expect(listed).toMatch(/^table inet t \{/);
     expect(listed).not.toContain('table ip kp');
+  });
+});
+
+describe('a dump that the table changes under', () => {
+  it('reads both halves again when the table changed between them, and returns one generation', async () => {
+    const target = ns();
+    const tx = coverageRuleset();
+    const nft = Nftables.open({ netns: target.name });
+    const other = Nftables.open({ netns: target.name });
+    try {
+      await nft.commit(tx);
+      // dump() reads the rules, then the sets with their elements (decoding the one while the
+      // kernel produces the other). Commit a chain right after the first half of the first try.
+      const native = (nft as unknown as { native: { dump: (...a: unknown[]) => Promise<Uint8Array> } }).native;
+      const real = native.dump.bind(native);
+      let calls = 0;
+      native.dump = async (...a: unknown[]) => {
+        const buf = await real(...a);
+        if (++calls === 1) await other.commit(new Transaction().add({ chain: { family: 'inet', table: 'cov', name: 'added-meanwhile' } }));
+        return buf;
+      };
+      const dumped = await nft.dump();
+      expect(calls).toBe(4);
+      expect(dumped.chains.map((c) => c.name)).toContain('added-meanwhile');
+      expect(dumped.generation).toBe(await nft.generation());
+    } finally {
+      nft.close();
+      other.close();
+    }
   });
 });

@@ -254,49 +254,75 @@ function decodeRule(o: WireObject): Rule {
 
 const setKey = (family: string, table: string, name: string): string => `${family}\0${table}\0${name}`;
 
-/** Decodes a dump buffer from the addon. Anonymous sets move into the lookups that bind them. */
-export function decodeRuleset(buf: Uint8Array, opts: { elementKeys?: boolean } = {}): Ruleset {
-  const msg = new WireReader(buf).message();
-  const out: Ruleset = { generation: msg.genid, tables: [], chains: [], sets: [], rules: [] };
-  const sets = new Map<string, NftSet>();
+/**
+ * Decodes dump buffers from the addon, one or several (the objects of one generation, in any split:
+ * Nftables.dump decodes one while the kernel produces the next). Anonymous sets move into the
+ * lookups that bind them when finished.
+ */
+export class RulesetDecoder {
+  private readonly out: Ruleset = { generation: 0, tables: [], chains: [], sets: [], rules: [] };
+  private readonly sets = new Map<string, NftSet>();
   // Requests name anonymous sets "__set%d" and tell them apart by transaction id; dumps by name.
-  const byId = new Map<number, NftSet>();
-  for (const o of msg.objects) {
-    switch (o.kind) {
-      case WireKind.Table:
-        out.tables.push(decodeTable(o));
-        break;
-      case WireKind.Chain:
-        out.chains.push(decodeChain(o));
-        break;
-      case WireKind.Set: {
-        const s = decodeSet(o);
-        sets.set(setKey(s.family, s.table, s.name), s);
-        const id = getU32(o.attrs, SET_ATTR.ID);
-        if (id !== undefined) byId.set(id, s);
-        out.sets.push(s);
-        break;
+  private readonly byId = new Map<number, NftSet>();
+  private first = true;
+
+  constructor(private readonly opts: { elementKeys?: boolean } = {}) {}
+
+  /** Adds one buffer's objects; returns the generation it was dumped at. */
+  add(buf: Uint8Array): number {
+    const msg = new WireReader(buf).message();
+    if (this.first) this.out.generation = msg.genid;
+    this.first = false;
+    const { out, sets, byId } = this;
+    for (const o of msg.objects) {
+      switch (o.kind) {
+        case WireKind.Table:
+          out.tables.push(decodeTable(o));
+          break;
+        case WireKind.Chain:
+          out.chains.push(decodeChain(o));
+          break;
+        case WireKind.Set: {
+          const s = decodeSet(o);
+          sets.set(setKey(s.family, s.table, s.name), s);
+          const id = getU32(o.attrs, SET_ATTR.ID);
+          if (id !== undefined) byId.set(id, s);
+          out.sets.push(s);
+          break;
+        }
+        case WireKind.Elements: {
+          const family = familyOf(o);
+          const id = getU32(o.attrs, SET_ATTR.ID);
+          const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
+          if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
+          const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
+          const keys = keyed ? (s.elementKeys ??= []) : undefined;
+          const decoded = decodeElementsOf(s, o, keys);
+          if (s.elements) for (const e of decoded) s.elements.push(e);
+          else s.elements = decoded;
+          break;
+        }
+        case WireKind.Rule:
+          out.rules.push(decodeRule(o));
+          break;
       }
-      case WireKind.Elements: {
-        const family = familyOf(o);
-        const id = getU32(o.attrs, SET_ATTR.ID);
-        const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
-        if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
-        const keyed = opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
-        const keys = keyed ? (s.elementKeys ??= []) : undefined;
-        const decoded = decodeElementsOf(s, o, keys);
-        if (s.elements) for (const e of decoded) s.elements.push(e);
-        else s.elements = decoded;
-        break;
-      }
-      case WireKind.Rule:
-        out.rules.push(decodeRule(o));
-        break;
     }
+    return msg.genid;
   }
-  for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
-  out.sets = out.sets.filter((s) => !s.anonymous);
-  return out;
+
+  finish(): Ruleset {
+    const { out, sets, byId } = this;
+    for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
+    out.sets = out.sets.filter((s) => !s.anonymous);
+    return out;
+  }
+}
+
+/** Decodes one dump buffer from the addon (RulesetDecoder for several). */
+export function decodeRuleset(buf: Uint8Array, opts: { elementKeys?: boolean } = {}): Ruleset {
+  const d = new RulesetDecoder(opts);
+  d.add(buf);
+  return d.finish();
 }
 
 function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>, byId: Map<number, NftSet>): Expr {
