@@ -3,9 +3,7 @@
 // starts its measured proxy processes with them, so that its memory figures are the proxy's.
 
 import { readFileSync } from 'node:fs';
-import { packagePath } from '../package-root.js';
-
-const BIN = packagePath('bin', 'nftlink.js');
+import { BIN } from '../netns/proxy-process.js';
 
 export function nodeFlags(): string[] {
   const first = readFileSync(BIN, 'utf8').split('\n', 1)[0]!;

@@ -114,7 +114,7 @@ export function layoutConfigs(s: Omit<ProxySettings, 'layout'>, families: IPFami
     return {
       family,
       table: s.table,
-      clusterCIDRs: s.localInterface ? [] : byFamily(s.clusterCIDRs, '--cluster-cidr', family),
+      clusterCIDRs: byFamily(s.clusterCIDRs, '--cluster-cidr', family),
       ...(s.localInterface ? { localInterface: s.localInterface } : {}),
       masqueradeAll: s.masqueradeAll,
       masqueradeMark: (1 << s.masqueradeBit) >>> 0,

@@ -264,15 +264,15 @@ export class RulesetDecoder {
   private readonly sets = new Map<string, NftSet>();
   // Requests name anonymous sets "__set%d" and tell them apart by transaction id; dumps by name.
   private readonly byId = new Map<number, NftSet>();
-  private first = true;
+  /** The first buffer's: the generation the decoded ruleset is of. */
+  private generation: number | undefined;
 
   constructor(private readonly opts: { elementKeys?: boolean } = {}) {}
 
   /** Adds one buffer's objects; returns the generation it was dumped at. */
   add(buf: Uint8Array): number {
     const msg = new WireReader(buf).message();
-    if (this.first) this.out.generation = msg.genid;
-    this.first = false;
+    this.generation ??= msg.genid;
     const { out, sets, byId } = this;
     for (const o of msg.objects) {
       switch (o.kind) {
@@ -312,6 +312,7 @@ export class RulesetDecoder {
 
   finish(): Ruleset {
     const { out, sets, byId } = this;
+    out.generation = this.generation ?? 0;
     for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
     out.sets = out.sets.filter((s) => !s.anonymous);
     return out;

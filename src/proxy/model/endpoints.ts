@@ -140,8 +140,8 @@ export function mergeEndpoints(
 ): Map<ServicePortId, ServiceEndpoint[]> {
   const byPortName = new Map<string, ServicePort>();
   for (const sp of ports) byPortName.set(`${sp.portName}/${sp.protocol}`, sp);
-  const merged = new Map<ServicePortId, Map<string, ServiceEndpoint>>();
-  const hints = new Map<ServiceEndpoint, SliceEndpoint>();
+  // By ip:port, each with the slice endpoint it came from (its topology hints).
+  const merged = new Map<ServicePortId, Map<string, Merged>>();
   for (const sp of ports) merged.set(sp.id, new Map());
   // Slice order only decides between equally good copies; sort so that it is not arrival order.
   const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -152,20 +152,20 @@ export function mergeEndpoints(
       const set = merged.get(sp.id)!;
       for (const source of slice.endpoints) {
         const ep = serviceEndpoint(source, port.port, nodeName);
-        const key = `${ep.ip}:${ep.port}`;
+        const key = endpointString(ep);
         const existing = set.get(key);
-        if (!existing || preference(ep) > preference(existing)) {
-          set.set(key, ep);
-          hints.set(ep, source);
-        }
+        if (!existing || preference(ep) > preference(existing.ep)) set.set(key, { ep, source });
       }
     }
   }
   const out = new Map<ServicePortId, ServiceEndpoint[]>();
   for (const [id, set] of merged) {
-    const list = [...set.values()].sort(compareEndpoints);
-    applyTopology(list, (ep) => hints.get(ep)!, nodeName, zone);
-    out.set(id, list);
+    const list = [...set.values()].sort((a, b) => compareEndpoints(a.ep, b.ep));
+    applyTopology(list, nodeName, zone);
+    out.set(
+      id,
+      list.map((m) => m.ep),
+    );
   }
   return out;
 }
@@ -178,16 +178,20 @@ export function mergeEndpoints(
  * zone, to those hinted for the zone; else to all. The others are marked outsideTopology. With no
  * ready endpoint at all there is nothing to prefer.
  */
-function applyTopology(list: ServiceEndpoint[], sourceOf: (ep: ServiceEndpoint) => SliceEndpoint, nodeName: string, zone: string): void {
+interface Merged {
+  ep: ServiceEndpoint;
+  source: SliceEndpoint;
+}
+
+function applyTopology(list: readonly Merged[], nodeName: string, zone: string): void {
   let ready = false;
   let allNode = true;
   let forNode = false;
   let allZone = true;
   let forZone = false;
-  for (const ep of list) {
+  for (const { ep, source: s } of list) {
     if (!ep.ready) continue;
     ready = true;
-    const s = sourceOf(ep);
     if (!s.nodeHints) allNode = false;
     else if (s.nodeHints.includes(nodeName)) forNode = true;
     if (!s.zoneHints) allZone = false;
@@ -196,7 +200,7 @@ function applyTopology(list: ServiceEndpoint[], sourceOf: (ep: ServiceEndpoint) 
   if (!ready) return;
   const keep = allNode && forNode ? (s: SliceEndpoint) => s.nodeHints?.includes(nodeName) === true : allZone && forZone ? (s: SliceEndpoint) => s.zoneHints?.includes(zone) === true : undefined;
   if (!keep) return;
-  for (const ep of list) if (!keep(sourceOf(ep))) ep.outsideTopology = true;
+  for (const { ep, source } of list) if (!keep(source)) ep.outsideTopology = true;
 }
 
 function serviceEndpoint(source: SliceEndpoint, port: number, nodeName: string): ServiceEndpoint {
