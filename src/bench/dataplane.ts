@@ -1,9 +1,9 @@
 // `npm run bench:dataplane`: what a ruleset shape costs a connection. For each number of ClusterIP
 // TCP services (10, 1,000, 10,000 by default, 5 endpoints each) and each shape (nftlink's slots
-// and kube-proxy layouts over netlink, kube-proxy's iptables mode through iptables-legacy-restore),
-// the TCP connect latency from a client outside the cluster to ClusterIPs, through a node
+// and kube-proxy layouts over netlink, kube-proxy's iptables mode through iptables-legacy-restore,
+// and the floor: one DNAT rule for the whole service CIDR, the control), the TCP connect latency from a client outside the cluster to ClusterIPs, through a node
 // namespace that holds that one shape. Every (shape, size) is loaded at once, side by side (a fresh
-// host each), and they are measured in alternating rounds, so every ratio is taken in one run. Everything runs in namespaces made for the run (never
+// host each), and they take turns connect by connect, so every ratio is taken in one run under the same conditions. Everything runs in namespaces made for the run (never
 // the root namespace's ruleset), with addresses from 198.18.0.0/15, removed on exit and signals.
 //
 // Prints a table and the target on stdout, progress on stderr; writes bench-results/dataplane.json
@@ -15,7 +15,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDataplaneArgs } from './dataplane/args.js';
 import { measure } from './dataplane/measure.js';
 import { compileProbe } from './dataplane/probe.js';
-import { renderChart, renderTable, renderTargets, shapeResult, targets, type ShapeResult } from './dataplane/report.js';
+import { controlLines, renderChart, renderTable, renderTargets, shapeResult, targets, type ShapeResult } from './dataplane/report.js';
 import { benchLayoutConfig, benchState } from './dataplane/services.js';
 import { settle } from './dataplane/settle.js';
 import { checkShapes, loadShape, type Loaded, type ShapeName } from './dataplane/shapes.js';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     `nftlink data-plane benchmark: ${command}\n` +
     `Linux ${machine.kernel}, ${machine.nft}, ${iptables}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}\n` +
     `every (shape, size) loaded at once, each in a node namespace of its own; ${opts.connects} timed connects per (shape, size) and target kind,\n` +
-    `in ${opts.rounds} rounds that each run every (shape, size) once, in rotating order; ${opts.warmup} warm-up connects each; ${opts.pods} endpoints per service\n` +
+    `in ${opts.rounds} rounds (one probe process each) in which the hosts take turns ${opts.turn === 1 ? 'connect by connect' : `every ${opts.turn} connects per target kind`}; ${opts.warmup} warm-up connects each; ${opts.pods} endpoints per service\n` +
     `connect: connect(2) of a C client in the client namespace to a ClusterIP, until the handshake is done (closed with a reset, untimed)\n` +
     `targets: spread = service (k * stride) mod N for k = 0, 1, ...: every position of the table in turn, uniformly;\n` +
     `         last = the last service (in iptables' KUBE-SERVICES, matched after every other service's rule)\n`;
@@ -80,9 +80,10 @@ async function main(): Promise<void> {
   }
 
   const list = targets(results);
+  const control = controlLines(results);
   const out = resolve(opts.out);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ command, machine, iptables, options: opts, elapsedS: (Date.now() - started) / 1000, results, targets: list, raw }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ command, machine, iptables, options: opts, elapsedS: (Date.now() - started) / 1000, results, targets: list, control, raw }, null, 2) + '\n');
   const chart = resolve(opts.chart);
   mkdirSync(dirname(chart), { recursive: true });
   writeFileSync(chart, renderChart(results, opts.pods));
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
       renderTable(results) +
       `\nTarget (p50 of the smallest against the largest size):\n` +
       renderTargets(list) +
+      (control.length ? `\nControl (not a target: the floor has one rule and nothing per service):\n${control.join('\n')}\n` : '') +
       `\nfigures and raw samples: ${out}\nchart: ${chart} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`,
   );
 }

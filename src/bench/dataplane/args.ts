@@ -8,8 +8,10 @@ export interface DataplaneOptions {
   /** Timed connects per (shape, size) and target kind (spread across the table, and the last service). */
   connects: number;
   shapes: ShapeName[];
-  /** The connects are split into this many rounds; each round runs every shape once, in rotating order. */
+  /** The connects are split into this many rounds (one probe process each); in a round the hosts take turns connect by connect. */
   rounds: number;
+  /** Connects per target kind a host makes in a row before the next host's turn (1: they alternate connect by connect). */
+  turn: number;
   /** Untimed connects per (shape, size) before the first round, spread across the table. */
   warmup: number;
   /** Pods, and so endpoints per service. */
@@ -19,7 +21,7 @@ export interface DataplaneOptions {
 }
 
 export const USAGE = `usage: npm run bench:dataplane -- [--sizes 10,1000,10000] [--connects N] [--shapes ${SHAPES.join(',')}]
-                                    [--rounds N] [--warmup N] [--pods N] [--out FILE] [--chart FILE]`;
+                                    [--rounds N] [--turn N] [--warmup N] [--pods N] [--out FILE] [--chart FILE]`;
 
 function intList(name: string, v: string | undefined, min: number, max: number): number[] {
   const list = (v ?? '').split(',').map(Number);
@@ -40,6 +42,7 @@ const FLAGS: Record<string, Setter> = {
     o.shapes = [...new Set(list)] as ShapeName[];
   },
   '--rounds': (o, v) => (o.rounds = one('rounds', v, 1, 1000)),
+  '--turn': (o, v) => (o.turn = one('turn', v, 1, 1_000_000)),
   '--warmup': (o, v) => (o.warmup = one('warmup', v, 0, 1_000_000)),
   '--pods': (o, v) => (o.pods = one('pods', v, 1, 200)),
   '--out': (o, v) => (o.out = v ?? o.out),
@@ -52,6 +55,7 @@ export function parseDataplaneArgs(argv: readonly string[]): DataplaneOptions {
     connects: 2000,
     shapes: [...SHAPES],
     rounds: 20,
+    turn: 10,
     warmup: 300,
     pods: 5,
     out: 'bench-results/dataplane.json',

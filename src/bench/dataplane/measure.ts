@@ -1,13 +1,14 @@
 // The measurement: with every (shape, size) loaded in its own host at once, rounds of sequential
-// connects from each host's client, the hosts in a different order every round, so slow phases of
-// a noisy machine fall on all of them alike and every ratio compares figures taken side by side.
-// Two kinds of target, alternating, the same sequence for every shape:
+// connects in which the hosts take turns connect by connect (one probe process enters each host's
+// client namespace in turn, outside the timed part), so every host sees the machine's moment
+// alike: measured in bursts of one host at a time, identical hosts' p50s differed by up to 35% on
+// this VM. Two kinds of target, alternating, the same sequence for every shape:
 //   spread: service (k * stride) mod N for k = 0, 1, 2, ...: every position in the table in turn
 //           (in KUBE-SERVICES, the average connect passes half of the rules);
 //   last:   the last service, which iptables matches only after every other service's rule.
 
 import { SERVICE_PORT, clusterIP } from './services.js';
-import { runConnects, type ProbeBinary } from './probe.js';
+import { runConnects, runDials, type Dial, type ProbeBinary } from './probe.js';
 import type { Host } from './topology.js';
 
 export interface Samples {
@@ -44,6 +45,8 @@ export function lastTarget(services: number): string {
 export interface MeasureOptions {
   connects: number;
   rounds: number;
+  /** Connects per target kind in a row from one host before the next host's turn. */
+  turn: number;
   warmup: number;
 }
 
@@ -61,20 +64,25 @@ export async function measure(hosts: readonly Host[], o: MeasureOptions, bin: Pr
   let done = 0;
   for (let r = 0; r < o.rounds; r++) {
     const count = Math.floor(o.connects / o.rounds) + (r < o.connects % o.rounds ? 1 : 0);
-    // Round r starts at host r: over the rounds every host runs early, late and in between.
-    for (let j = 0; j < hosts.length; j++) {
-      const i = (j + r) % hosts.length;
-      const h = hosts[i]!;
-      // Spread and last alternate, so the two kinds share the moment's conditions too.
-      const targets = spreadTargets(h.services, done, count).flatMap((t) => [t, lastTarget(h.services)]);
-      const run = await runConnects(bin, h.cluster.client.name, targets, PROCESS_WARMUP);
-      const s = out[i]!;
-      run.micros.forEach((us, k) => {
-        if (Number.isNaN(us)) return;
-        (k % 2 === 0 ? s.spread : s.last).push(us);
-      });
-      s.errors.push(...run.errors);
+    const dials: Dial[] = [];
+    const owner: { host: number; kind: 'spread' | 'last' }[] = [];
+    for (let k = 0, t = 0; k < count; k += o.turn, t++) {
+      // A different host first each turn, so no host always follows the same one.
+      for (let j = 0; j < hosts.length; j++) {
+        const i = (j + t + r) % hosts.length;
+        const h = hosts[i]!;
+        const netns = h.cluster.client.name;
+        for (const target of spreadTargets(h.services, done + k, Math.min(o.turn, count - k))) {
+          dials.push({ netns, target }, { netns, target: lastTarget(h.services) });
+          owner.push({ host: i, kind: 'spread' }, { host: i, kind: 'last' });
+        }
+      }
     }
+    const run = await runDials(bin, dials, PROCESS_WARMUP);
+    run.micros.forEach((us, k) => {
+      if (!Number.isNaN(us)) out[owner[k]!.host]![owner[k]!.kind].push(us);
+    });
+    run.failedAt.forEach((k, n) => out[owner[k]!.host]!.errors.push(run.errors[n]!));
     done += count;
     progress(`  round ${r + 1}/${o.rounds}: ${done} connects per host and target kind`);
   }

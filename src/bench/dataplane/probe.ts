@@ -65,6 +65,14 @@ export interface ConnectRun {
   micros: number[];
   /** errno of each failed connect. */
   errors: number[];
+  /** Their indices in the targets, parallel to `errors`. */
+  failedAt: number[];
+}
+
+/** A connect from a client namespace (`ip netns` name) to IP:PORT. */
+export interface Dial {
+  netns: string;
+  target: string;
 }
 
 /**
@@ -72,26 +80,41 @@ export interface ConnectRun {
  * Asynchronous, so that a signal can end the benchmark in the middle of a long batch.
  */
 export function runConnects(bin: ProbeBinary, netns: string, targets: readonly string[], warmup: number, timeoutMs = 2000): Promise<ConnectRun> {
+  return runDials(bin, targets.map((target) => ({ netns, target })), warmup, timeoutMs);
+}
+
+/**
+ * The dials in turn, each from its own namespace, in one probe process (it enters the namespaces
+ * itself, outside the timed part), after `warmup` untimed connects to the first target of each.
+ */
+export function runDials(bin: ProbeBinary, dials: readonly Dial[], warmup: number, timeoutMs = 2000): Promise<ConnectRun> {
+  const netns = dials[0]?.netns;
+  if (netns === undefined) return Promise.resolve({ micros: [], errors: [], failedAt: [] });
+  // The probe starts in the first namespace (nsenter); with several, every target names its own.
+  const several = dials.some((d) => d.netns !== netns);
+  const args = dials.map((d) => (several ? `/run/netns/${d.netns}=${d.target}` : d.target));
   return new Promise((resolve, reject) => {
-    const child = startProbe(bin, netns, ['connect', String(warmup), String(timeoutMs), ...targets]);
+    const child = startProbe(bin, netns, ['connect', String(warmup), String(timeoutMs), ...args]);
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.once('error', reject);
     child.once('close', (code) => {
-      if (code !== 0) return reject(new Error(`tcp-probe connect in ${netns} failed (${code}): ${err}`));
+      if (code !== 0) return reject(new Error(`tcp-probe connect from ${netns} failed (${code}): ${err}`));
       const fields = out.trim().split(' ');
-      if (fields.length !== targets.length) return reject(new Error(`tcp-probe connect: ${fields.length} results for ${targets.length} targets`));
+      if (fields.length !== dials.length) return reject(new Error(`tcp-probe connect: ${fields.length} results for ${dials.length} targets`));
       const errors: number[] = [];
-      const micros = fields.map((f) => {
+      const failedAt: number[] = [];
+      const micros = fields.map((f, i) => {
         if (f.startsWith('E')) {
           errors.push(Number(f.slice(1)));
+          failedAt.push(i);
           return NaN;
         }
         return Number(f) / 1000;
       });
-      resolve({ micros, errors });
+      resolve({ micros, errors, failedAt });
     });
   });
 }

@@ -1,6 +1,7 @@
 // The figures of the data-plane benchmark: per (size, shape) the connect p50/p99 for both target
 // kinds with the ratios measured in the same run, the issue's target (slots flat from 10 to 10k
-// services while iptables grows), and the chart of p50 and p99 against the number of services.
+// services while iptables grows), what the floor control says of that growth, and the chart of p50
+// and p99 against the number of services.
 
 import { lineChart, type ChartSeries } from '../svg-chart.js';
 import { median, percentile, ratio } from '../stats.js';
@@ -93,11 +94,39 @@ export function targets(results: readonly ShapeResult[]): TargetResult[] {
   return out;
 }
 
+/**
+ * What the control says (floor-shape.ts): how much of each shape's growth from the smallest to the
+ * largest size the floor shows too, with no per-service state at all. Not a target: the part of a
+ * shape's growth that is its own.
+ */
+export function controlLines(results: readonly ShapeResult[]): string[] {
+  const sizes = [...new Set(results.map((r) => r.services))].sort((a, b) => a - b);
+  const [lo, hi] = [sizes[0]!, sizes[sizes.length - 1]!];
+  const get = (shape: ShapeName, n: number) => results.find((r) => r.shape === shape && r.services === n);
+  const floorLo = get('floor', lo);
+  const floorHi = get('floor', hi);
+  if (lo === hi || !floorLo || !floorHi) return [];
+  const signed = (x: number, unit: string): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}${unit}`;
+  const out: string[] = [];
+  for (const kind of ['spread', 'last'] as const) {
+    const f = floorHi[kind].p50 - floorLo[kind].p50;
+    out.push(`floor (${kind}): ${us(floorLo[kind].p50)} -> ${us(floorHi[kind].p50)} µs (${signed((f / floorLo[kind].p50) * 100, '%')}) from ${lo} to ${hi} destinations, with nothing per service`);
+    for (const shape of ['slots', 'kube-proxy'] as const) {
+      const a = get(shape, lo);
+      const b = get(shape, hi);
+      if (!a || !b) continue;
+      const own = b[kind].p50 - a[kind].p50 - f;
+      out.push(`  ${SHAPE_TITLE[shape]} (${kind}) beyond the floor's growth: ${signed(own, ' µs')} (${signed((own / a[kind].p50) * 100, '%')} of its p50 at ${lo})`);
+    }
+  }
+  return out;
+}
+
 export function renderTargets(list: readonly TargetResult[]): string {
   return list.map((t) => `${t.pass ? 'PASS' : 'MISS'}  ${t.target}: ${t.detail}`).join('\n') + '\n';
 }
 
-const COLORS: Record<ShapeName, string> = { slots: '#2ca02c', 'kube-proxy': '#1f77b4', iptables: '#d62728' };
+const COLORS: Record<ShapeName, string> = { slots: '#2ca02c', 'kube-proxy': '#1f77b4', iptables: '#d62728', floor: '#7f7f7f' };
 
 /** Connect p50 (solid) and p99 (dashed) of the spread targets against the number of services. */
 export function renderChart(results: readonly ShapeResult[], pods: number): string {

@@ -1,6 +1,7 @@
-// The three ruleset shapes of the data-plane benchmark, each programmed into a node namespace that
-// holds nothing else: nftlink's `slots` and `kube-proxy` layouts over netlink (FamilySync, one full
-// sync, as the proxy's first sync), and kube-proxy's iptables mode through iptables-legacy-restore.
+// The ruleset shapes of the data-plane benchmark, each programmed into a node namespace that holds
+// nothing else: nftlink's `slots` and `kube-proxy` layouts over netlink (FamilySync, one full sync,
+// as the proxy's first sync), kube-proxy's iptables mode through iptables-legacy-restore, and the
+// `floor` control (floor-shape.ts: one DNAT rule for the whole service CIDR, nothing per service).
 // After loading, the namespace is checked to hold that one shape and nothing of the others.
 
 import { spawnSync } from 'node:child_process';
@@ -11,15 +12,17 @@ import { silentLogger } from '../../proxy/log.js';
 import type { ProxyState } from '../../proxy/model/types.js';
 import { FamilySync } from '../../proxy/sync/family-sync.js';
 import { inNetns } from '../netns.js';
+import { floorTransaction } from './floor-shape.js';
 import { iptablesRestoreText } from './iptables-shape.js';
 
-export const SHAPES = ['slots', 'kube-proxy', 'iptables'] as const;
+export const SHAPES = ['slots', 'kube-proxy', 'iptables', 'floor'] as const;
 export type ShapeName = (typeof SHAPES)[number];
 
 export const SHAPE_TITLE: Record<ShapeName, string> = {
   slots: 'nftlink slots',
   'kube-proxy': 'nftlink kube-proxy',
   iptables: 'iptables (kube-proxy)',
+  floor: 'floor (1 DNAT rule)',
 };
 
 const IPTABLES_RESTORE = 'iptables-legacy-restore';
@@ -40,8 +43,8 @@ export function checkShapes(shapes: readonly ShapeName[]): void {
         const r = spawnSync(tool, ['--version'], { encoding: 'utf8' });
         if (r.status !== 0) throw new Error(`bench: ${tool} is missing, and the iptables shape needs it (Debian: apt-get install iptables; scripts/setup.sh installs it)`);
       }
-    } else {
-      createLayout(s as LayoutName);
+    } else if (s !== 'floor') {
+      createLayout(s);
     }
   }
 }
@@ -80,6 +83,20 @@ async function loadNft(shape: LayoutName, netns: string, state: ProxyState, cfg:
   }
 }
 
+/** The control: the same pods behind one rule, whatever the number of services in `state`. */
+async function loadFloor(netns: string, state: ProxyState, cfg: LayoutConfig): Promise<Loaded> {
+  const pods = [...new Set([...state.endpoints.values()].flatMap((eps) => eps.map((e) => e.ip)))];
+  const tx = floorTransaction(cfg.table, pods);
+  const nft = Nftables.open({ netns });
+  try {
+    const t0 = performance.now();
+    await nft.commit(tx);
+    return { loadS: (performance.now() - t0) / 1000, size: `${tx.size} netlink operations, for any number of services` };
+  } finally {
+    nft.close();
+  }
+}
+
 export async function loadShape(shape: ShapeName, netns: string, state: ProxyState, cfg: LayoutConfig): Promise<Loaded> {
   let loaded: Loaded;
   if (shape === 'iptables') {
@@ -87,6 +104,8 @@ export async function loadShape(shape: ShapeName, netns: string, state: ProxySta
     const t0 = performance.now();
     run(netns, IPTABLES_RESTORE, [], text);
     loaded = { loadS: (performance.now() - t0) / 1000, size: `${text.split('\n').length - 1} lines of iptables-restore input` };
+  } else if (shape === 'floor') {
+    loaded = await loadFloor(netns, state, cfg);
   } else {
     loaded = await loadNft(shape, netns, state, cfg);
   }

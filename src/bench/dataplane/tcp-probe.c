@@ -4,16 +4,22 @@
 //
 //   tcp-probe serve PORT
 //     Listens on 0.0.0.0:PORT, prints "ready", accepts and closes forever.
-//   tcp-probe connect WARMUP TIMEOUT_MS IP:PORT...
-//     WARMUP untimed connects to the first target, then one connect per target, one after the
-//     other. Each is timed with CLOCK_MONOTONIC from connect(2) to its return (the SYN out and the
-//     SYN-ACK back: the handshake through the node's ruleset), then closed with a reset (SO_LINGER
-//     0) outside the timed part, so no TIME_WAIT piles up. Prints one line: the time of each
-//     connect in nanoseconds, or E<errno> for a connect that failed.
+//   tcp-probe connect WARMUP TIMEOUT_MS [NETNS=]IP:PORT...
+//     One connect per target, one after the other. A target with NETNS (a path such as
+//     /run/netns/NAME) is dialled from inside that network namespace: the probe setns(2)es into it
+//     before making the socket, outside the timed part. So one process can alternate connect by
+//     connect between the clients of several hosts, and every host sees the machine's moment alike.
+//     First, WARMUP untimed connects to the first target of each namespace. Each connect is timed
+//     with CLOCK_MONOTONIC from connect(2) to its return (the SYN out and the SYN-ACK back: the
+//     handshake through the node's ruleset), then closed with a reset (SO_LINGER 0) outside the
+//     timed part, so no TIME_WAIT piles up. Prints one line: the time of each connect in
+//     nanoseconds, or E<errno> for a connect that failed.
 
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,25 +79,78 @@ static long long connect_once(const struct sockaddr_in *to, const struct timeval
   return r == 0 ? t1 - t0 : -err;
 }
 
+#define MAX_NETNS 64
+
+/** The namespaces the targets name: path -> open fd (-1 for "where the probe started"). */
+static const char *ns_paths[MAX_NETNS];
+static int ns_fds[MAX_NETNS];
+static int ns_count;
+static int ns_current = -1;
+
+/** The index of a target's namespace (opened on first sight), or -1 without one; -2 on error. */
+static int netns_of(const char *path) {
+  if (!path) return -1;
+  for (int i = 0; i < ns_count; i++)
+    if (strcmp(ns_paths[i], path) == 0) return i;
+  if (ns_count == MAX_NETNS) {
+    fprintf(stderr, "tcp-probe connect: more than %d namespaces\n", MAX_NETNS);
+    return -2;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, "tcp-probe connect: %s: %s\n", path, strerror(errno));
+    return -2;
+  }
+  ns_paths[ns_count] = path;
+  ns_fds[ns_count] = fd;
+  return ns_count++;
+}
+
+/** Enters namespace i (a socket belongs to the namespace it is made in); no-op for -1 or the current one. */
+static int enter(int i) {
+  if (i < 0 || i == ns_current) return 0;
+  if (setns(ns_fds[i], CLONE_NEWNET) < 0) {
+    fprintf(stderr, "tcp-probe connect: setns %s: %s\n", ns_paths[i], strerror(errno));
+    return -1;
+  }
+  ns_current = i;
+  return 0;
+}
+
 static int connect_all(int argc, char **argv) {
   int warmup = atoi(argv[0]);
   int timeout_ms = atoi(argv[1]);
   int n = argc - 2;
   struct timeval timeout = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
   struct sockaddr_in *targets = calloc((size_t)n, sizeof *targets);
+  int *netns = calloc((size_t)n, sizeof *netns);
   long long *times = calloc((size_t)n, sizeof *times);
-  if (n < 1 || !targets || !times) {
+  if (n < 1 || !targets || !netns || !times) {
     fprintf(stderr, "tcp-probe connect: no targets\n");
     return 2;
   }
   for (int i = 0; i < n; i++) {
-    if (parse_target(argv[i + 2], &targets[i]) < 0) {
-      fprintf(stderr, "tcp-probe connect: bad target %s (want IPv4:port)\n", argv[i + 2]);
+    char *text = argv[i + 2];
+    char *eq = strchr(text, '=');
+    if (eq) *eq = 0;
+    netns[i] = netns_of(eq ? text : NULL);
+    if (netns[i] == -2) return 2;
+    if (parse_target(eq ? eq + 1 : text, &targets[i]) < 0) {
+      fprintf(stderr, "tcp-probe connect: bad target %s (want [NETNS=]IPv4:port)\n", eq ? eq + 1 : text);
       return 2;
     }
   }
-  for (int i = 0; i < warmup; i++) connect_once(&targets[0], &timeout);
-  for (int i = 0; i < n; i++) times[i] = connect_once(&targets[i], &timeout);
+  // Warm-up: the first target of every namespace (of the only one, without any).
+  int warmed[MAX_NETNS + 1] = {0};
+  for (int i = 0; i < n; i++) {
+    if (warmed[netns[i] + 1]++) continue;
+    if (enter(netns[i]) < 0) return 1;
+    for (int w = 0; w < warmup; w++) connect_once(&targets[i], &timeout);
+  }
+  for (int i = 0; i < n; i++) {
+    if (enter(netns[i]) < 0) return 1;
+    times[i] = connect_once(&targets[i], &timeout);
+  }
   for (int i = 0; i < n; i++) {
     if (times[i] >= 0) printf(i ? " %lld" : "%lld", times[i]);
     else printf(i ? " E%lld" : "E%lld", -times[i]);
@@ -103,6 +162,6 @@ static int connect_all(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc >= 3 && strcmp(argv[1], "serve") == 0) return serve(atoi(argv[2]));
   if (argc >= 5 && strcmp(argv[1], "connect") == 0) return connect_all(argc - 2, argv + 2);
-  fprintf(stderr, "usage: tcp-probe serve PORT | tcp-probe connect WARMUP TIMEOUT_MS IP:PORT...\n");
+  fprintf(stderr, "usage: tcp-probe serve PORT | tcp-probe connect WARMUP TIMEOUT_MS [NETNS=]IP:PORT...\n");
   return 2;
 }

@@ -18,7 +18,7 @@ export interface Host {
   remove(): void;
 }
 
-const PREFIX: Record<ShapeName, string> = { slots: 'nftlink-dp-sl', 'kube-proxy': 'nftlink-dp-kp', iptables: 'nftlink-dp-ipt' };
+const PREFIX: Record<ShapeName, string> = { slots: 'nftlink-dp-sl', 'kube-proxy': 'nftlink-dp-kp', iptables: 'nftlink-dp-ipt', floor: 'nftlink-dp-fl' };
 
 export async function createHost(shape: ShapeName, services: number, pods: number, bin: ProbeBinary): Promise<Host> {
   const cluster = createCluster(pods, PREFIX[shape]);
