@@ -166,9 +166,14 @@ export async function caseC(o: BenchOptions): Promise<CaseResult> {
   };
 }
 
-/** (d) dumping the big map: nftlink decodes it to objects; `nft list map` prints it (to /dev/null). */
+/**
+ * (d) dumping the big map: nftlink decodes it to objects; `nft list map` prints it (to /dev/null).
+ * Also timed: the floor, a process that makes the same dump and decodes nothing (node, the addon
+ * and the kernel's part), since the kernel's share decides how close (d) can get.
+ */
 export async function caseD(o: BenchOptions): Promise<CaseResult> {
   const records: RunRecord[] = [];
+  const floor: ProcessFigures[] = [];
   for (let run = 0; run < o.runs; run++) {
     // One namespace per run, shared by both sides: a dump does not change what it reads.
     await waitQuiet();
@@ -188,6 +193,10 @@ export async function caseD(o: BenchOptions): Promise<CaseResult> {
           log(`[d] run ${run + 1}/${o.runs} nft:     ${fmt(r)}`);
         }
       }
+      await waitQuiet();
+      const f = await nftlinkChild(['floor', ns, '--elements', String(o.elements)]);
+      floor.push(f.figures);
+      log(`[d] run ${run + 1}/${o.runs} floor:   ${fmt(f.figures)}`);
     });
   }
   const result: CaseResult = { id: 'd', title: `dumping the ${o.elements.toLocaleString('en')}-element map`, runs: records, median: {} };
@@ -195,6 +204,11 @@ export async function caseD(o: BenchOptions): Promise<CaseResult> {
     const m = medianFigures(records, side);
     if (m) result.median[side] = m;
   }
-  result.extra = { nftlinkDumpMs: medianPhase(records, 'dumpMs') };
+  result.extra = {
+    nftlinkDumpMs: medianPhase(records, 'dumpMs'),
+    floorWallS: median(floor.map((f) => f.wall)),
+    floorUserS: median(floor.map((f) => f.user)),
+    floorSysS: median(floor.map((f) => f.sys)),
+  };
   return result;
 }

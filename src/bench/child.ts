@@ -7,10 +7,13 @@
 //   node dist/bundle/load-child.js shape  <netns> --shape 1..5 --services N --endpoints E
 //   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
 //   node dist/bundle/load-child.js dump   <netns> --elements N               (the big map must be loaded)
+//   node dist/bundle/load-child.js floor  <netns> --elements N               (dump's floor: the same dump, nothing decoded)
 //
 // Prints one JSON line: in-process phase times (ms) and process.resourceUsage() as a cross-check.
 
 import { Nftables } from '../nft/index.js';
+import { NFPROTO } from '../nft/netlink/constants.js';
+import { loadNative } from '../native/binding.js';
 import { bigMap, bigMapElements, bigMapLoad, bigMapUpdate, serviceShape, type ShapeId } from './shapes.js';
 
 const now = (): number => Number(process.hrtime.bigint()) / 1e6;
@@ -22,9 +25,34 @@ function option(args: string[], name: string): number {
   return v;
 }
 
+/**
+ * What `dump` costs before any decoding: node, the addon, and the kernel producing the map's dump,
+ * received part by part into buffers that are only counted. The floor under case (d).
+ */
+async function dumpFloor(netns: string, expectedElements: number): Promise<Record<string, unknown>> {
+  const native = loadNative();
+  const h = native.open(netns);
+  try {
+    const map = bigMap();
+    let bytes = 0;
+    let parts = 0;
+    const t0 = now();
+    await native.dumpSetElementsStream(h, NFPROTO[map.family], map.table, map.name, (part) => {
+      bytes += part.byteLength;
+      parts++;
+    });
+    // An element of this map is 36 bytes on the wire (its key and data nests): a short answer is refused.
+    if (bytes < expectedElements * 30) throw new Error(`child: the floor dump read ${bytes} bytes, too few for ${expectedElements} elements`);
+    return { dumpMs: now() - t0, bytes, parts };
+  } finally {
+    native.close(h);
+  }
+}
+
 async function main(): Promise<Record<string, unknown>> {
   const [what, netns, ...args] = process.argv.slice(2);
-  if (!what || !netns) throw new Error('usage: child.js load|input|shape|update|dump <netns> [options]');
+  if (!what || !netns) throw new Error('usage: child.js load|input|shape|update|dump|floor <netns> [options]');
+  if (what === 'floor') return dumpFloor(netns, option(args, 'elements'));
   const nft = Nftables.open({ netns });
   try {
     switch (what) {

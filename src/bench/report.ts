@@ -52,8 +52,17 @@ export function targets(results: readonly CaseResult[]): TargetResult[] {
     const v = Number(c.extra.nftlinkMedianMs);
     out.push({ target: '(c) median per update <= 1 ms', value: v, unit: 'ms', limit: '1', pass: v <= 1 });
   }
-  const d = by('d')?.median.nftlink;
-  if (d) out.push({ target: '(d) dump (whole process) <= 0.3 s', value: d.wall, unit: 's', limit: '0.3', pass: d.wall <= 0.3 });
+  const dCase = by('d');
+  const d = dCase?.median.nftlink;
+  if (d) {
+    out.push({ target: '(d) dump (whole process) <= 0.3 s', value: d.wall, unit: 's', limit: '0.3', pass: d.wall <= 0.3 });
+    const floor = Number(dCase?.extra?.floorWallS);
+    if (Number.isFinite(floor)) {
+      // The issue's fallback where the kernel's share rules a target out: within 1.25x of that share.
+      const x = ratio(d.wall, floor);
+      out.push({ target: "(d) within 1.25x of its floor (the same dump decoding nothing: node and the kernel's share)", value: x, unit: 'x floor', limit: '1.25', pass: x <= 1.25 });
+    }
+  }
   return out;
 }
 
@@ -82,7 +91,7 @@ export function renderTable(results: readonly CaseResult[]): string {
     if (l && n === undefined) notes.push(`(${r.id}) no nft run`);
     const e = r.extra ?? {};
     const phases = Object.entries(e)
-      .map(([k, v]) => `${k} ${typeof v === 'number' ? v.toFixed(1) : v}`)
+      .map(([k, v]) => `${k} ${typeof v === 'number' ? v.toFixed(k.endsWith('S') ? 3 : 1) : v}`)
       .join(', ');
     notes.push(`(${r.id}) ${r.title}${phases ? `; in-process medians: ${phases}` : ''}`);
   }
