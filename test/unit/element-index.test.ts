@@ -50,4 +50,43 @@ describe('ElementIndex', () => {
     index.contribute(before, after);
     expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.1 . 80 }\nadd element ip t hairpin { 198.18.0.3 . 80 }\n');
   });
+
+  it('hands a kept element over to the new object: nothing is written, and the new object is the one withdrawn later', () => {
+    const index = new ElementIndex();
+    index.declare(set);
+    const before = contributions(el('198.18.0.1', 80, 'x'), el('198.18.0.2', 80));
+    index.contribute(undefined, before);
+    commit(index);
+    // The same contents in fresh objects (the layout builds them afresh): no operation at all.
+    const same = contributions(el('198.18.0.1', 80, 'x'), el('198.18.0.2', 80));
+    index.contribute(before, same);
+    expect(commit(index)).toBe('');
+    // A changed comment is not kept: delete and re-add; the other element is kept.
+    const changed = contributions(el('198.18.0.1', 80, 'y'), el('198.18.0.2', 80));
+    index.contribute(same, changed);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.1 . 80 }\nadd element ip t hairpin { 198.18.0.1 . 80 comment "y" }\n');
+    // Withdrawing by the newest objects removes everything: the store holds them, not the first ones.
+    index.contribute(changed, undefined);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.1 . 80, 198.18.0.2 . 80 }\n');
+    expect(index.elements('hairpin')).toEqual([]);
+  });
+
+  it('hands over a kept element of a shared key without giving the key away', () => {
+    const index = new ElementIndex();
+    index.declare(set);
+    const a = contributions(el('198.18.0.2', 80));
+    const b = contributions(el('198.18.0.2', 80));
+    index.contribute(undefined, a);
+    index.contribute(undefined, b);
+    expect(commit(index)).toBe('add element ip t hairpin { 198.18.0.2 . 80 }\n');
+    // b keeps its element (new object), then a goes: the key stays, held for b.
+    const b2 = contributions(el('198.18.0.2', 80));
+    index.contribute(b, b2);
+    index.contribute(a, undefined);
+    expect(commit(index)).toBe('');
+    expect(index.isShared('hairpin', el('198.18.0.2', 80))).toBe(false);
+    // b goes by its newest objects: the key goes.
+    index.contribute(b2, undefined);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.2 . 80 }\n');
+  });
 });
