@@ -4,10 +4,10 @@
 
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { probe, tally } from '../../src/netns/cluster.js';
 import { elementComment } from '../../src/proxy/layout/names.js';
-import { answered, ManifestDir, service, slice, startCluster, startProxy, type Cluster, type LogRecord, type RunningProxy } from './helpers.js';
+import { answered, proxyClusterFor, service, slice, type LogRecord } from './helpers.js';
 
 const corpus = new URL('../fixtures/proxy/bad-input/', import.meta.url).pathname;
 const LONG_NS = `${'n'.repeat(50)}-namespace-63`;
@@ -26,57 +26,48 @@ const INVALID: { kind: string; object: string; reason: RegExp }[] = [
 ];
 
 describe('bad input', () => {
-  let c: Cluster;
-  let dir: ManifestDir;
-  let px: RunningProxy;
+  const t = proxyClusterFor({
+    pods: 3,
+    prefix: 'nlp-bad',
+    write: (dir) => {
+      for (const f of readdirSync(corpus)) copyFileSync(join(corpus, f), join(dir.path, f));
+    },
+  });
 
   const invalidLogs = (records: LogRecord[]): LogRecord[] => records.filter((r) => r.msg === 'ignoring invalid object');
   const manifestLogs = (records: LogRecord[]): LogRecord[] => records.filter((r) => r.msg === 'cannot read object');
 
-  beforeAll(async () => {
-    dir = new ManifestDir();
-    for (const f of readdirSync(corpus)) copyFileSync(join(corpus, f), join(dir.path, f));
-    c = await startCluster(3, 'nlp-bad');
-    px = await startProxy(c, dir);
-  });
-
-  afterAll(async () => {
-    await px?.stop();
-    c?.remove();
-    dir?.cleanup();
-  });
-
   it('programs every good service in the first sync', () => {
-    const first = px.reports[0]!;
+    const first = t.px.reports[0]!;
     expect(first.error).toBeUndefined();
     expect(first.results.every((r) => r.excluded === 0)).toBe(true);
-    const a = probe(c.node, '198.18.200.80', 80, { count: 30 });
+    const a = probe(t.c.node, '198.18.200.80', 80, { count: 30 });
     expect(answered(a)).toHaveLength(30);
     expect(Object.keys(tally(a)).sort()).toEqual(['pod0', 'pod1', 'pod2']);
-    expect(tally(probe(c.pods[0]!.ns, '198.18.200.81', 53, { proto: 'udp', count: 10, timeoutMs: 1000 }))).toEqual({ pod2: 10 });
+    expect(tally(probe(t.c.pods[0]!.ns, '198.18.200.81', 53, { proto: 'udp', count: 10, timeoutMs: 1000 }))).toEqual({ pod2: 10 });
   });
 
   it('programs the service with 63-character names, its element comment cut to 128 bytes', () => {
-    expect(tally(probe(c.node, '198.18.200.82', 80, { count: 10 }))).toEqual({ pod1: 10 });
+    expect(tally(probe(t.c.node, '198.18.200.82', 80, { count: 10 }))).toEqual({ pod1: 10 });
     // Its second port has no endpoints: refused, and listed with the (cut) comment.
-    const refused = probe(c.node, '198.18.200.82', 81, { count: 3 });
+    const refused = probe(t.c.node, '198.18.200.82', 81, { count: 3 });
     for (const a of refused.answers) expect(a).toBe('error:ECONNREFUSED');
     const full = `${LONG_NS}/${LONG_NAME}:very-long-port2`;
     expect(Buffer.byteLength(full)).toBeGreaterThan(128);
     const cut = elementComment({ namespace: LONG_NS, name: LONG_NAME, portName: 'very-long-port2' });
     expect(cut).toBe(full.slice(0, 128));
-    const map = c.node.exec('nft', ['list', 'map', 'ip', 'kube-proxy', 'no-endpoint-services']);
+    const map = t.c.node.exec('nft', ['list', 'map', 'ip', 'kube-proxy', 'no-endpoint-services']);
     expect(map).toContain(`198.18.200.82 . tcp . 81 comment "${cut}" : goto reject-chain`);
   });
 
   it('refuses services whose only slice was rejected (they have no endpoints)', () => {
     for (const ip of ['198.18.200.88', '198.18.200.89']) {
-      for (const a of probe(c.node, ip, 80, { count: 2 }).answers) expect(a, ip).toBe('error:ECONNREFUSED');
+      for (const a of probe(t.c.node, ip, 80, { count: 2 }).answers) expect(a, ip).toBe('error:ECONNREFUSED');
     }
   });
 
   it('logs each rejected object once, with its name and reason, and counts it', () => {
-    const logs = invalidLogs(px.log.records);
+    const logs = invalidLogs(t.px.log.records);
     for (const want of INVALID) {
       const mine = logs.filter((r) => r.fields.kind === want.kind && r.fields.object === want.object);
       expect(mine, `${want.kind} ${want.object}`).toHaveLength(1);
@@ -84,23 +75,23 @@ describe('bad input', () => {
       expect(String(mine[0]!.fields.reason)).toMatch(want.reason);
     }
     expect(logs).toHaveLength(INVALID.length);
-    const unreadable = manifestLogs(px.log.records);
+    const unreadable = manifestLogs(t.px.log.records);
     expect(unreadable).toHaveLength(1);
     expect(String(unreadable[0]!.fields.origin)).toContain('broken.yaml');
     expect(String(unreadable[0]!.fields.reason)).toMatch(/^not valid YAML: /);
-    expect(Object.fromEntries(px.proxier.invalidCounts)).toEqual({ Service: 6, EndpointSlice: 2, Manifest: 1 });
+    expect(Object.fromEntries(t.px.proxier.invalidCounts)).toEqual({ Service: 6, EndpointSlice: 2, Manifest: 1 });
   });
 
   it('keeps running: a later good change syncs, and nothing is logged again', async () => {
-    const synced = px.nextSync();
-    dir.write('good-c', service({ name: 'good-c', clusterIPs: ['198.18.200.90'] }), slice({ service: 'good-c', endpoints: [c.pods[0]!.ipv4] }));
+    const synced = t.px.nextSync();
+    t.dir.write('good-c', service({ name: 'good-c', clusterIPs: ['198.18.200.90'] }), slice({ service: 'good-c', endpoints: [t.c.pods[0]!.ipv4] }));
     const report = await synced;
     expect(report.error).toBeUndefined();
-    expect(tally(probe(c.node, '198.18.200.90', 80, { count: 10 }))).toEqual({ pod0: 10 });
-    expect(invalidLogs(px.log.records)).toHaveLength(INVALID.length);
-    expect(manifestLogs(px.log.records)).toHaveLength(1);
-    expect(Object.fromEntries(px.proxier.invalidCounts)).toEqual({ Service: 6, EndpointSlice: 2, Manifest: 1 });
+    expect(tally(probe(t.c.node, '198.18.200.90', 80, { count: 10 }))).toEqual({ pod0: 10 });
+    expect(invalidLogs(t.px.log.records)).toHaveLength(INVALID.length);
+    expect(manifestLogs(t.px.log.records)).toHaveLength(1);
+    expect(Object.fromEntries(t.px.proxier.invalidCounts)).toEqual({ Service: 6, EndpointSlice: 2, Manifest: 1 });
     // The good services of the first sync still answer.
-    expect(answered(probe(c.node, '198.18.200.80', 80, { count: 5 }))).toHaveLength(5);
+    expect(answered(probe(t.c.node, '198.18.200.80', 80, { count: 5 }))).toHaveLength(5);
   });
 });

@@ -4,12 +4,12 @@
 // case: a flow made before the service had endpoints (not DNAT'ed) is deleted once it has some.
 // Flows are checked with conntrack(8) in the node's namespace. Kernel test: fails without root.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Netns } from '../../src/netns/netns.js';
 import { loadNative } from '../../src/native/binding.js';
 import { staleFlowFilters } from '../../src/proxy/conntrack/stale.js';
 import type { ProxyState, ServiceEndpoint, ServicePort } from '../../src/proxy/model/types.js';
-import { ManifestDir, service, slice, startCluster, startProxy, wroteSomething, type Cluster, type RunningProxy } from './helpers.js';
+import { proxyClusterFor, service, slice, wroteSomething } from './helpers.js';
 
 /** One datagram from a fixed source port; prints the answering pod or error:<why>. */
 const SEND = `
@@ -50,43 +50,34 @@ const UDP = [{ name: 'dns', protocol: 'UDP' as const, port: 53, targetPort: 8080
 const UDP_SLICE = [{ name: 'dns', protocol: 'UDP' as const, port: 8080 }];
 
 describe('UDP conntrack cleanup', () => {
-  let c: Cluster;
-  let dir: ManifestDir;
-  let px: RunningProxy;
-
-  beforeAll(async () => {
-    dir = new ManifestDir();
-    c = await startCluster(2, 'nlp-ct');
-    dir.write(
-      'dns',
-      service({ name: 'dns', clusterIPs: ['198.18.200.60'], ports: UDP }),
-      slice({ service: 'dns', ports: UDP_SLICE, endpoints: c.pods.map((p) => p.ipv4) }),
-    );
-    px = await startProxy(c, dir);
-  }, 30_000);
-
-  afterAll(async () => {
-    await px?.stop();
-    c?.remove();
-    dir?.cleanup();
+  const t = proxyClusterFor({
+    pods: 2,
+    prefix: 'nlp-ct',
+    write: (dir, c) =>
+      dir.write(
+        'dns',
+        service({ name: 'dns', clusterIPs: ['198.18.200.60'], ports: UDP }),
+        slice({ service: 'dns', ports: UDP_SLICE, endpoints: c.pods.map((p) => p.ipv4) }),
+      ),
+    timeoutMs: 30_000,
   });
 
   it('deletes the flows pinned to a removed endpoint, so the next datagram reaches another one', async () => {
     const sport = 40_000;
-    const first = send(c.client, '198.18.200.60', 53, sport);
+    const first = send(t.c.client, '198.18.200.60', 53, sport);
     expect(first).toMatch(/^pod[01]$/);
     // The flow pins this client port: every datagram goes to the same pod.
-    for (let i = 0; i < 5; i++) expect(send(c.client, '198.18.200.60', 53, sport)).toBe(first);
-    const a = c.pods.find((p) => p.name === first)!;
-    const b = c.pods.find((p) => p.name !== first)!;
-    expect(flows(c.node, sport)).toEqual([{ origDst: '198.18.200.60', origDport: 53, replySrc: a.ipv4 }]);
+    for (let i = 0; i < 5; i++) expect(send(t.c.client, '198.18.200.60', 53, sport)).toBe(first);
+    const a = t.c.pods.find((p) => p.name === first)!;
+    const b = t.c.pods.find((p) => p.name !== first)!;
+    expect(flows(t.c.node, sport)).toEqual([{ origDst: '198.18.200.60', origDport: 53, replySrc: a.ipv4 }]);
     // An unrelated UDP flow to the same service port from another client port, pinned to B, must survive.
     let other = 0;
-    for (let p = 40_100; p < 40_140 && other === 0; p++) if (send(c.client, '198.18.200.60', 53, p) === b.name) other = p;
+    for (let p = 40_100; p < 40_140 && other === 0; p++) if (send(t.c.client, '198.18.200.60', 53, p) === b.name) other = p;
     expect(other).not.toBe(0);
 
-    const synced = px.nextSync(wroteSomething);
-    dir.write(
+    const synced = t.px.nextSync(wroteSomething);
+    t.dir.write(
       'dns',
       service({ name: 'dns', clusterIPs: ['198.18.200.60'], ports: UDP }),
       slice({ service: 'dns', ports: UDP_SLICE, endpoints: [b.ipv4] }),
@@ -94,11 +85,11 @@ describe('UDP conntrack cleanup', () => {
     const report = await synced;
     expect(report.error).toBeUndefined();
     // A's server still runs: without the cleanup the flow would keep delivering to it.
-    expect(flows(c.node, sport)).toEqual([]);
-    expect(flows(c.node, other)).toEqual([{ origDst: '198.18.200.60', origDport: 53, replySrc: b.ipv4 }]);
-    expect(send(c.client, '198.18.200.60', 53, sport)).toBe(b.name);
-    expect(flows(c.node, sport)).toEqual([{ origDst: '198.18.200.60', origDport: 53, replySrc: b.ipv4 }]);
-    expect(px.log.records.filter((r) => r.level === 'error')).toEqual([]);
+    expect(flows(t.c.node, sport)).toEqual([]);
+    expect(flows(t.c.node, other)).toEqual([{ origDst: '198.18.200.60', origDport: 53, replySrc: b.ipv4 }]);
+    expect(send(t.c.client, '198.18.200.60', 53, sport)).toBe(b.name);
+    expect(flows(t.c.node, sport)).toEqual([{ origDst: '198.18.200.60', origDport: 53, replySrc: b.ipv4 }]);
+    expect(t.px.log.records.filter((r) => r.level === 'error')).toEqual([]);
   }, 30_000);
 
   it('deletes flows made while a service port had no endpoints once it has some (0 -> N)', async () => {
@@ -110,28 +101,28 @@ describe('UDP conntrack cleanup', () => {
     ];
     // Before the service has this external IP the node just routes the datagram (to its default route):
     // a flow that is not DNAT'ed, which would keep the client's later datagrams away from the endpoints.
-    expect(send(c.client, ext, 53, sport, 300)).toBe('error:timeout');
-    expect(flows(c.node, sport)).toEqual([{ origDst: ext, origDport: 53, replySrc: ext }]);
+    expect(send(t.c.client, ext, 53, sport, 300)).toBe('error:timeout');
+    expect(flows(t.c.node, sport)).toEqual([{ origDst: ext, origDport: 53, replySrc: ext }]);
     // And a flow to the same address on a port that is no service port: left alone.
-    expect(send(c.client, ext, 54, sport, 300)).toBe('error:timeout');
+    expect(send(t.c.client, ext, 54, sport, 300)).toBe('error:timeout');
 
-    let synced = px.nextSync(wroteSomething);
-    dir.write('late', ...late([]));
+    let synced = t.px.nextSync(wroteSomething);
+    t.dir.write('late', ...late([]));
     expect((await synced).error).toBeUndefined();
     // No endpoints yet: nothing is cleaned.
-    expect(flows(c.node, sport).filter((f) => f.origDport === 53)).toHaveLength(1);
+    expect(flows(t.c.node, sport).filter((f) => f.origDport === 53)).toHaveLength(1);
 
-    synced = px.nextSync(wroteSomething);
-    dir.write('late', ...late([c.pods[0]!.ipv4]));
+    synced = t.px.nextSync(wroteSomething);
+    t.dir.write('late', ...late([t.c.pods[0]!.ipv4]));
     expect((await synced).error).toBeUndefined();
-    expect(flows(c.node, sport)).toEqual([{ origDst: ext, origDport: 54, replySrc: ext }]);
-    expect(send(c.client, ext, 53, sport)).toBe(c.pods[0]!.name);
-    expect(flows(c.node, sport).filter((f) => f.origDport === 53)).toEqual([{ origDst: ext, origDport: 53, replySrc: c.pods[0]!.ipv4 }]);
+    expect(flows(t.c.node, sport)).toEqual([{ origDst: ext, origDport: 54, replySrc: ext }]);
+    expect(send(t.c.client, ext, 53, sport)).toBe(t.c.pods[0]!.name);
+    expect(flows(t.c.node, sport).filter((f) => f.origDport === 53)).toEqual([{ origDst: ext, origDport: 53, replySrc: t.c.pods[0]!.ipv4 }]);
   }, 30_000);
 
   it('conntrackDelete refuses bad filters and reports what it deleted', async () => {
     const native = loadNative();
-    const h = native.open(c.node.name);
+    const h = native.open(t.c.node.name);
     try {
       await expect(native.conntrackDelete(h, 2, [{ protocol: 17, dstPort: 0 }])).rejects.toThrow(/dstPort/);
       await expect(native.conntrackDelete(h, 2, [{ protocol: 17, dstPort: 53, dst: '2001:db8::1' }])).rejects.toThrow(/dst/);
@@ -141,7 +132,7 @@ describe('UDP conntrack cleanup', () => {
       const r = await native.conntrackDelete(h, 2, [{ protocol: 17, dst: '198.19.100.61', dstPort: 54, notNatted: true }]);
       expect(r).toMatchObject({ deleted: 1, failed: 0, errors: [] });
       expect(r.scanned).toBeGreaterThanOrEqual(1);
-      expect(flows(c.node, 41_000).filter((f) => f.origDport === 54)).toEqual([]);
+      expect(flows(t.c.node, 41_000).filter((f) => f.origDport === 54)).toEqual([]);
     } finally {
       native.close(h);
     }

@@ -410,9 +410,16 @@ export type { Cluster, Probe };
 
 /**
  * One cluster of `pods` pods and a proxy fed by a manifest directory, for a describe block: made
- * before its tests (after `write` fills the directory), removed after them.
+ * before its tests (after `write` fills the directory), removed after them. `timeoutMs` is the
+ * set-up's hook timeout (default: the config's hookTimeout).
  */
-export function proxyClusterFor(opts: { pods: number; prefix: string; write: (dir: ManifestDir, c: Cluster) => void; settings?: Partial<ProxySettings> }): {
+export function proxyClusterFor(opts: {
+  pods: number;
+  prefix: string;
+  write: (dir: ManifestDir, c: Cluster) => void;
+  settings?: Partial<ProxySettings>;
+  timeoutMs?: number;
+}): {
   readonly c: Cluster;
   readonly dir: ManifestDir;
   readonly px: RunningProxy;
@@ -425,7 +432,7 @@ export function proxyClusterFor(opts: { pods: number; prefix: string; write: (di
     c = await startCluster(opts.pods, opts.prefix);
     opts.write(dir, c);
     px = await startProxy(c, dir, opts.settings);
-  });
+  }, opts.timeoutMs);
   afterAll(async () => {
     await px?.stop();
     c?.remove();
