@@ -94,6 +94,18 @@ describe('external traffic', () => {
       service({ name: 'local', type: 'NodePort', clusterIPs: ['198.18.200.26'], ports: [{ name: 'http', port: 80, nodePort: 30085 }], externalTrafficPolicy: 'Local' }),
       slice({ service: 'local', endpoints: [c.pods[0]!.ipv4, { ip: c.pods[1]!.ipv4, nodeName: 'other-node' }, { ip: c.pods[2]!.ipv4, nodeName: 'other-node' }] }),
     );
+    dir.write(
+      'both-local',
+      service({
+        name: 'both-local',
+        type: 'NodePort',
+        clusterIPs: ['198.18.200.27'],
+        ports: [{ name: 'http', port: 80, nodePort: 30086 }],
+        externalTrafficPolicy: 'Local',
+        internalTrafficPolicy: 'Local',
+      }),
+      slice({ service: 'both-local', endpoints: [c.pods[0]!.ipv4, { ip: c.pods[1]!.ipv4, nodeName: 'other-node' }, { ip: c.pods[2]!.ipv4, nodeName: 'other-node' }] }),
+    );
     px = await startProxy(c, dir, { nodeIPs, nodePortAddresses: [`${CLUSTER.nodeIPv4}/32`] });
   });
 
@@ -171,6 +183,15 @@ describe('external traffic', () => {
       expect(new Set(r.peers)).toEqual(new Set([CLUSTER.clientIPv4]));
       // Inside the cluster the ClusterIP still uses every endpoint (internalTrafficPolicy Cluster).
       expect(Object.keys(tally(probe(c.node, '198.18.200.26', 80, { count: 30 }))).sort()).toEqual(['pod0', 'pod1', 'pod2']);
+    });
+
+    it('Local for both policies: the client reaches the local endpoint only, the node itself every endpoint (short-circuit)', () => {
+      expect(tally(probe(c.client, CLUSTER.nodeIPv4, 30086, { count: 20 }))).toEqual({ pod0: 20 });
+      // kube-proxy keeps cluster endpoints for any externally reachable port (UsesClusterEndpoints):
+      // traffic from the node to its own NodePort goes through the external chain's short-circuit.
+      expect(Object.keys(tally(probe(c.node, CLUSTER.nodeIPv4, 30086, { count: 30 }))).sort()).toEqual(['pod0', 'pod1', 'pod2']);
+      // The ClusterIP follows internalTrafficPolicy Local.
+      expect(tally(probe(c.node, '198.18.200.27', 80, { count: 20 }))).toEqual({ pod0: 20 });
     });
 
     it('Cluster: the backend sees the node address (masquerade), never the client', () => {

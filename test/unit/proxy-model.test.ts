@@ -326,6 +326,16 @@ describe('categorizeEndpoints', () => {
     expect(c.hasAnyEndpoints).toBe(true);
   });
 
+  it('ITP Local and ETP Local on an external service: cluster endpoints still, for pods and the node (kube-proxy short-circuits them)', () => {
+    const sp: ServicePort = { ...base, external: true, externalTrafficPolicy: 'Local', internalTrafficPolicy: 'Local' };
+    const remote = e('198.18.0.1', true, false);
+    const local = e('198.18.0.2', true, false, true);
+    const c = categorizeEndpoints([remote, local], sp);
+    expect(ips(c.clusterEndpoints)).toEqual(['198.18.0.1', '198.18.0.2']);
+    expect(ips(c.localEndpoints)).toEqual(['198.18.0.2']);
+    expect(ips(c.allReachableEndpoints)).toEqual(['198.18.0.1', '198.18.0.2']);
+  });
+
   it('ITP Local on an internal service: no cluster endpoints, hasAny from remote ones', () => {
     const sp: ServicePort = { ...base, internalTrafficPolicy: 'Local' };
     const c = categorizeEndpoints([e('198.18.0.1', true, false)], sp);

@@ -17,10 +17,14 @@ export interface CategorizedEndpoints {
   hasAnyEndpoints: boolean;
 }
 
-/** ServicePort.UsesClusterEndpoints(): some traffic of this port is routed cluster-wide. */
+/**
+ * ServicePort.UsesClusterEndpoints(): some traffic of this port is routed cluster-wide. Any
+ * externally reachable port does, whatever its external policy: with Local, pods and the node
+ * itself still reach every endpoint (the external chain's short-circuit rules), also when the
+ * internal policy is Local too.
+ */
 export function usesClusterEndpoints(sp: ServicePort): boolean {
-  // externalTrafficPolicy is already Cluster for a service without external traffic (service.ts).
-  return sp.internalTrafficPolicy === 'Cluster' || (sp.external && sp.externalTrafficPolicy === 'Cluster');
+  return sp.internalTrafficPolicy === 'Cluster' || sp.external;
 }
 
 /** ServicePort.UsesLocalEndpoints(): some traffic of this port may only go to this node's endpoints. */
