@@ -24,7 +24,10 @@ export interface LayoutConfig {
   serviceCIDRs: readonly string[];
   /** Node IPs of this family that accept NodePorts, or 'all' (every local address, through fib). */
   nodePortAddresses: readonly string[] | 'all';
-  /** This node's IPs of this family (firewall chains allow LB VIP hairpin from them). */
+  /**
+   * This node's IPs of this family, the primary first (--node-ip's order). A firewall chain lets LB
+   * VIPs through as sources when a source range holds the primary one, as kube-proxy's nodeIP.
+   */
   nodeIPs: readonly string[];
   /**
    * NodePorts on the loopback address of this family are served by the userspace proxy (TCP); the

@@ -136,9 +136,11 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   }
 
   if (firewallChain) {
-    // A node reaching its own LB VIP can come back with the VIP as source: let those through too.
+    // A node reaching its own LB VIP can come back with the VIP as source: when the ranges allow
+    // the node (its primary IP of this family, kube-proxy's nodeIP), let those through too.
     const allowed = [...sp.loadBalancerSourceRanges];
-    if (sp.loadBalancerSourceRanges.some((c) => cfg.nodeIPs.some((n) => cidrContains(c, n, v6)))) allowed.push(...sp.loadBalancerIPs);
+    const primary = cfg.nodeIPs[0];
+    if (primary !== undefined && sp.loadBalancerSourceRanges.some((c) => cidrContains(c, primary, v6))) allowed.push(...sp.loadBalancerIPs);
     chain(firewallChain, [r().match(l3.saddr, allowed, 'neq').drop()]);
   }
 
