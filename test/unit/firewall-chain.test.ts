@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { renderRuleExprs } from '../../src/nft/index.js';
-import { layoutConfigs } from '../../src/proxy/config.js';
+import { benchLayoutConfig } from '../../src/bench/proxy-model.js';
 import { serviceObjects } from '../../src/proxy/layout/kube-proxy/service.js';
 import { servicePorts } from '../../src/proxy/model/service.js';
 import type { ServiceEndpoint } from '../../src/proxy/model/types.js';
@@ -12,22 +12,8 @@ import type { ServiceEndpoint } from '../../src/proxy/model/types.js';
 const LB_IP = '198.19.50.2';
 
 function firewallRule(nodeIPs: string[], ranges: string[]): string {
-  const [cfg] = layoutConfigs(
-    {
-      table: 'kube-proxy',
-      nodeName: 'node',
-      nodeIPs,
-      clusterCIDRs: ['198.18.128.0/17'],
-      serviceCIDRs: [],
-      nodePortAddresses: [],
-      masqueradeAll: false,
-      masqueradeBit: 14,
-      minSyncPeriodMs: 1000,
-      syncPeriodMs: 30_000,
-      localhostNodePorts: false,
-    },
-    ['ipv4'],
-  );
+  // The benchmark's node, with these node IPs (LayoutConfig keeps them in the settings' order).
+  const cfg = { ...benchLayoutConfig({ nodeIP: nodeIPs[0]!, podCIDR: '198.18.128.0/17', serviceCIDR: '198.18.0.0/24' }), nodeIPs };
   const result = servicePorts(
     {
       apiVersion: 'v1',
@@ -40,7 +26,7 @@ function firewallRule(nodeIPs: string[], ranges: string[]): string {
   );
   if (!('ports' in result)) throw new Error(JSON.stringify(result));
   const ep: ServiceEndpoint = { ip: '198.18.200.5', port: 8080, ready: true, serving: true, terminating: false, isLocal: true };
-  const objects = serviceObjects(cfg!, result.ports[0]!, [ep]);
+  const objects = serviceObjects(cfg, result.ports[0]!, [ep]);
   const fw = objects.chains.find((c) => c.chain.name.startsWith('firewall-'));
   if (!fw) throw new Error('no firewall chain');
   expect(fw.rules).toHaveLength(1);
