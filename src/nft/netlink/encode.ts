@@ -346,6 +346,7 @@ export class RequestEncoder {
     // One element: attr count, KEY, then DATA or VERDICT, then an empty expression list.
     const fixed = 2 + 6 + keyLen + (data ? 6 + dataLen : verdicts ? 10 : 0) + 2;
     w.u32(elements.length);
+    w.expect(fixed * elements.length);
     for (let i = 0; i < elements.length; i++) {
       const e = elements[i]!;
       const v = e.value;

@@ -56,6 +56,19 @@ export class WireWriter {
     if (this.pos + n <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < this.pos + n) size *= 2;
+    this.resize(size);
+  }
+
+  /**
+   * Room for `n` more bytes, in one allocation of about that size: an element list of known size
+   * (100k elements: 3.6 MB) then grows the buffer once, instead of doubling it up to 4 MB through
+   * 6 MB of copies on the way.
+   */
+  expect(n: number): void {
+    if (this.pos + n > this.buf.length) this.resize(Math.max(this.pos + n + 4096, this.buf.length));
+  }
+
+  private resize(size: number): void {
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
