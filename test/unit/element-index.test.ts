@@ -51,7 +51,7 @@ describe('ElementIndex', () => {
     expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.1 . 80 }\nadd element ip t hairpin { 198.18.0.3 . 80 }\n');
   });
 
-  it('hands a kept element over to the new object: nothing is written, and the new object is the one withdrawn later', () => {
+  it('keeps an unchanged element: nothing is written, the new list gets the old object back, and withdrawing the new list removes it', () => {
     const index = new ElementIndex();
     index.declare(set);
     const before = contributions(el('198.18.0.1', 80, 'x'), el('198.18.0.2', 80));
@@ -61,6 +61,8 @@ describe('ElementIndex', () => {
     const same = contributions(el('198.18.0.1', 80, 'x'), el('198.18.0.2', 80));
     index.contribute(before, same);
     expect(commit(index)).toBe('');
+    // The new list holds the objects the index already had.
+    expect(same.get('hairpin')![1]).toBe(before.get('hairpin')![1]);
     // A changed comment is not kept: delete and re-add; the other element is kept.
     const changed = contributions(el('198.18.0.1', 80, 'y'), el('198.18.0.2', 80));
     index.contribute(same, changed);
@@ -71,7 +73,7 @@ describe('ElementIndex', () => {
     expect(index.elements('hairpin')).toEqual([]);
   });
 
-  it('hands over a kept element of a shared key without giving the key away', () => {
+  it('keeps an unchanged element of a shared key without giving the key away', () => {
     const index = new ElementIndex();
     index.declare(set);
     const a = contributions(el('198.18.0.2', 80));

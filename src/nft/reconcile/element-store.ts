@@ -94,14 +94,6 @@ export class ElementStore {
     this.desired.set(key, e);
   }
 
-  /**
-   * The desired element under `key` becomes `e`, which carries the same payload (the caller
-   * checked): nothing changes for the kernel, so nothing is touched.
-   */
-  handOver(key: string, e: SetElement): void {
-    this.desired.set(key, e);
-  }
-
   /** Removes one desired element by key. */
   remove(e: Pick<SetElement, 'key' | 'keyEnd'>, key: string = elementKey(this.set, e)): void {
     this.touch(key);

@@ -38,10 +38,11 @@ export interface LayoutConfig {
 
 /**
  * Elements a fragment contributes to the layout's shared sets and maps, by set name. Each call
- * builds its own element objects (never shared between service ports or calls): the sync engine
- * tells whose an element is by its object.
+ * builds its own element objects (never shared between service ports): the sync engine tells
+ * whose an element is by its object. It may put back, in place of a new element, the equal one the
+ * service port contributed before (ElementIndex.contribute), so the lists are the engine's to edit.
  */
-export type ElementContributions = ReadonlyMap<string, readonly SetElement[]>;
+export type ElementContributions = ReadonlyMap<string, SetElement[]>;
 
 /** Objects that exist once per table: the table, base and fixed chains, shared sets and maps. */
 export interface BaseObjects {
