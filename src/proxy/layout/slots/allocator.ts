@@ -21,6 +21,8 @@ export const endpointKey = (ep: { ip: string; port: number }): string => `${ep.i
 /** What a slot holds: an endpoint's address and port (the model's endpoint object itself). */
 export type SlotEndpoint = Readonly<{ ip: string; port: number }>;
 
+const sameEndpoint = (a: SlotEndpoint, b: SlotEndpoint): boolean => a.ip === b.ip && a.port === b.port;
+
 /** Each endpoint once by ip|port (its first occurrence), in order. */
 function byKey(endpoints: readonly SlotEndpoint[]): Map<string, SlotEndpoint> {
   const out = new Map<string, SlotEndpoint>();
@@ -33,9 +35,23 @@ function byKey(endpoints: readonly SlotEndpoint[]): Map<string, SlotEndpoint> {
 
 /** Each endpoint once, in order; a handful compared in place, without key strings. */
 function distinct(endpoints: readonly SlotEndpoint[]): SlotEndpoint[] {
-  const same = (a: SlotEndpoint, b: SlotEndpoint): boolean => a.ip === b.ip && a.port === b.port;
-  if (endpoints.length <= 16) return endpoints.filter((ep, i) => endpoints.findIndex((o) => same(o, ep)) === i);
+  if (endpoints.length <= 16) return endpoints.filter((ep, i) => endpoints.findIndex((o) => sameEndpoint(o, ep)) === i);
   return [...byKey(endpoints).values()];
+}
+
+/**
+ * The group already holds exactly these endpoints, slot by slot, each once: a restart's every
+ * group (adopted from the kernel) and a service change that left its endpoints alone. Compared in
+ * place for the usual handful; larger groups take the general path.
+ */
+function unchanged(order: readonly (SlotEndpoint | undefined)[], endpoints: readonly SlotEndpoint[]): boolean {
+  if (order.length !== endpoints.length || endpoints.length > 16) return false;
+  for (let i = 0; i < endpoints.length; i++) {
+    const o = order[i];
+    if (o === undefined || !sameEndpoint(o, endpoints[i]!)) return false;
+    for (let j = 0; j < i; j++) if (sameEndpoint(endpoints[j]!, endpoints[i]!)) return false;
+  }
+  return true;
 }
 
 /** Service chains per bucket map: the bound on bindings per map. */
@@ -105,6 +121,10 @@ export class SlotAllocator {
     if (g.order.length === 0) {
       // A new group (every cold start, 10k times): the endpoints in their order.
       g.order = distinct(endpoints);
+      return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order as SlotEndpoint[] };
+    }
+    if (unchanged(g.order, endpoints)) {
+      g.order = endpoints.slice();
       return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order as SlotEndpoint[] };
     }
     // By ip|port: the same endpoint (a new object after an EndpointSlice update, or one adopted from the kernel) keeps its slot.
