@@ -46,5 +46,9 @@ describe('rule equality', () => {
     const nat = (extra: object): Rule => ({ family: 'ip', table: 't', chain: 'c', exprs: [{ type: 'nat', nat: 'dnat', family: 'ip', regAddrMin: 1, regProtoMin: 9, ...extra } as Rule['exprs'][number]] });
     expect(sameRule(nat({}), nat({ regAddrMax: 1, regProtoMax: 9, flags: 3 }))).toBe(true);
     expect(sameRule(nat({}), nat({ regAddrMax: 2 }))).toBe(false);
+    // A flag that means something (fully-random, 0x10) is compared; the registers by the word they start at.
+    expect(sameRule(nat({ flags: 0x10 }), nat({ flags: 0x10 | 3 }))).toBe(true);
+    expect(sameRule(nat({}), nat({ flags: 0x10 }))).toBe(false);
+    expect(sameRule(nat({}), nat({ regProtoMin: 10 }))).toBe(false);
   });
 });

@@ -84,18 +84,26 @@ function sameFields(a: object, b: object, skip: ReadonlySet<string>): boolean {
   return defined === 0;
 }
 
+/** A register field as a word, or undefined when unset (a register of the verdict kind stays distinct). */
+const wordOf = (reg: number | undefined): number | undefined => (reg === undefined ? undefined : word(reg));
+
 /**
  * The kernel fills in what nft leaves implicit: the range's upper registers (the same as the
- * lower) and the MAP_IPS / PROTO_SPECIFIED flags. Compare what the rule means.
+ * lower) and the MAP_IPS / PROTO_SPECIFIED flags. Compare what the rules mean, field by field
+ * (no copies: a restart compares 10k of these).
  */
-function natMeaning(e: NatExpr): NatExpr {
-  const n = { ...e };
-  if (n.regAddrMax !== undefined && n.regAddrMin !== undefined && word(n.regAddrMax) === word(n.regAddrMin)) delete n.regAddrMax;
-  if (n.regProtoMax !== undefined && n.regProtoMin !== undefined && word(n.regProtoMax) === word(n.regProtoMin)) delete n.regProtoMax;
-  const flags = (n.flags ?? 0) & ~(NF_NAT_RANGE.MAP_IPS | NF_NAT_RANGE.PROTO_SPECIFIED);
-  if (flags) n.flags = flags;
-  else delete n.flags;
-  return n;
+function sameNat(a: NatExpr, b: NatExpr): boolean {
+  const upper = (min: number | undefined, max: number | undefined): number | undefined => (max === undefined || (min !== undefined && word(max) === word(min)) ? undefined : word(max));
+  const implicit = NF_NAT_RANGE.MAP_IPS | NF_NAT_RANGE.PROTO_SPECIFIED;
+  return (
+    a.nat === b.nat &&
+    a.family === b.family &&
+    wordOf(a.regAddrMin) === wordOf(b.regAddrMin) &&
+    wordOf(a.regProtoMin) === wordOf(b.regProtoMin) &&
+    upper(a.regAddrMin, a.regAddrMax) === upper(b.regAddrMin, b.regAddrMax) &&
+    upper(a.regProtoMin, a.regProtoMax) === upper(b.regProtoMin, b.regProtoMax) &&
+    ((a.flags ?? 0) & ~implicit) === ((b.flags ?? 0) & ~implicit)
+  );
 }
 
 function sameExprs(a: readonly Expr[], b: readonly Expr[]): boolean {
@@ -117,7 +125,7 @@ export function sameExpr(a: Expr, b: Expr): boolean {
       return sameFields(a, l, LOOKUP_SKIP);
     }
     case 'nat':
-      return sameFields(natMeaning(a), natMeaning(b as NatExpr), NO_SKIP);
+      return sameNat(a, b as NatExpr);
     case 'dynset': {
       const d = b as typeof a;
       return sameExprs((a.exprs ?? []) as Expr[], (d.exprs ?? []) as Expr[]) && sameFields(a, d, DYNSET_SKIP);
