@@ -1,8 +1,8 @@
 // The measurement: with every (shape, size) loaded in its own host at once, rounds of sequential
-// connects in which the hosts take turns connect by connect (one probe process enters each host's
-// client namespace in turn, outside the timed part), so every host sees the machine's moment
-// alike: measured in bursts of one host at a time, identical hosts' p50s differed by up to 35% on
-// this VM. Two kinds of target, alternating, the same sequence for every shape:
+// connects in which the hosts take turns every few connects (--turn; one probe process enters each
+// host's client namespace in turn, outside the timed part), so every host sees the machine's
+// moment alike: measured in bursts of 100 connects per host, identical hosts' p50s differed by up
+// to 35% on this VM. Two kinds of target, alternating, the same sequence for every shape:
 //   spread: service (k * stride) mod N for k = 0, 1, 2, ...: every position in the table in turn
 //           (in KUBE-SERVICES, the average connect passes half of the rules);
 //   last:   the last service, which iptables matches only after every other service's rule.
