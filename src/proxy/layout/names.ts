@@ -3,7 +3,7 @@
 // hashAndTruncate). Other components (and people reading `nft list`) rely on these names.
 
 import { hash as digest } from 'node:crypto';
-import type { ServiceEndpoint, ServicePort } from '../model/types.js';
+import type { ProxyState, ServiceEndpoint, ServicePort } from '../model/types.js';
 
 export const DEFAULT_TABLE = 'kube-proxy';
 export const TABLE_COMMENT = 'rules for kube-proxy';
@@ -137,6 +137,11 @@ export function serviceChainBase(sp: Parameters<typeof servicePortBase>[0]): str
   let base = chainBases.get(sp);
   if (base === undefined) chainBases.set(sp, (base = hashAndTruncate(servicePortBase(sp))));
   return base;
+}
+
+/** Hashes every service port's chain name ahead of the first full plan (Layout.prepare). */
+export function prepareChainBases(state: Pick<ProxyState, 'services'>): void {
+  for (const sp of state.services.values()) serviceChainBase(sp);
 }
 
 export function endpointChainBase(sp: Parameters<typeof servicePortBase>[0], ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string {

@@ -2,7 +2,7 @@
 // engine diffs these against what it last committed; nothing here talks to the kernel.
 
 import type { Chain, Family, NftSet, Rule, Ruleset, SetElement, Table } from '../../nft/objects.js';
-import type { IPFamily, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
+import type { IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 /** Pod traffic by the interface it came in on: the bridge itself, or any interface `name*`. */
 export interface LocalInterface {
@@ -66,6 +66,11 @@ export interface Layout {
   readonly name: string;
   base(cfg: LayoutConfig): BaseObjects;
   service(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects;
+  /**
+   * Work for a full sync that needs nothing from the kernel, done while the engine reads the table
+   * (a restart's dump takes 100+ ms of the addon's thread and the kernel): the chain names' hashes.
+   */
+  prepare?(state: ProxyState): void;
   // Layouts that keep state (where each service's endpoints live) implement the rest.
   /** Before a full sync: the table as the kernel holds it (empty for a preview). */
   adopt?(kernel: Ruleset): void;

@@ -189,7 +189,12 @@ export class FamilySync {
 
   private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number): Promise<Omit<SyncResult, 'chainsDeleted' | 'durationMs'>> {
     const full = change === undefined;
-    if (full && !this.kernel) this.kernel = await this.readKernel();
+    if (full && !this.kernel) {
+      // The dump runs on the addon's thread and in the kernel: meanwhile, what needs no kernel state.
+      const reading = this.readKernel();
+      this.layout.prepare?.(state);
+      this.kernel = await reading;
+    }
     // A cold start (no chains of ours in the kernel) goes in bounded transactions, committed while
     // the next one is planned; anything else is one atomic transaction.
     const plan = this.newPlan(full && this.kernel!.chains.size === 0 ? coldStartPartOps(state.services.size) : undefined);

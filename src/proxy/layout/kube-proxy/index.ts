@@ -1,5 +1,6 @@
 // The "kube-proxy" layout: the ruleset of kube-proxy's nftables mode (Kubernetes 1.36 shapes).
 
+import { prepareChainBases } from '../names.js';
 import type { Layout } from '../types.js';
 import { baseObjects } from './base.js';
 import { serviceObjects } from './service.js';
@@ -8,4 +9,5 @@ export const kubeProxyLayout: Layout = {
   name: 'kube-proxy',
   base: baseObjects,
   service: serviceObjects,
+  prepare: prepareChainBases,
 };

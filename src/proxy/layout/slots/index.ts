@@ -18,11 +18,11 @@ import { constant, ct, meta, numgen, th } from '../../../nft/builder/fields.js';
 import { rule, type RuleBuilder } from '../../../nft/builder/rule-builder.js';
 import type { NftSet, Ruleset } from '../../../nft/objects.js';
 import { inet_proto, inet_service, integer } from '../../../nft/types/datatypes.js';
-import type { ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
+import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { baseObjects } from '../kube-proxy/base.js';
 import { l4proto, serviceObjects, type PickerContext } from '../kube-proxy/service.js';
 import { familyParts } from '../family.js';
-import { pins, serviceChainBase, slotMap } from '../names.js';
+import { pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
@@ -47,6 +47,10 @@ export class SlotsLayout implements Layout {
 
   constructor(chainsPerBucket?: number) {
     this.slots = new SlotAllocator(chainsPerBucket);
+  }
+
+  prepare(state: ProxyState): void {
+    prepareChainBases(state);
   }
 
   /** kube-proxy's fixed objects, and what renews affinity pins after the DNAT (affinity.ts). */
