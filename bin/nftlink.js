@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --min-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=8 --min-semi-space-size=8
 // The CLI entry: runs the compiled TypeScript, bundled (npm run build; scripts/bundle.mjs). Exit codes: 0 ok, 1 failure, 2 usage.
 //
 // The V8 flags above fix the young generation at 2 x 4 MB. The proxy's heap is long-lived state (at
