@@ -76,9 +76,10 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
 
   // Endpoint chains exist only for ClientIP affinity: each pins its clients in its own timeout set.
   // Made when kube-proxy's way picks an endpoint (a picker may pin clients its own way).
-  const epChain = new Map<ServiceEndpoint, { chain: string; set: string }>();
-  const endpointChains = (): void => {
-    if (epChain.size) return;
+  let epChain: Map<ServiceEndpoint, { chain: string; set: string }> | undefined;
+  const endpointChains = (): Map<ServiceEndpoint, { chain: string; set: string }> => {
+    if (epChain) return epChain;
+    epChain = new Map();
     for (const ep of cat.allReachableEndpoints) {
       const epBase = endpointChainBase(sp, ep);
       const names = { chain: chainName.endpoint(epBase), set: chainName.affinity(epBase) };
@@ -86,14 +87,15 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
       sets.push({ family, table, name: names.set, key: [addr], flags: ['dynamic', 'timeout'], timeout: sp.affinityTimeoutSeconds * 1000 });
       chain(names.chain, [r().dynset('update', names.set, l3.saddr), r().match(meta.l4proto, p).dnat({ family: natFamily, addr: ep.ip, port: ep.port })]);
     }
+    return epChain;
   };
 
   /** The rules that send a connection to one of `eps`. */
   const toEndpoints = (eps: readonly ServiceEndpoint[]): RuleBuilder[] => {
     if (affinity) {
-      endpointChains();
-      const rules = eps.map((ep) => r().inSet(l3.saddr, epChain.get(ep)!.set).goto(epChain.get(ep)!.chain));
-      rules.push(r().vmap(numgen('random', eps.length), eps.map((ep, i) => ({ key: [i], value: { kind: 'goto', chain: epChain.get(ep)!.chain } as Verdict }))));
+      const chains = endpointChains();
+      const rules = eps.map((ep) => r().inSet(l3.saddr, chains.get(ep)!.set).goto(chains.get(ep)!.chain));
+      rules.push(r().vmap(numgen('random', eps.length), eps.map((ep, i) => ({ key: [i], value: { kind: 'goto', chain: chains.get(ep)!.chain } as Verdict }))));
       return rules;
     }
     // One DNAT rule per service port, through an inline map whatever the count: kube-proxy 1.36
@@ -166,6 +168,6 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
 
   // Exact-size copies: an array grown by push() reserves 17 slots, and these live as long as the
   // service port does (at 10k services, 4 MB of empty slots).
-  for (const [set, list] of elements) elements.set(set, list.slice());
+  elements.forEach((list, set) => elements.set(set, list.slice()));
   return { chains: out, sets: sets.length ? sets : NO_SETS, elements };
 }
