@@ -27,15 +27,6 @@ import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type Servi
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
 
-/** f, remembering its answer per name. */
-function memoized(f: (name: string) => number | undefined): (name: string) => number | undefined {
-  const seen = new Map<string, number | undefined>();
-  return (name) => {
-    if (!seen.has(name)) seen.set(name, f(name));
-    return seen.get(name);
-  };
-}
-
 export class SlotsLayout implements Layout {
   readonly name = 'slots';
   private readonly slots: SlotAllocator;
@@ -136,22 +127,19 @@ export class SlotsLayout implements Layout {
     }
     const pinIds = new Map<string, { id: number; bucket: number }>();
     const orders = new Map<string, (SlotEndpoint | undefined)[]>();
-    // 10k rules name a few hundred maps: each name parsed once.
-    const pinBucket = memoized(pins.bucket);
-    const slotBucket = memoized(slotMap.bucket);
     for (const r of kernel.rules) {
       // An affinity chain's first rule: `ip saddr . <id> map @pins-K`.
-      const pinLookup = r.exprs.findIndex((e) => e.type === 'lookup' && pinBucket(e.set) !== undefined);
+      const pinLookup = r.exprs.findIndex((e) => e.type === 'lookup' && pins.bucket(e.set) !== undefined);
       const idLoad = r.exprs[pinLookup - 1];
       const pinSet = r.exprs[pinLookup];
       if (pinSet?.type === 'lookup' && idLoad?.type === 'immediate' && idLoad.data) {
-        pinIds.set(r.chain, { id: Number(PIN_ID.toValue(idLoad.data)), bucket: pinBucket(pinSet.set)! });
+        pinIds.set(r.chain, { id: Number(PIN_ID.toValue(idLoad.data)), bucket: pins.bucket(pinSet.set)! });
       }
       const i = r.exprs.findIndex((e) => e.type === 'numgen');
       const ng = r.exprs[i];
       const lookup = r.exprs[i + 1];
       if (ng?.type !== 'numgen' || lookup?.type !== 'lookup') continue;
-      const bucket = slotBucket(lookup.set);
+      const bucket = slotMap.bucket(lookup.set);
       const base = ng.offset ?? 0;
       if (bucket === undefined || base % SLOTS_PER_CHAIN !== 0) continue;
       const elements = slotsOf.get(lookup.set) ?? new Map<number, SlotEndpoint>();
