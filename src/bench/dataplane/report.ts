@@ -70,19 +70,26 @@ export interface TargetResult {
   detail: string;
 }
 
+/** The smallest and the largest size measured, and a shape's result at a size. */
+function span(results: readonly ShapeResult[]): { lo: number; hi: number; get(shape: ShapeName, n: number): ShapeResult | undefined } {
+  const sizes = [...new Set(results.map((r) => r.services))].sort((a, b) => a - b);
+  return { lo: sizes[0]!, hi: sizes[sizes.length - 1]!, get: (shape, n) => results.find((r) => r.shape === shape && r.services === n) };
+}
+
+/** `+1.5 µs`, `-3.2%`. */
+const signed = (x: number, unit: string): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}${unit}`;
+
 /** The issue's target, between the smallest and the largest size measured. */
 export function targets(results: readonly ShapeResult[]): TargetResult[] {
-  const sizes = [...new Set(results.map((r) => r.services))].sort((a, b) => a - b);
-  const [lo, hi] = [sizes[0]!, sizes[sizes.length - 1]!];
+  const { lo, hi, get } = span(results);
   if (lo === hi) return [];
-  const get = (shape: ShapeName, n: number) => results.find((r) => r.shape === shape && r.services === n);
   const out: TargetResult[] = [];
   const growth = (shape: ShapeName, kind: 'spread' | 'last'): { a: number; b: number; g: number } | undefined => {
     const a = get(shape, lo)?.[kind].p50;
     const b = get(shape, hi)?.[kind].p50;
     return a === undefined || b === undefined ? undefined : { a, b, g: ratio(b, a) - 1 };
   };
-  const pct = (g: number): string => `${g >= 0 ? '+' : ''}${(g * 100).toFixed(1)}%`;
+  const pct = (g: number): string => signed(g * 100, '%');
   for (const kind of ['spread', 'last'] as const) {
     const s = growth('slots', kind);
     if (s) out.push({ target: `slots p50 (${kind}) at ${hi} services within 10% of its p50 at ${lo}`, pass: Math.abs(s.g) <= 0.1, detail: `${us(s.a)} -> ${us(s.b)} µs (${pct(s.g)})` });
@@ -100,13 +107,10 @@ export function targets(results: readonly ShapeResult[]): TargetResult[] {
  * shape's growth that is its own.
  */
 export function controlLines(results: readonly ShapeResult[]): string[] {
-  const sizes = [...new Set(results.map((r) => r.services))].sort((a, b) => a - b);
-  const [lo, hi] = [sizes[0]!, sizes[sizes.length - 1]!];
-  const get = (shape: ShapeName, n: number) => results.find((r) => r.shape === shape && r.services === n);
+  const { lo, hi, get } = span(results);
   const floorLo = get('floor', lo);
   const floorHi = get('floor', hi);
   if (lo === hi || !floorLo || !floorHi) return [];
-  const signed = (x: number, unit: string): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}${unit}`;
   const out: string[] = [];
   for (const kind of ['spread', 'last'] as const) {
     const f = floorHi[kind].p50 - floorLo[kind].p50;
