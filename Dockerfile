@@ -1,7 +1,11 @@
 # nftlink: a multi-stage build. The builder compiles the addon against libnftnl/libmnl and the
 # TypeScript; the runtime image has only the shared libraries (no nft binary: nftlink never runs it).
+# The base images are build arguments, for registries that mirror Docker Hub under other names.
 
-FROM node:20-bookworm AS build
+ARG BUILD_IMAGE=node:20-bookworm
+ARG RUNTIME_IMAGE=node:20-bookworm-slim
+
+FROM ${BUILD_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libnftnl-dev libmnl-dev pkg-config build-essential python3 \
  && rm -rf /var/lib/apt/lists/*
@@ -14,7 +18,7 @@ COPY bin ./bin
 COPY scripts/bundle.mjs ./scripts/
 RUN npm run build:ts && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libnftnl11 libmnl0 \
  && rm -rf /var/lib/apt/lists/*

@@ -1,7 +1,7 @@
-// The Dockerfile, checked without a Docker engine (none runs here, so the image is not built in
-// CI): every COPY source exists in the build context or in what the build stage produces, the
-// runtime stage installs the shared libraries binding.gyp links (pkg-config list) and never
-// nftables, and the ENTRYPOINT runs bin/nftlink.js.
+// The Dockerfile, checked without a Docker engine (CI has none, so the image is not built there;
+// scripts/docker-smoke.sh builds and runs it where Docker is): every COPY source exists in the build
+// context or in what the build stage produces, the runtime stage installs the shared libraries
+// binding.gyp links (pkg-config list) and never nftables, and the ENTRYPOINT runs bin/nftlink.js.
 
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -10,11 +10,19 @@ const root = new URL('../../', import.meta.url).pathname;
 const text = readFileSync(`${root}Dockerfile`, 'utf8').replace(/\\\n/g, ' ');
 interface Stage { from: string; name?: string; lines: string[] }
 const stages: Stage[] = [];
+/** The global ARGs before the first FROM, with their defaults (the base images). */
+const args = new Map<string, string>();
+const withArgs = (s: string): string => s.replace(/\$\{(\w+)\}/g, (_, name: string) => args.get(name) ?? `\${${name}}`);
 for (const raw of text.split('\n')) {
   const line = raw.trim();
   if (!line || line.startsWith('#')) continue;
+  const arg = /^ARG\s+(\w+)=(\S+)$/i.exec(line);
+  if (arg && stages.length === 0) {
+    args.set(arg[1]!, arg[2]!);
+    continue;
+  }
   const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
-  if (from) stages.push({ from: from[1]!, ...(from[2] ? { name: from[2] } : {}), lines: [] });
+  if (from) stages.push({ from: withArgs(from[1]!), ...(from[2] ? { name: from[2] } : {}), lines: [] });
   else stages.at(-1)!.lines.push(line);
 }
 const [build, runtime] = stages as [Stage, Stage];
