@@ -133,6 +133,27 @@ describe('slots layout against the kernel', () => {
       expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
     }));
 
+  it('commits a cold start in parts, with every verdict map element in the last part', () =>
+    withNft(async (nft) => {
+      // 1500 service ports of 2 operations each (chain, rule): parts of 1000 operations.
+      const model = new BenchModel(1500, 1);
+      const log = transactionLog();
+      const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      await sync.sync(model.state(), undefined);
+      expect(log.texts.length).toBeGreaterThanOrEqual(3);
+      const verdictElements = /^add element ip kube-proxy \S+ \{[^}]*: (goto|jump|drop|accept)\b/m;
+      const parts = log.texts.slice(0, -1);
+      for (const part of parts) {
+        expect(part).toMatch(/^add chain ip kube-proxy service-/m);
+        expect(part).toMatch(/^add element ip kube-proxy endpoints-\d+ /m);
+        expect(part).not.toMatch(verdictElements);
+      }
+      expect(log.texts.at(-1)).toMatch(/^add element ip kube-proxy service-ips /m);
+      const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(rs.sets.find((s) => s.name === 'service-ips')!.elements).toHaveLength(1500);
+      expect(rs.chains.filter((c) => /^service-[A-Z0-9]{8}-/.test(c.name))).toHaveLength(1500);
+    }));
+
   it('keeps buckets bounded: no map bound by more chains than the bucket size, empty buckets deleted', () =>
     withNft(async (nft) => {
       const model = new BenchModel(30, 2);

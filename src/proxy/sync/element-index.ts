@@ -123,13 +123,16 @@ export class ElementIndex {
     if (at === 0) e.store.ensure(list[0]!, k);
   }
 
-  /** Queues every store's pending delta; returns how many elements it touches. */
-  queue(tx: Transaction): number {
+  /**
+   * Queues every store's pending delta (with `verdictMaps` false, all but the verdict maps', which
+   * keep theirs for a later queue); returns how many elements it touches.
+   */
+  queue(tx: Transaction, verdictMaps = true): number {
     let n = 0;
     // Verdict maps last: a dispatch element (service-ips, service-nodeports) must never point at a
     // service whose endpoints are not there yet.
     for (const e of this.sets.values()) if (e.set.data !== 'verdict') n += e.store.queue(tx);
-    for (const e of this.sets.values()) if (e.set.data === 'verdict') n += e.store.queue(tx);
+    if (verdictMaps) for (const e of this.sets.values()) if (e.set.data === 'verdict') n += e.store.queue(tx);
     return n;
   }
 
