@@ -30,6 +30,7 @@ export const PROXY_OPTIONS = {
   kubeconfig: { type: 'string' },
   cleanup: { type: 'boolean' },
   'proxy-mode': { type: 'string' },
+  'bind-address': { type: 'string' },
   'healthz-bind-address': { type: 'string' },
   'metrics-bind-address': { type: 'string' },
   'write-config-to': { type: 'string' },
@@ -42,7 +43,9 @@ export const PROXY_USAGE = `  --config FILE                a KubeProxyConfigurat
   --manifests PATH             instead of an API server: a directory (or file) of manifests, YAML or JSON
   --netns NAME                 program the network namespace NAME (as ip netns names it) instead of this one
   --node-name NAME             this node's name: endpoints with this nodeName are local (default: the hostname)
-  --node-ip IP,...             this node's IPs (default: the addresses of the namespace's interfaces)
+  --node-ip IP,...             this node's IPs, the primary first (default: as kube-proxy finds them: the
+                               Node's InternalIP/ExternalIP, one per family, or --bind-address; with
+                               manifests and no Node, the addresses of the namespace's interfaces)
   --cluster-cidr CIDR,...      pod CIDRs: ClusterIP traffic from outside them is masqueraded
   --detect-local-mode MODE     what is pod (local) traffic: ClusterCIDR (default), NodeCIDR (the Node's
                                podCIDRs), BridgeInterface or InterfaceNamePrefix (the interface it came in on)
@@ -58,6 +61,7 @@ export const PROXY_USAGE = `  --config FILE                a KubeProxyConfigurat
   --layout slots|kube-proxy    how service ports are laid out (default slots: endpoints in shared bucket maps;
                                kube-proxy: kube-proxy's own ruleset, an anonymous map per service chain)
   --feature-gates A=B,...      KubeProxyNFTablesLocalhostNodePorts=false turns off the localhost NodePort proxy
+  --bind-address IP            a specific address is the node's primary IP (default 0.0.0.0: the Node's)
   --healthz-bind-address A     /healthz and /livez (default 0.0.0.0:10256; "" turns it off)
   --metrics-bind-address A     /metrics, /proxyMode, /configz (default 127.0.0.1:10249; "" turns it off)
   --proxy-mode MODE            only nftables
@@ -91,6 +95,7 @@ export function kubeProxyFlags(values: Values): KubeProxyFlags {
   set('masqueradeBit', values['masquerade-bit']);
   set('syncPeriod', values['sync-period']);
   set('minSyncPeriod', values['min-sync-period']);
+  set('bindAddress', values['bind-address']);
   set('healthzBindAddress', values['healthz-bind-address']);
   set('metricsBindAddress', values['metrics-bind-address']);
   set('v', values.v);
@@ -109,7 +114,10 @@ export function settingsFrom(values: Values): ProxySettings {
     table: values.table ?? DEFAULT_TABLE,
     layout,
     nodeName: values['hostname-override'] ?? values['node-name'] ?? hostname(),
-    nodeIPs: nodeIPs.length ? nodeIPs : values.netns === undefined ? localAddresses() : [],
+    // Empty: detected once the Node is known (src/k8s/node-ips.ts, chooseNodeIPs). Given, they are
+    // also what nodePortAddresses CIDRs select from (config.ts), as if they were the interfaces'.
+    nodeIPs,
+    ...(values.netns === undefined && !nodeIPs.length ? { interfaceAddresses: localAddresses() } : {}),
     clusterCIDRs: list(values['cluster-cidr']),
     serviceCIDRs: list(values['service-cidr']),
     nodePortAddresses: list(values['nodeport-addresses']),

@@ -21,6 +21,7 @@ import { resolveKubeProxyConfig } from '../k8s/config-flags.js';
 import { localTrafficCIDRs, settingsFromConfig } from '../k8s/config-settings.js';
 import { applyConntrackSettings, conntrackSettings } from '../proxy/conntrack/sysctls.js';
 import type { Node } from '../k8s/objects.js';
+import { chooseNodeIPs, nodeHostIPs, type NodeIPs } from '../k8s/node-ips.js';
 import type { LayoutConfig } from '../proxy/layout/types.js';
 import { InformerSource } from '../k8s/informer-source.js';
 import { parseKubeProxyConfig, writeConfig } from '../k8s/kube-proxy-config.js';
@@ -71,10 +72,28 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   // arrives. As kube-proxy, the proxy waits for them, and exits (to be restarted) if they change.
   let node: Node | undefined;
   let usedLocalCIDRs: string[] | undefined;
+  // This node's IPs: --node-ip's, or found as kube-proxy finds them (its Node, --bind-address) at
+  // the first sync, when the Node is known, and kept from then on, as kube-proxy keeps them.
+  let nodeIPs: NodeIPs | undefined;
+  let startHostIPs = '';
+  const nodeIPsNow = (): string[] => {
+    if (!nodeIPs) {
+      startHostIPs = nodeHostIPs(node).join(',');
+      const manifestFallback = values.manifests !== undefined && settings.interfaceAddresses ? { interfaceAddresses: settings.interfaceAddresses } : {};
+      nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, ...manifestFallback });
+      if (nodeIPs.source === 'loopback') log.warn("can't determine this node's IP, assuming loopback; if this is wrong, set --bind-address or --node-ip", { nodeIPs: nodeIPs.ips });
+      else log.info('node IPs', { nodeIPs: nodeIPs.ips, source: nodeIPs.source });
+    }
+    return nodeIPs.ips;
+  };
   const familiesFor = (): LayoutConfig[] | undefined => {
-    if (cfg.detectLocalMode !== 'NodeCIDR') return families;
-    usedLocalCIDRs = localTrafficCIDRs(cfg, node);
-    return usedLocalCIDRs ? layoutConfigs({ ...settings, clusterCIDRs: usedLocalCIDRs }) : undefined;
+    let clusterCIDRs = settings.clusterCIDRs;
+    if (cfg.detectLocalMode === 'NodeCIDR') {
+      usedLocalCIDRs = localTrafficCIDRs(cfg, node);
+      if (!usedLocalCIDRs) return undefined;
+      clusterCIDRs = usedLocalCIDRs;
+    }
+    return layoutConfigs({ ...settings, clusterCIDRs, nodeIPs: nodeIPsNow() });
   };
   const metrics = new ProxyMetrics({ pending: () => proxier.pending(), changeTotals: () => proxier.changeTotals(), families: families.map((f) => f.family) });
   const localhost = localhostFamiliesOn.length
@@ -111,6 +130,10 @@ export async function proxyCommand(argv: string[]): Promise<void> {
       health.node(type, n);
       if (type === 'delete') return;
       node = n;
+      if (nodeIPs?.source === 'node' && nodeHostIPs(n).join(',') !== startHostIPs) {
+        log.warn("the node's IPs changed; the proxy keeps the ones it started with until it restarts", { using: nodeIPs.ips, node: nodeHostIPs(n) });
+        startHostIPs = nodeHostIPs(n).join(',');
+      }
       const now = localTrafficCIDRs(cfg, n);
       if (cfg.detectLocalMode === 'NodeCIDR' && usedLocalCIDRs && now && now.join(',') !== usedLocalCIDRs.join(',')) {
         log.error('the node\'s podCIDRs changed; exiting so that the proxy restarts with them', { before: usedLocalCIDRs, now });
@@ -200,8 +223,9 @@ export async function renderProxy(argv: string[], log: Logger = silentLogger): P
   const settings = settingsFromConfig(cfg, base, localCIDRs);
   const snap = tracker.snapshot();
   for (const inv of snap.invalid) log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
+  const nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, ...(settings.interfaceAddresses ? { interfaceAddresses: settings.interfaceAddresses } : {}) }).ips;
   let out = '';
-  for (const cfg of layoutConfigs({ ...settings, localhostNodePorts: settings.localhostNodePorts && values.netns === undefined })) {
+  for (const cfg of layoutConfigs({ ...settings, nodeIPs, localhostNodePorts: settings.localhostNodePorts && values.netns === undefined })) {
     const tx: Transaction = new FamilySync(undefined, createLayout(settings.layout), cfg, log).preview(snap.states[cfg.family]);
     out += tx.render();
   }

@@ -26,6 +26,7 @@ export interface KubeProxyFlags {
   masqueradeBit?: string;
   syncPeriod?: string;
   minSyncPeriod?: string;
+  bindAddress?: string;
   healthzBindAddress?: string;
   metricsBindAddress?: string;
   v?: string;
@@ -45,6 +46,7 @@ const FLAGS: Record<keyof KubeProxyFlags, { flag: string; field: string }> = {
   masqueradeBit: { flag: '--masquerade-bit', field: 'nftables.masqueradeBit' },
   syncPeriod: { flag: '--sync-period', field: 'nftables.syncPeriod' },
   minSyncPeriod: { flag: '--min-sync-period', field: 'nftables.minSyncPeriod' },
+  bindAddress: { flag: '--bind-address', field: 'bindAddress' },
   healthzBindAddress: { flag: '--healthz-bind-address', field: 'healthzBindAddress' },
   metricsBindAddress: { flag: '--metrics-bind-address', field: 'metricsBindAddress' },
   v: { flag: '-v', field: 'logging.verbosity' },

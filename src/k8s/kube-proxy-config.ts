@@ -7,8 +7,9 @@
 // every field with its zero value) decodes to kube-proxy's defaults for nftables mode.
 //
 // The settings of other modes (iptables, ipvs, winkernel blocks) and of things nftlink does not do
-// (bindAddress, oomScoreAdj, portRange, profiling) are checked for shape and otherwise ignored, as
-// kube-proxy in nftables mode ignores them.
+// (oomScoreAdj, portRange, profiling) are checked for shape and otherwise ignored, as kube-proxy in
+// nftables mode ignores them. bindAddress is used as kube-proxy uses it: a specific address is the
+// node's primary IP (src/k8s/node-ips.ts).
 
 import { parseDocument, stringify } from 'yaml';
 import { parsePrefix } from '../nft/types/address.js';
@@ -40,6 +41,8 @@ export interface KubeProxyConfig {
   metricsBindAddress: string;
   /** The node name to use instead of the hostname ('' = the hostname). */
   hostnameOverride: string;
+  /** An IP address; a specific one (not 0.0.0.0 or ::) is the node's primary IP. */
+  bindAddress: string;
   clientConnection: {
     /** Path of a kubeconfig file ('' = in-cluster configuration). */
     kubeconfig: string;
@@ -88,6 +91,7 @@ export function defaultKubeProxyConfig(): KubeProxyConfig {
     healthzBindAddress: `0.0.0.0:${HEALTHZ_PORT}`,
     metricsBindAddress: `127.0.0.1:${METRICS_PORT}`,
     hostnameOverride: '',
+    bindAddress: '0.0.0.0',
     clientConnection: { kubeconfig: '', acceptContentTypes: '', contentType: 'application/vnd.kubernetes.protobuf', qps: 5, burst: 10 },
     nftables: { syncPeriodMs: 30_000, minSyncPeriodMs: 1_000, masqueradeAll: false, masqueradeBit: 14 },
     conntrack: {
@@ -340,6 +344,13 @@ function decode(value: unknown): KubeProxyConfig {
   if (npa.includes('primary') && npa.some((e) => e !== 'primary' && e !== 'localhost')) fail('nodePortAddresses', '"primary" cannot be combined with CIDRs');
   cfg.nodePortAddresses = npa;
 
+  const bind = nonZero<string>('bindAddress');
+  if (bind !== undefined) {
+    const v6 = bind.includes(':');
+    if (!parsePrefix(`${bind}/${v6 ? 128 : 32}`, v6 ? 6 : 4) || bind.includes('/')) fail('bindAddress', `"${bind}" is not an IP address`);
+    cfg.bindAddress = bind;
+  }
+
   const healthz = nonZero<string>('healthzBindAddress');
   if (healthz !== undefined) cfg.healthzBindAddress = withPort(healthz, HEALTHZ_PORT, 'healthzBindAddress');
   const metrics = nonZero<string>('metricsBindAddress');
@@ -423,6 +434,7 @@ export function writeConfig(cfg: KubeProxyConfig): string {
     detectLocal: cfg.detectLocal,
     detectLocalMode: cfg.detectLocalMode,
     featureGates: cfg.featureGates,
+    bindAddress: cfg.bindAddress,
     healthzBindAddress: cfg.healthzBindAddress,
     hostnameOverride: cfg.hostnameOverride,
     logging: { verbosity: cfg.logVerbosity },

@@ -13,8 +13,17 @@ export interface ProxySettings {
   /** How service ports are laid out in the table (`--layout`): slots (default) or kube-proxy. */
   layout: LayoutName;
   nodeName: string;
-  /** The node's own addresses (both families); empty: the interfaces of the proxy's namespace. */
+  /**
+   * This node's IPs, the primary first (src/k8s/node-ips.ts: --node-ip, or one per family as
+   * kube-proxy detects them). `primary` in nodePortAddresses means these.
+   */
   nodeIPs: string[];
+  /**
+   * The addresses of the proxy's namespace, which CIDRs in nodePortAddresses select from (as
+   * kube-proxy matches them against the node's interfaces); undefined: nodeIPs (with --netns the
+   * namespace's interfaces are not visible from here).
+   */
+  interfaceAddresses?: string[];
   clusterCIDRs: string[];
   /** detectLocalMode BridgeInterface / InterfaceNamePrefix: pod traffic is what comes in on it (clusterCIDRs unused). */
   localInterface?: LocalInterface;
@@ -72,6 +81,11 @@ function familyOfCidr(cidr: string, flag: string): IPFamily {
   return v6 ? 'ipv6' : 'ipv4';
 }
 
+/** 127.0.0.0/8 and ::1: the kernel path takes no NodePorts there (the localhost proxy may). */
+function isLoopbackIP(ip: string): boolean {
+  return ip === '::1' || ip.startsWith('127.');
+}
+
 function cidrContains(cidr: string, ip: string): boolean {
   const v6 = cidr.includes(':');
   if (v6 !== ip.includes(':')) return false;
@@ -97,10 +111,12 @@ export function layoutConfigs(s: Omit<ProxySettings, 'layout'>, families: IPFami
     const nodeIPs = s.nodeIPs.filter((ip) => (ip.includes(':') ? 'ipv6' : 'ipv4') === family);
     const spec = s.nodePortAddresses.length ? s.nodePortAddresses : ['primary'];
     let nodePortAddresses: string[] | 'all' = [];
+    const candidates = s.interfaceAddresses ?? s.nodeIPs;
     for (const entry of spec) {
       if (entry in LOOPBACK) continue; // served by the localhost proxy, not by the ruleset
       if (entry === 'primary') {
-        nodePortAddresses.push(...nodeIPs);
+        // A loopback node IP (kube-proxy's guess when nothing else is known) takes no NodePorts here.
+        nodePortAddresses.push(...nodeIPs.filter((ip) => !isLoopbackIP(ip)));
         continue;
       }
       if (familyOfCidr(entry, '--nodeport-addresses') !== family) continue;
@@ -108,7 +124,7 @@ export function layoutConfigs(s: Omit<ProxySettings, 'layout'>, families: IPFami
         nodePortAddresses = 'all';
         break;
       }
-      nodePortAddresses.push(...nodeIPs.filter((ip) => cidrContains(entry, ip)));
+      nodePortAddresses.push(...candidates.filter((ip) => cidrContains(entry, ip)));
     }
     if (nodePortAddresses !== 'all') nodePortAddresses = [...new Set(nodePortAddresses)];
     return {

@@ -25,7 +25,8 @@ export interface ProxierOptions {
   layout: LayoutName;
   /**
    * One configuration per family to program (ip table for ipv4, ip6 for ipv6). A function is asked
-   * again before each sync until it answers: detectLocalMode NodeCIDR needs the Node's podCIDRs first.
+   * at the first sync, once the first lists are in (the node's IPs come from its Node), and again
+   * before each sync until it answers: detectLocalMode NodeCIDR needs the Node's podCIDRs first.
    */
   families: LayoutConfig[] | (() => LayoutConfig[] | undefined);
   minSyncPeriodMs: number;
@@ -106,7 +107,8 @@ export class Proxier {
 
   async start(): Promise<void> {
     this.nft = Nftables.open(this.opts.netns !== undefined ? { netns: this.opts.netns } : {});
-    this.ensureFamilies();
+    // A function is first asked at the first sync: what it needs of the Node comes with the first lists.
+    if (typeof this.opts.families !== 'function') this.ensureFamilies();
     await this.opts.source.start({
       service: (type, svc) => {
         this.tracker.service(type, svc);

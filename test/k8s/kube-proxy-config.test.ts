@@ -181,9 +181,17 @@ conntrack:
   });
 
   it('accepts and ignores the other modes’ blocks', () => {
-    const cfg = parseKubeProxyConfig(minimal('bindAddress: 198.19.3.4\niptables:\n  syncPeriod: 5s\nipvs:\n  scheduler: rr\nwinkernel:\n  enableDSR: true\n'));
+    const cfg = parseKubeProxyConfig(minimal('iptables:\n  syncPeriod: 5s\nipvs:\n  scheduler: rr\nwinkernel:\n  enableDSR: true\n'));
     expect(cfg).toEqual(defaultKubeProxyConfig());
     expect(errorOf(() => parseKubeProxyConfig(minimal('ipvs:\n  schedular: rr\n')))).toBe('ipvs.schedular: unknown field');
+  });
+
+  it('keeps bindAddress (the node IP it names) and refuses one that is not an IP address', () => {
+    expect(parseKubeProxyConfig(minimal('bindAddress: 198.19.3.4\n')).bindAddress).toBe('198.19.3.4');
+    expect(parseKubeProxyConfig(minimal('bindAddress: 2001:db8::7\n')).bindAddress).toBe('2001:db8::7');
+    expect(parseKubeProxyConfig(minimal('')).bindAddress).toBe('0.0.0.0');
+    expect(errorOf(() => parseKubeProxyConfig(minimal('bindAddress: node-1\n')))).toBe('bindAddress: "node-1" is not an IP address');
+    expect(errorOf(() => parseKubeProxyConfig(minimal('bindAddress: 198.19.0.0/16\n')))).toBe('bindAddress: "198.19.0.0/16" is not an IP address');
   });
 
   it('round-trips write → read', () => {
