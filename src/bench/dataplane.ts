@@ -17,9 +17,9 @@ import { measure } from './dataplane/measure.js';
 import { compileProbe } from './dataplane/probe.js';
 import { controlLines, renderChart, renderTable, renderTargets, shapeResult, targets, type ShapeResult } from './dataplane/report.js';
 import { benchLayoutConfig, benchState } from './dataplane/services.js';
-import { settle } from './dataplane/settle.js';
 import { checkShapes, loadShape, type Loaded, type ShapeName } from './dataplane/shapes.js';
 import { createHost, type Host } from './dataplane/topology.js';
+import { waitQuiet } from './measure.js';
 import { machineInfo, speedText } from './machine.js';
 
 const log = (line: string): void => void process.stderr.write(line + '\n');
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
         log(`${size} services, ${shape}: loaded in ${l.loadS.toFixed(2)} s (${l.size})`);
       }
     }
-    const busy = await settle();
+    const { busy } = await waitQuiet(30_000, 0.1);
     log(`measuring ${hosts.length} hosts (machine ${(busy * 100).toFixed(0)}% busy before the first round)`);
     const samples = await measure(hosts, opts, bin, log);
     hosts.forEach((h, i) => {

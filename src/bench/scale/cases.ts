@@ -103,6 +103,8 @@ export async function restart(layout: LayoutName, services: number, endpoints: n
   await waitQuiet();
   return withNetns(1, async (ns) => {
     await runTimed(childArgs('full', ns, layout, services, endpoints));
+    // The load leaves kernel work behind (hash tables resize in deferred work): not the restart's.
+    await waitQuiet();
     const r = await runTimed(childArgs('restart', ns, layout, services, endpoints));
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { syncMs: number; operations: number };
     return { layout, services, endpoints, run, sync: out.syncMs / 1000, operations: out.operations, rssMB: r.rssMB };

@@ -16,6 +16,7 @@ import { silentLogger } from '../../proxy/log.js';
 import type { StateChange } from '../../proxy/model/types.js';
 import { FamilySync } from '../../proxy/sync/family-sync.js';
 import { BenchModel, benchConfig, change } from './state.js';
+import { waitQuiet } from '../measure.js';
 
 export const CHURN_KINDS = ['replace', 'scale-up', 'scale-down', 'add', 'remove'] as const;
 export type ChurnKind = (typeof CHURN_KINDS)[number];
@@ -69,6 +70,8 @@ async function main(): Promise<Record<string, unknown>> {
       return { syncMs: first.durationMs, operations: first.operations, rssAfterSyncMB };
     }
     if (what !== 'churn') throw new Error(`child: unknown step ${what}`);
+    // The load leaves kernel work behind (hash tables resize in deferred work): not the churn's.
+    await waitQuiet();
     const counts = option(args, 'counts').split(',').map(Number);
     const repeats = int(args, 'repeats');
     const runs: { kind: ChurnKind; count: number; syncMs: number[]; operations: number[] }[] = [];
