@@ -135,7 +135,7 @@ describe('slots layout against the kernel', () => {
 
   it('commits a cold start in parts, with every verdict map element in the last part', () =>
     withNft(async (nft) => {
-      // 1500 service ports of 2 operations each (chain, rule): parts of 1000 operations.
+      // 1500 service ports of 2 operations each (chain, rule): parts of 500 operations (COLD_START_OPS).
       const model = new BenchModel(1500, 1);
       const log = transactionLog();
       const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
