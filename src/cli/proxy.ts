@@ -73,7 +73,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   let node: Node | undefined;
   let usedLocalCIDRs: string[] | undefined;
   // This node's IPs: --node-ip's, or found as kube-proxy finds them (its Node, --bind-address) at
-  // the first sync, when the Node is known, and kept from then on, as kube-proxy keeps them.
+  // the first sync, when the Node is known; the proxy exits if the Node's IPs change later.
   let nodeIPs: NodeIPs | undefined;
   let startHostIPs = '';
   const nodeIPsNow = (): string[] => {
@@ -130,9 +130,11 @@ export async function proxyCommand(argv: string[]): Promise<void> {
       health.node(type, n);
       if (type === 'delete') return;
       node = n;
-      if (nodeIPs?.source === 'node' && nodeHostIPs(n).join(',') !== startHostIPs) {
-        log.warn("the node's IPs changed; the proxy keeps the ones it started with until it restarts", { using: nodeIPs.ips, node: nodeHostIPs(n) });
-        startHostIPs = nodeHostIPs(n).join(',');
+      // As kube-proxy's NodeManager: a change of the Node's IPs after they were read means a restart
+      // (unless --node-ip fixed them, or manifests without a Node gave the interfaces').
+      if (nodeIPs && nodeIPs.source !== 'flag' && nodeIPs.source !== 'interfaces' && nodeHostIPs(n).join(',') !== startHostIPs) {
+        log.error("the node's IPs changed; exiting so that the proxy restarts with them", { before: startHostIPs.split(',').filter(Boolean), now: nodeHostIPs(n) });
+        process.exit(1);
       }
       const now = localTrafficCIDRs(cfg, n);
       if (cfg.detectLocalMode === 'NodeCIDR' && usedLocalCIDRs && now && now.join(',') !== usedLocalCIDRs.join(',')) {

@@ -6,7 +6,7 @@
 // kube-proxy reads them from its Node object: the first InternalIP, else the first ExternalIP, and
 // the first address of the other family after it; a specific bindAddress replaces the primary; a
 // family without an address gets its loopback address, with a warning. It reads them once, at
-// start-up, and so does nftlink.
+// start-up, and exits when the Node's IPs change (NodeManager); so does nftlink (src/cli/proxy.ts).
 
 import { parseFamilyIP } from '../proxy/model/service.js';
 import type { IPFamily } from '../proxy/model/types.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { namespacesForFile } from '../helpers/netns.js';
-import { BIN as bin } from '../../src/netns/proxy-process.js';
+import { BIN as bin, ProxyProcess } from '../../src/netns/proxy-process.js';
 import { service, slice, TEST_LAYOUT } from './helpers.js';
 
 const ns = namespacesForFile(afterAll);
@@ -48,5 +48,33 @@ describe('node IPs without --node-ip', () => {
     const { ips, stderr } = programmed({ ...nodeY, status: {} });
     expect(ips).not.toContain('elements');
     expect(stderr).toContain('assuming loopback');
+  });
+
+  it("exits, to be restarted, when the Node's IPs change after they were read", async () => {
+    const netns = ns();
+    const dir = mkdtempSync(join(tmpdir(), 'nftlink-nodeips-'));
+    dirs.push(dir);
+    const write = (ip: string): void => writeFileSync(join(dir, 'node.json'), JSON.stringify({ ...nodeY, status: { addresses: [{ type: 'InternalIP', address: ip }] } }));
+    write('198.18.0.7');
+    const px = ProxyProcess.startHere(['--manifests', dir, '--netns', netns.name, '--hostname-override', 'node-y', '--layout', TEST_LAYOUT, '--min-sync-period', '100ms', '--healthz-bind-address', '', '--metrics-bind-address', '']);
+    try {
+      // Programmed: the Node's IP takes NodePorts.
+      const programmed = (): boolean => {
+        try {
+          return netns.exec('nft', ['list', 'set', 'ip', 'kube-proxy', 'nodeport-ips']).includes('198.18.0.7');
+        } catch {
+          return false;
+        }
+      };
+      const deadline = Date.now() + 15_000;
+      while (!programmed() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(programmed(), px.raw).toBe(true);
+      write('198.18.0.8');
+      const exit = await Promise.race([px.exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
+      expect(exit?.code, px.raw).toBe(1);
+      expect(px.raw).toContain("the node's IPs changed");
+    } finally {
+      await px.stop();
+    }
   });
 });
