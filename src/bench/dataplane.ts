@@ -1,10 +1,12 @@
 // `npm run bench:dataplane`: what a ruleset shape costs a connection. For each number of ClusterIP
 // TCP services (10, 1,000, 10,000 by default, 5 endpoints each) and each shape (nftlink's slots
 // and kube-proxy layouts over netlink, kube-proxy's iptables mode through iptables-legacy-restore,
-// and the floor: one DNAT rule for the whole service CIDR, the control), the TCP connect latency from a client outside the cluster to ClusterIPs, through a node
-// namespace that holds that one shape. Every (shape, size) is loaded at once, side by side (a fresh
-// host each), and they take turns connect by connect, so every ratio is taken in one run under the same conditions. Everything runs in namespaces made for the run (never
-// the root namespace's ruleset), with addresses from 198.18.0.0/15, removed on exit and signals.
+// and the floor: one DNAT rule for the whole service CIDR, the control), the TCP connect latency
+// from a client outside the cluster to ClusterIPs, through a node namespace that holds that one
+// shape. Every (shape, size) is loaded at once, side by side (a fresh host each), and the hosts take
+// turns every few connects (--turn), so every ratio is taken in one run under the same conditions.
+// Everything runs in namespaces made for the run (never the root namespace's ruleset), with
+// addresses from 198.18.0.0/15, removed on exit and signals.
 //
 // Prints a table and the target on stdout, progress on stderr; writes bench-results/dataplane.json
 // (every figure, and the raw samples) and docs/bench/dataplane.svg (p50 and p99 against services).
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
         log(`${size} services, ${shape}: loaded in ${l.loadS.toFixed(2)} s (${l.size})`);
       }
     }
-    const { busy } = await waitQuiet(30_000, 0.1);
+    const busy = await waitQuiet(30_000, 0.1);
     log(`measuring ${hosts.length} hosts (machine ${(busy * 100).toFixed(0)}% busy before the first round)`);
     const samples = await measure(hosts, opts, bin, log);
     hosts.forEach((h, i) => {

@@ -102,9 +102,9 @@ function cpuTicks(): { busy: number; total: number } {
  * holds 10k chains and sets hands its teardown to a kernel workqueue (cleanup_net), which can keep
  * a core busy for seconds after `ip netns delete` returned (tens of seconds after kube-proxy's
  * layout at 30k); on a 2-core machine that would be charged to whichever run comes next. Gives up
- * after `maxMs`, saying so on stderr. Returns how long it waited and how busy the last 250 ms were.
+ * after `maxMs`, saying so on stderr. Returns how busy (0..1) the last 250 ms were.
  */
-export async function waitQuiet(maxMs = 60_000, busyBelow = 0.12): Promise<{ waitedMs: number; busy: number }> {
+export async function waitQuiet(maxMs = 60_000, busyBelow = 0.12): Promise<number> {
   const start = Date.now();
   let prev = cpuTicks();
   let busy = 1;
@@ -120,5 +120,5 @@ export async function waitQuiet(maxMs = 60_000, busyBelow = 0.12): Promise<{ wai
     }
     prev = now;
   }
-  return { waitedMs: Date.now() - start, busy };
+  return busy;
 }

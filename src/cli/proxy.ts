@@ -79,8 +79,9 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const nodeIPsNow = (): string[] => {
     if (!nodeIPs) {
       startHostIPs = nodeHostIPs(node).join(',');
-      const manifestFallback = values.manifests !== undefined && settings.interfaceAddresses ? { interfaceAddresses: settings.interfaceAddresses } : {};
-      nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, ...manifestFallback });
+      // The interfaces' addresses stand in only for manifests without a Node (no API server to ask).
+      const interfaceAddresses = values.manifests !== undefined ? settings.interfaceAddresses : undefined;
+      nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, interfaceAddresses });
       if (nodeIPs.source === 'loopback') log.warn("can't determine this node's IP, assuming loopback; if this is wrong, set --bind-address or --node-ip", { nodeIPs: nodeIPs.ips });
       else log.info('node IPs', { nodeIPs: nodeIPs.ips, source: nodeIPs.source });
     }
@@ -225,7 +226,7 @@ export async function renderProxy(argv: string[], log: Logger = silentLogger): P
   const settings = settingsFromConfig(cfg, base, localCIDRs);
   const snap = tracker.snapshot();
   for (const inv of snap.invalid) log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
-  const nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, ...(settings.interfaceAddresses ? { interfaceAddresses: settings.interfaceAddresses } : {}) }).ips;
+  const nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, interfaceAddresses: settings.interfaceAddresses }).ips;
   let out = '';
   for (const cfg of layoutConfigs({ ...settings, nodeIPs, localhostNodePorts: settings.localhostNodePorts && values.netns === undefined })) {
     const tx: Transaction = new FamilySync(undefined, createLayout(settings.layout), cfg, log).preview(snap.states[cfg.family]);

@@ -12,7 +12,7 @@
 // node's primary IP (src/k8s/node-ips.ts).
 
 import { parseDocument, stringify } from 'yaml';
-import { parsePrefix } from '../nft/types/address.js';
+import { parseIPv4, parseIPv6, parsePrefix } from '../nft/types/address.js';
 import { formatGoDuration, parseGoDuration } from './go-duration.js';
 
 export const KUBE_PROXY_CONFIG_API_VERSION = 'kubeproxy.config.k8s.io/v1alpha1';
@@ -346,8 +346,7 @@ function decode(value: unknown): KubeProxyConfig {
 
   const bind = nonZero<string>('bindAddress');
   if (bind !== undefined) {
-    const v6 = bind.includes(':');
-    if (!parsePrefix(`${bind}/${v6 ? 128 : 32}`, v6 ? 6 : 4) || bind.includes('/')) fail('bindAddress', `"${bind}" is not an IP address`);
+    if (!parseIPv4(bind) && !parseIPv6(bind)) fail('bindAddress', `"${bind}" is not an IP address`);
     cfg.bindAddress = bind;
   }
 

@@ -27,9 +27,9 @@ export function nodeHostIPs(node: Node | undefined): string[] {
   return other ? [all[0]!, other] : [all[0]!];
 }
 
-/** True for a bindAddress that names one address (not 0.0.0.0 or ::, not empty). */
+/** True for a bindAddress that names one address (not the unspecified 0.0.0.0 or ::, not empty). */
 function specific(bindAddress: string): boolean {
-  return parseFamilyIP(bindAddress) !== null && bindAddress !== '0.0.0.0' && !/^[0:]*::[0:]*$/.test(bindAddress);
+  return parseFamilyIP(bindAddress)?.bytes.some((b) => b !== 0) ?? false;
 }
 
 export interface NodeIPs {
@@ -46,7 +46,7 @@ export interface NodeIPs {
  * kube-proxy's detection from `node` and `bindAddress`; `interfaceAddresses`, when given, are the
  * answer for a node nothing is known about (manifests without a Node: no API server to ask).
  */
-export function chooseNodeIPs(opts: { flagIPs: readonly string[]; bindAddress: string; node: Node | undefined; interfaceAddresses?: readonly string[] }): NodeIPs {
+export function chooseNodeIPs(opts: { flagIPs: readonly string[]; bindAddress: string; node: Node | undefined; interfaceAddresses?: readonly string[] | undefined }): NodeIPs {
   if (opts.flagIPs.length) return { ips: [...opts.flagIPs], source: 'flag', loopback: [] };
   const host = nodeHostIPs(opts.node);
   const bind = specific(opts.bindAddress);
