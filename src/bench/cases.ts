@@ -5,7 +5,7 @@
 import type { BenchOptions } from './args.js';
 import { runTimed, runWall, waitQuiet, type ProcessFigures } from './measure.js';
 import { inNetns, withNetns } from './netns.js';
-import { writeNftFiles } from './nft-input.js';
+import { writeNftFiles, writeWireFile } from './nft-input.js';
 import { medianFigures, medianPhase, type CaseResult, type RunRecord, type Side } from './results.js';
 import { BIG_MAP, bigMapLoad, bigMapUpdate, FAMILY, SHAPE_TITLES, serviceShape, TABLE, type ShapeId } from './shapes.js';
 import { median, percentile } from './stats.js';
@@ -79,10 +79,12 @@ async function loadCase(id: string, title: string, runs: number, nftlinkArgs: (n
 /**
  * (a) table + map + N elements in one transaction. Also timed: a process that only builds the same
  * element objects, so that nftlink's own user and sys time (the difference) can be told from node's
- * and the caller's.
+ * and the caller's; and the floor, a process that commits the same batch encoded beforehand (node,
+ * the addon and the kernel: what no library could take away).
  */
 export async function caseA(o: BenchOptions): Promise<CaseResult> {
   const [file] = writeNftFiles('a', [bigMapLoad(o.elements)]);
+  const wire = writeWireFile('a', bigMapLoad(o.elements));
   const result = await loadCase(
     'a',
     `${o.elements.toLocaleString('en')} elements into one concatenated map, one transaction`,
@@ -91,6 +93,7 @@ export async function caseA(o: BenchOptions): Promise<CaseResult> {
     (ns) => [...inNetns(ns), 'nft', '-f', file!],
   );
   const input: ProcessFigures[] = [];
+  const floor: ProcessFigures[] = [];
   for (let run = 0; run < o.runs; run++) {
     await waitQuiet();
     await withNetns(1, async (ns) => {
@@ -98,8 +101,21 @@ export async function caseA(o: BenchOptions): Promise<CaseResult> {
       input.push(c.figures);
       log(`[a] run ${run + 1}/${o.runs} input only: ${fmt(c.figures)}`);
     });
+    await waitQuiet();
+    await withNetns(1, async (ns) => {
+      const c = await nftlinkChild(['load-floor', ns, '--wire', wire]);
+      floor.push(c.figures);
+      log(`[a] run ${run + 1}/${o.runs} floor:      ${fmt(c.figures)}`);
+    });
   }
-  result.extra = { ...result.extra, inputOnlyUserMs: median(input.map((f) => f.user)) * 1000, inputOnlySysMs: median(input.map((f) => f.sys)) * 1000 };
+  result.extra = {
+    ...result.extra,
+    inputOnlyUserMs: median(input.map((f) => f.user)) * 1000,
+    inputOnlySysMs: median(input.map((f) => f.sys)) * 1000,
+    floorWallS: median(floor.map((f) => f.wall)),
+    floorUserS: median(floor.map((f) => f.user)),
+    floorSysS: median(floor.map((f) => f.sys)),
+  };
   return result;
 }
 

@@ -8,9 +8,11 @@
 //   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
 //   node dist/bundle/load-child.js dump   <netns> --elements N               (the big map must be loaded)
 //   node dist/bundle/load-child.js floor  <netns> --elements N               (dump's floor: the same dump, nothing decoded)
+//   node dist/bundle/load-child.js load-floor <netns> --wire FILE              (load's floor: a batch encoded beforehand)
 //
 // Prints one JSON line: in-process phase times (ms) and process.resourceUsage() as a cross-check.
 
+import { readFileSync } from 'node:fs';
 import { Nftables } from '../nft/index.js';
 import { NFPROTO } from '../nft/netlink/constants.js';
 import { loadNative } from '../native/binding.js';
@@ -49,10 +51,34 @@ async function dumpFloor(netns: string, expectedElements: number): Promise<Recor
   }
 }
 
+/**
+ * What `load` costs when nothing is built: node, the addon (libnftnl's messages) and the kernel
+ * committing the very batch `load` sends, read from a file that (a)'s set-up encoded. The floor
+ * under case (a).
+ */
+async function loadFloor(netns: string, wireFile: string): Promise<Record<string, unknown>> {
+  const native = loadNative();
+  const h = native.open(netns);
+  try {
+    const buf = readFileSync(wireFile);
+    const t0 = now();
+    const { errors } = await native.commit(h, buf);
+    if (errors.length > 0) throw new Error(`child: the floor's batch was refused: errno ${errors[0]!.errno} ${errors[0]!.message}`);
+    return { commitMs: now() - t0, bytes: buf.byteLength };
+  } finally {
+    native.close(h);
+  }
+}
+
 async function main(): Promise<Record<string, unknown>> {
   const [what, netns, ...args] = process.argv.slice(2);
-  if (!what || !netns) throw new Error('usage: child.js load|input|shape|update|dump|floor <netns> [options]');
+  if (!what || !netns) throw new Error('usage: child.js load|input|shape|update|dump|floor|load-floor <netns> [options]');
   if (what === 'floor') return dumpFloor(netns, option(args, 'elements'));
+  if (what === 'load-floor') {
+    const i = args.indexOf('--wire');
+    if (i < 0 || !args[i + 1]) throw new Error('child: load-floor needs --wire FILE');
+    return loadFloor(netns, args[i + 1]!);
+  }
   const nft = Nftables.open({ netns });
   try {
     switch (what) {

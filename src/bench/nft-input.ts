@@ -1,5 +1,6 @@
-// The `nft -f` side's input: the rendered text of the very transactions the nftlink side commits,
-// written to temp files once per case (rendering is not part of what `nft` is timed for).
+// Inputs made before a case is timed, in temp files: the `nft -f` side's rendered text of the very
+// transactions the nftlink side commits (rendering is not part of what `nft` is timed for), and the
+// encoded batch of (a) that its floor commits without building anything.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,13 @@ export function nftText(tx: Transaction, endpoints: number): string {
   const text = tx.render().replace(INTEGER_MAP, `{ typeof numgen random mod ${endpoints} : ip daddr . tcp dport; }`);
   if (/\btype integer\b/.test(text)) throw new Error('bench: rendered text still declares `type integer`, which nft refuses');
   return text;
+}
+
+/** The transaction as the addon takes it (src/nft/netlink/wire.ts), for a floor that encodes nothing. */
+export function writeWireFile(label: string, tx: Transaction): string {
+  const path = join(inputDir(), `${label}.wire`);
+  writeFileSync(path, tx.encode().buffer);
+  return path;
 }
 
 /** Writes one file per transaction; returns their paths in commit order. */
