@@ -271,10 +271,13 @@ export class RulesetDecoder {
 
   /** Adds one buffer's objects; returns the generation it was dumped at. */
   add(buf: Uint8Array): number {
-    const msg = new WireReader(buf).message();
-    this.generation ??= msg.genid;
+    // Each object decoded as soon as it is read (WireReader.object).
+    const reader = new WireReader(buf);
+    const { genid, count } = reader.header();
+    this.generation ??= genid;
     const { out, sets, byId } = this;
-    for (const o of msg.objects) {
+    for (let i = 0; i < count; i++) {
+      const o = reader.object(i === count - 1);
       switch (o.kind) {
         case WireKind.Table:
           out.tables.push(decodeTable(o));
@@ -307,7 +310,7 @@ export class RulesetDecoder {
           break;
       }
     }
-    return msg.genid;
+    return genid;
   }
 
   finish(): Ruleset {
