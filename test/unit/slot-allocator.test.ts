@@ -31,4 +31,37 @@ describe('SlotAllocator', () => {
     expect(ips(a.place('svc-a', [ep('198.18.0.1'), ep('198.18.0.2'), ep('198.18.0.3')]).order)).toEqual(['198.18.0.1', '198.18.0.2', '198.18.0.3']);
     expect(ips(a.place('svc-a', [ep('198.18.0.3'), ep('198.18.0.3'), ep('198.18.0.1')]).order)).toEqual(['198.18.0.1', '198.18.0.3']);
   });
+
+  it('over random churn, small groups and large: endpoints inside the new range keep their slots, the rest fill the holes in order', () => {
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const key = (e: { ip: string; port: number }): string => `${e.ip}|${e.port}`;
+    for (const max of [6, 16, 30]) {
+      const a = new SlotAllocator();
+      let prev: { ip: string; port: number }[] = [];
+      for (let step = 0; step < 300; step++) {
+        // A new list of fresh objects (as an EndpointSlice update gives), with a duplicate now and then.
+        const n = 1 + rand(max);
+        const wanted = Array.from({ length: n }, () => ep(`198.18.0.${rand(40)}`, 8080 + rand(2)));
+        if (rand(4) === 0) wanted.push({ ...wanted[0]! });
+        const distinct = wanted.filter((e, i) => wanted.findIndex((o) => key(o) === key(e)) === i);
+        const order = a.place('svc-a', wanted).order;
+        expect(order.map(key).sort()).toEqual(distinct.map(key).sort());
+        const wantedKeys = new Set(distinct.map(key));
+        const kept = new Set<string>();
+        for (let i = 0; i < Math.min(prev.length, order.length); i++) {
+          if (wantedKeys.has(key(prev[i]!)) && !kept.has(key(prev[i]!))) {
+            expect(key(order[i]!)).toBe(key(prev[i]!));
+            kept.add(key(prev[i]!));
+          }
+        }
+        const moved = order.filter((e) => !kept.has(key(e))).map(key);
+        expect(moved).toEqual(distinct.map(key).filter((k) => !kept.has(k)));
+        prev = [...order];
+      }
+    }
+  });
 });

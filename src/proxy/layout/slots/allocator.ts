@@ -54,6 +54,35 @@ function unchanged(order: readonly (SlotEndpoint | undefined)[], endpoints: read
   return true;
 }
 
+/**
+ * What place() does for a handful of endpoints (at most 16, each once), compared in place instead
+ * of by `ip|port` strings (a scaled service's every churn): an endpoint keeps its slot while the
+ * slot is inside the new range, the others fill the holes in their order.
+ */
+function reslotFew(order: readonly (SlotEndpoint | undefined)[], wanted: readonly SlotEndpoint[]): (SlotEndpoint | undefined)[] {
+  const n = wanted.length;
+  const next = new Array<SlotEndpoint | undefined>(n);
+  let placed = 0; // bit j: wanted[j] has its slot
+  for (let i = 0; i < Math.min(n, order.length); i++) {
+    const old = order[i];
+    if (old === undefined) continue;
+    for (let j = 0; j < n; j++) {
+      if (!(placed & (1 << j)) && sameEndpoint(wanted[j]!, old)) {
+        next[i] = wanted[j];
+        placed |= 1 << j;
+        break;
+      }
+    }
+  }
+  let hole = 0;
+  for (let j = 0; j < n; j++) {
+    if (placed & (1 << j)) continue;
+    while (next[hole] !== undefined) hole++;
+    next[hole] = wanted[j];
+  }
+  return next;
+}
+
 /** Service chains per bucket map: the bound on bindings per map. */
 export const CHAINS_PER_BUCKET = 64;
 /** Slots reserved for each member of a bucket: the most endpoints one service chain can have. */
@@ -125,6 +154,10 @@ export class SlotAllocator {
     }
     if (unchanged(g.order, endpoints)) {
       g.order = endpoints.slice();
+      return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order as SlotEndpoint[] };
+    }
+    if (endpoints.length <= 16 && g.order.length <= 16) {
+      g.order = reslotFew(g.order, distinct(endpoints));
       return { bucket: g.bucket, base: g.member * SLOTS_PER_CHAIN, order: g.order as SlotEndpoint[] };
     }
     // By ip|port: the same endpoint (a new object after an EndpointSlice update, or one adopted from the kernel) keeps its slot.
