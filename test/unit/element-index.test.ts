@@ -73,6 +73,26 @@ describe('ElementIndex', () => {
     expect(index.elements('hairpin')).toEqual([]);
   });
 
+  it('keeps unchanged elements that moved in the list (an endpoint added in front): only the new one is written', () => {
+    const index = new ElementIndex();
+    index.declare(set);
+    const before = contributions(el('198.18.0.2', 80), el('198.18.0.3', 80), el('198.18.0.4', 80));
+    index.contribute(undefined, before);
+    commit(index);
+    // Shifted by one, so no element is at its old position; the port as text pairs only by its encoded key.
+    const after = contributions(el('198.18.0.1', 80), el('198.18.0.2', 80), { key: ['198.18.0.3', '80'] }, el('198.18.0.4', 80));
+    index.contribute(before, after);
+    expect(commit(index)).toBe('add element ip t hairpin { 198.18.0.1 . 80 }\n');
+    expect(after.get('hairpin')![1]).toBe(before.get('hairpin')![0]);
+    expect(after.get('hairpin')![2]).toBe(before.get('hairpin')![1]);
+    expect(after.get('hairpin')![3]).toBe(before.get('hairpin')![2]);
+    // And by position, in place: the same list again keeps every object.
+    const again = contributions(el('198.18.0.1', 80), el('198.18.0.2', 80), el('198.18.0.3', 80), el('198.18.0.4', 80));
+    index.contribute(after, again);
+    expect(commit(index)).toBe('');
+    expect(again.get('hairpin')![0]).toBe(after.get('hairpin')![0]);
+  });
+
   it('keeps an unchanged element of a shared key without giving the key away', () => {
     const index = new ElementIndex();
     index.declare(set);

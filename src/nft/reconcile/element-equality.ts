@@ -24,3 +24,8 @@ export function samePayload(a: SetElement, b: SetElement): boolean {
   if (Array.isArray(x) || Array.isArray(y)) return Array.isArray(x) && Array.isArray(y) && sameScalars(x, y);
   return x.kind === y.kind && ('chain' in x ? x.chain : undefined) === ('chain' in y ? y.chain : undefined);
 }
+
+/** The same key values and the same payload: the same element, told without encoding anything. */
+export function sameElement(a: SetElement, b: SetElement): boolean {
+  return sameScalars(a.key, b.key) && samePayload(a, b);
+}

@@ -12,7 +12,7 @@
 import type { NftSet, SetElement } from '../../nft/objects.js';
 import { ElementStore } from '../../nft/reconcile/element-store.js';
 import type { Transaction } from '../../nft/transaction.js';
-import { samePayload } from '../../nft/reconcile/element-equality.js';
+import { sameElement, samePayload } from '../../nft/reconcile/element-equality.js';
 import { elementKey } from '../../nft/values.js';
 import type { ElementContributions } from '../layout/types.js';
 
@@ -94,10 +94,22 @@ export class ElementIndex {
     before.forEach((olds, name) => {
       const news = after.get(name);
       if (!news?.length || !olds.length) return;
+      // A rebuilt service port gives its elements in the same order: pair them by position first,
+      // value by value, and encode the keys of only what is left (an added or a moved element).
+      const unpaired: number[] = [];
+      for (let i = 0; i < news.length; i++) {
+        const o = olds[i];
+        if (o !== undefined && sameElement(o, news[i]!)) {
+          news[i] = o;
+          kept.add(o);
+        } else unpaired.push(i);
+      }
+      if (unpaired.length === 0) return;
       const e = this.entry(name);
       const byKey = new Map<string, SetElement>();
-      for (const o of olds) byKey.set(elementKey(e.set, o), o);
-      for (let i = 0; i < news.length; i++) {
+      for (const o of olds) if (!kept.has(o)) byKey.set(elementKey(e.set, o), o);
+      if (byKey.size === 0) return;
+      for (const i of unpaired) {
         const k = elementKey(e.set, news[i]!);
         const o = byKey.get(k);
         if (o === undefined || !samePayload(o, news[i]!)) continue;
