@@ -124,12 +124,15 @@ export class SlotAllocator {
     this.lowestFree = 0;
   }
 
-  /** Records a group as the kernel holds it (slots whose element is missing are undefined). */
-  adopt(group: string, bucket: number, member: number, order: readonly (SlotEndpoint | undefined)[]): void {
+  /**
+   * Records a group as the kernel holds it (slots whose element is missing are undefined). Keeps
+   * `order` itself (a restart adopts 10k of them): the caller gives it up.
+   */
+  adopt(group: string, bucket: number, member: number, order: (SlotEndpoint | undefined)[]): void {
     const used = (this.members[bucket] ??= new Set());
     if (used.has(member) || member >= this.chainsPerBucket) return; // two rules claiming one range: rebuild it
     used.add(member);
-    this.groups.set(group, { bucket, member, order: [...order], claimed: false });
+    this.groups.set(group, { bucket, member, order, claimed: false });
   }
 
   /**

@@ -142,10 +142,12 @@ export class SlotsLayout implements Layout {
       const bucket = slotMap.bucket(lookup.set);
       const base = ng.offset ?? 0;
       if (bucket === undefined || base % SLOTS_PER_CHAIN !== 0) continue;
-      const elements = slotsOf.get(lookup.set) ?? new Map<number, SlotEndpoint>();
-      const order = Array.from({ length: ng.modulus }, (_, j) => elements.get(base + j));
+      const elements = slotsOf.get(lookup.set);
+      const order = new Array<SlotEndpoint | undefined>(ng.modulus);
+      for (let j = 0; j < ng.modulus; j++) order[j] = elements?.get(base + j);
       this.slots.adopt(r.chain, bucket, base / SLOTS_PER_CHAIN, order);
-      orders.set(r.chain, order);
+      // Only affinity chains need their order again (their pin rule comes first in the chain).
+      if (pinIds.has(r.chain)) orders.set(r.chain, order);
     }
     for (const [chain, p] of pinIds) this.pins.adopt(chain, p.id, p.bucket, (orders.get(chain) ?? []).map((ep) => ep && endpointKey(ep)));
     // A full sync is the time to repack buckets that churn left sparse: the moved chains get a new
