@@ -75,10 +75,10 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   // This node's IPs: --node-ip's, or found as kube-proxy finds them (its Node, --bind-address) at
   // the first sync, when the Node is known; the proxy exits if the Node's IPs change later.
   let nodeIPs: NodeIPs | undefined;
-  let startHostIPs = '';
+  let startHostIPs: string[] = [];
   const nodeIPsNow = (): string[] => {
     if (!nodeIPs) {
-      startHostIPs = nodeHostIPs(node).join(',');
+      startHostIPs = nodeHostIPs(node);
       // The interfaces' addresses stand in only for manifests without a Node (no API server to ask).
       const interfaceAddresses = values.manifests !== undefined ? settings.interfaceAddresses : undefined;
       nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, interfaceAddresses });
@@ -133,8 +133,9 @@ export async function proxyCommand(argv: string[]): Promise<void> {
       node = n;
       // As kube-proxy's NodeManager: a change of the Node's IPs after they were read means a restart
       // (unless --node-ip fixed them, or manifests without a Node gave the interfaces').
-      if (nodeIPs && nodeIPs.source !== 'flag' && nodeIPs.source !== 'interfaces' && nodeHostIPs(n).join(',') !== startHostIPs) {
-        log.error("the node's IPs changed; exiting so that the proxy restarts with them", { before: startHostIPs.split(',').filter(Boolean), now: nodeHostIPs(n) });
+      const hostIPs = nodeHostIPs(n);
+      if (nodeIPs && nodeIPs.source !== 'flag' && nodeIPs.source !== 'interfaces' && hostIPs.join(',') !== startHostIPs.join(',')) {
+        log.error("the node's IPs changed; exiting so that the proxy restarts with them", { before: startHostIPs, now: hostIPs });
         process.exit(1);
       }
       const now = localTrafficCIDRs(cfg, n);
