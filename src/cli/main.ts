@@ -52,11 +52,30 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   bench: async (argv) => (await import('../bench/scale/index.js')).benchCommand(argv),
 };
 
+const isHelp = (a: string | undefined): boolean => a === '-h' || a === '--help';
+
+/** A command's usage text: bench has its own options; the others share the main text. */
+async function usageOf(cmd: string | undefined): Promise<string> {
+  if (cmd === 'bench') return `${(await import('../bench/scale/args.js')).BENCH_USAGE}\n`;
+  return USAGE;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
-  if (!cmd || cmd === '-h' || cmd === '--help') {
+  if (!cmd || isHelp(cmd)) {
     process.stdout.write(USAGE);
     return cmd ? 0 : 2;
+  }
+  // `nftlink help [command]` and `nftlink <command> --help`, as kube-proxy and nft answer --help:
+  // the usage on stdout, exit 0, nothing run.
+  if (cmd === 'help' || rest.some(isHelp)) {
+    const of = cmd === 'help' ? rest[0] : cmd;
+    if (of !== undefined && !COMMANDS[of]) {
+      process.stderr.write(`nftlink: unknown command "${of}"\n${USAGE}`);
+      return 2;
+    }
+    process.stdout.write(await usageOf(of));
+    return 0;
   }
   const run = COMMANDS[cmd];
   if (!run) {

@@ -32,3 +32,18 @@ it('exit codes: 2 for usage errors, 1 for failures with the reason', () => {
   expect(missing.status).toBe(1);
   expect(missing.stderr).toMatch(/cannot open network namespace .*nftlink-no-such-namespace/);
 });
+
+it('--help and help print the usage on stdout with exit 0, and run nothing', () => {
+  const proxyHelp = run(['proxy', '--manifests', '/nonexistent', '--help']);
+  expect(proxyHelp.status).toBe(0);
+  expect(proxyHelp.stdout).toContain('--nodeport-addresses LIST');
+  expect(proxyHelp.stderr).toBe('');
+  const benchHelp = run(['bench', '-h']);
+  expect(benchHelp.status).toBe(0);
+  expect(benchHelp.stdout).toMatch(/^usage: nftlink bench \[--runs N\]/);
+  expect(run(['help', 'list']).stdout).toContain('list [--netns NAME] [--table FAMILY NAME]');
+  expect(run(['help']).status).toBe(0);
+  const unknown = run(['help', 'bogus']);
+  expect(unknown.status).toBe(2);
+  expect(unknown.stderr).toContain('unknown command "bogus"');
+});

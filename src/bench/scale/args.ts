@@ -19,7 +19,7 @@ export interface ScaleOptions {
   quick: boolean;
 }
 
-const USAGE = `usage: nftlink bench [--runs N] [--slow-runs N] [--sizes 1000x5,10000x5,30000x5,10000x1]
+export const BENCH_USAGE = `usage: nftlink bench [--runs N] [--slow-runs N] [--sizes 1000x5,10000x5,30000x5,10000x1]
                      [--layouts slots,kube-proxy] [--churn-services N] [--churn-counts 1,10,100]
                      [--churn-repeats N] [--out FILE] [--chart FILE] [--quick]`;
 
@@ -39,7 +39,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
   };
   const int = (flag: string, v: string | undefined, min: number): number => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}\n${USAGE}`);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}\n${BENCH_USAGE}`);
     return n;
   };
   for (let i = 0; i < argv.length; i++) {
@@ -57,7 +57,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
       case '--sizes':
         o.sizes = (v ?? '').split(',').map((s) => {
           const m = /^(\d+)x(\d+)$/.exec(s.trim());
-          if (!m) throw new Error(`--sizes takes SERVICESxENDPOINTS,... (got "${s}")\n${USAGE}`);
+          if (!m) throw new Error(`--sizes takes SERVICESxENDPOINTS,... (got "${s}")\n${BENCH_USAGE}`);
           return [Number(m[1]), Number(m[2])] as [number, number];
         });
         break;
@@ -83,7 +83,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
         o.chart = v ?? o.chart;
         break;
       default:
-        throw new Error(`unknown option ${a}\n${USAGE}`);
+        throw new Error(`unknown option ${a}\n${BENCH_USAGE}`);
     }
     i++;
   }
