@@ -5,37 +5,31 @@ import { hostname } from 'node:os';
 import { localAddresses, parseDuration, parseFeatureGates, SettingsError, type ProxySettings } from '../proxy/config.js';
 import { DEFAULT_LAYOUT, isLayoutName, LAYOUT_NAMES } from '../proxy/layout/index.js';
 import { DEFAULT_TABLE } from '../proxy/layout/names.js';
-import type { KubeProxyFlags } from '../k8s/config-flags.js';
+import { KUBE_PROXY_FLAGS, KUBE_PROXY_PARSE_OPTIONS, type DeprecatedPorts, type KubeProxyFlags } from '../k8s/config-flags.js';
 
 export const PROXY_OPTIONS = {
+  // kube-proxy's flags that have a configuration field (src/k8s/config-flags.ts).
+  ...KUBE_PROXY_PARSE_OPTIONS,
+  // kube-proxy's flags without one.
+  config: { type: 'string' },
+  'write-config-to': { type: 'string' },
+  cleanup: { type: 'boolean' },
+  'init-only': { type: 'boolean' },
+  master: { type: 'string' },
+  'healthz-port': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  version: { type: 'boolean' },
+  v: { type: 'string', short: 'v' },
+  // nftlink's own.
   manifests: { type: 'string' },
   netns: { type: 'string' },
   'node-name': { type: 'string' },
-  'hostname-override': { type: 'string' },
   'node-ip': { type: 'string' },
-  'cluster-cidr': { type: 'string' },
-  'detect-local-mode': { type: 'string' },
-  'pod-bridge-interface': { type: 'string' },
-  'pod-interface-name-prefix': { type: 'string' },
   'service-cidr': { type: 'string' },
-  'nodeport-addresses': { type: 'string' },
-  'masquerade-all': { type: 'boolean' },
-  'masquerade-bit': { type: 'string' },
-  'min-sync-period': { type: 'string' },
-  'sync-period': { type: 'string' },
   table: { type: 'string' },
   layout: { type: 'string' },
   'feature-gates': { type: 'string' },
-  config: { type: 'string' },
-  kubeconfig: { type: 'string' },
-  cleanup: { type: 'boolean' },
-  'proxy-mode': { type: 'string' },
-  'bind-address': { type: 'string' },
-  'healthz-bind-address': { type: 'string' },
-  'metrics-bind-address': { type: 'string' },
-  'write-config-to': { type: 'string' },
   once: { type: 'boolean' },
-  v: { type: 'string', short: 'v' },
 } as const;
 
 export const PROXY_USAGE = `  --config FILE                a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1); it wins over flags
@@ -67,6 +61,18 @@ export const PROXY_USAGE = `  --config FILE                a KubeProxyConfigurat
   --proxy-mode MODE            only nftables
   --write-config-to FILE       write the effective configuration and exit
   --cleanup                    delete the proxy's tables and exit
+  --init-only                  apply the conntrack sysctls and oom_score_adj, then exit
+  --oom-score-adj=N            the proxy's own oom_score_adj (default -999)
+  --conntrack-max-per-core N, --conntrack-min N, --conntrack-tcp-timeout-established D,
+  --conntrack-tcp-timeout-close-wait D, --conntrack-tcp-be-liberal, --conntrack-udp-timeout D,
+  --conntrack-udp-timeout-stream D    kube-proxy's conntrack sysctls
+  --iptables-sync-period D, --iptables-min-sync-period D   kube-proxy's spellings of the sync periods
+  --bind-address-hard-fail     a server that cannot bind ends the proxy (default: retried)
+  --master URL                 the API server's URL, over the kubeconfig's
+  --healthz-port N, --metrics-port N   deprecated: 0 turns the server off
+  --version                    print the version and exit
+  kube-proxy's other flags (--ipvs-*, --iptables-masquerade-bit, --kube-api-qps, --profiling, ...)
+  are accepted, checked and logged as having no effect in nftlink's nftables mode.
 `;
 
 type Values = ReturnType<typeof parseProxyArgs>['values'];
@@ -79,27 +85,19 @@ const list = (v: string | undefined): string[] => (v ? v.split(',').map((x) => x
 
 /** The flags that have a KubeProxyConfiguration field, for resolveKubeProxyConfig. */
 export function kubeProxyFlags(values: Values): KubeProxyFlags {
-  const f: KubeProxyFlags = {};
-  const set = <K extends keyof KubeProxyFlags>(k: K, v: KubeProxyFlags[K] | undefined): void => {
-    if (v !== undefined) f[k] = v;
-  };
-  set('kubeconfig', values.kubeconfig);
-  set('hostnameOverride', values['hostname-override'] ?? values['node-name']);
-  set('proxyMode', values['proxy-mode']);
-  set('clusterCIDR', values['cluster-cidr']);
-  set('detectLocalMode', values['detect-local-mode']);
-  set('podBridgeInterface', values['pod-bridge-interface']);
-  set('podInterfaceNamePrefix', values['pod-interface-name-prefix']);
-  set('nodePortAddresses', values['nodeport-addresses']);
-  set('masqueradeAll', values['masquerade-all']);
-  set('masqueradeBit', values['masquerade-bit']);
-  set('syncPeriod', values['sync-period']);
-  set('minSyncPeriod', values['min-sync-period']);
-  set('bindAddress', values['bind-address']);
-  set('healthzBindAddress', values['healthz-bind-address']);
-  set('metricsBindAddress', values['metrics-bind-address']);
-  set('v', values.v);
-  return f;
+  const f: Record<string, string | boolean> = {};
+  for (const [key, { flag }] of Object.entries(KUBE_PROXY_FLAGS)) {
+    const v = (values as Record<string, string | boolean | undefined>)[flag];
+    if (v !== undefined) f[key] = v;
+  }
+  // --node-name is nftlink's older spelling of --hostname-override.
+  if (f.hostnameOverride === undefined && values['node-name'] !== undefined) f.hostnameOverride = values['node-name'];
+  return f as KubeProxyFlags;
+}
+
+/** kube-proxy's deprecated --healthz-port and --metrics-port. */
+export function deprecatedPorts(values: Values): DeprecatedPorts {
+  return { ...(values['healthz-port'] !== undefined ? { healthz: values['healthz-port'] } : {}), ...(values['metrics-port'] !== undefined ? { metrics: values['metrics-port'] } : {}) };
 }
 
 export function settingsFrom(values: Values): ProxySettings {

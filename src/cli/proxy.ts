@@ -14,7 +14,9 @@ import { ChangeTracker } from '../proxy/model/tracker.js';
 import { Proxier } from '../proxy/proxier.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
 import { FamilySync } from '../proxy/sync/family-sync.js';
-import { kubeProxyFlags, parseProxyArgs, settingsFrom } from './proxy-flags.js';
+import { deprecatedPorts, kubeProxyFlags, parseProxyArgs, settingsFrom } from './proxy-flags.js';
+import { packagePath } from '../package-root.js';
+import { applyOomScoreAdj } from '../proxy/oom-score.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { resolveKubeProxyConfig } from '../k8s/config-flags.js';
@@ -36,31 +38,58 @@ function requireManifests(path: string | undefined): string {
   return path;
 }
 
-/** Configuration as kube-proxy builds it: defaults, then the --config file (which wins), or flags. */
-function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnType<typeof resolveKubeProxyConfig> {
-  const file = values.config !== undefined ? parseKubeProxyConfig(readFileSync(values.config, 'utf8'), values.config) : undefined;
-  return resolveKubeProxyConfig(kubeProxyFlags(values), file);
+/**
+ * Configuration as kube-proxy builds it: defaults, then the --config file (which wins), or flags.
+ * A file that only strict decoding refuses (an unknown or repeated field) loads as kube-proxy loads
+ * it, leniently: those errors come back in `strictErrors`, for the log.
+ */
+function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnType<typeof resolveKubeProxyConfig> & { strictErrors: string[] } {
+  const strictErrors: string[] = [];
+  const file = values.config !== undefined ? parseKubeProxyConfig(readFileSync(values.config, 'utf8'), values.config, strictErrors) : undefined;
+  // As kube-proxy: the deprecated ports apply to neither a --config file nor --write-config-to's output.
+  const ports = values['write-config-to'] === undefined ? deprecatedPorts(values) : {};
+  return { ...resolveKubeProxyConfig(kubeProxyFlags(values), file, ports), strictErrors };
 }
+
+const packageVersion = (): string => (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 
 export async function proxyCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);
-  const { config: cfg, ignoredFlags } = configOf(values);
+  if (values.version) {
+    process.stdout.write(`nftlink v${packageVersion()} (kube-proxy's nftables mode)\n`);
+    return;
+  }
+  const { config: cfg, ignoredFlags, noEffectFlags, strictErrors } = configOf(values);
   if (values['write-config-to'] !== undefined) {
     writeFileSync(values['write-config-to'], writeConfig(cfg));
     return;
   }
   if (values.cleanup) return cleanupCommand(argv.filter((a) => a !== '--cleanup'));
   const log = pinoLogger(cfg.logVerbosity);
+  for (const error of strictErrors) log.warn('using lenient decoding of --config as strict decoding failed', { error });
   for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
+  for (const { flag, reason } of noEffectFlags) log.info('flag accepted for kube-proxy compatibility; it has no effect', { flag, reason });
   const settings = settingsFromConfig(cfg, settingsFrom(values));
 
+  applyOomScoreAdj(cfg.oomScoreAdj, log);
   if (values.netns === undefined) applyConntrackSettings(conntrackSettings(cfg.conntrack), log);
   else log.warn('conntrack settings are not applied: they belong to the node namespace; run the proxy there instead of with --netns');
+  if (values['init-only']) {
+    // kube-proxy's --init-only: the privileged set-up (for an init container), then exit.
+    log.info('system initialized and --init-only given: exiting');
+    return;
+  }
 
   const source: ProxySource =
     values.manifests !== undefined
       ? new ManifestSource(values.manifests, { watch: !values.once })
-      : new InformerSource({ nodeName: settings.nodeName, log, ...(cfg.clientConnection.kubeconfig ? { kubeconfig: cfg.clientConnection.kubeconfig } : {}) });
+      : new InformerSource({
+          nodeName: settings.nodeName,
+          log,
+          ...(cfg.clientConnection.kubeconfig ? { kubeconfig: cfg.clientConnection.kubeconfig } : {}),
+          // kube-proxy's --master: the API server's URL over the kubeconfig's (with --config too).
+          ...(values.master ? { master: values.master } : {}),
+        });
   let localhostFamiliesOn = localhostFamilies(settings);
   if (localhostFamiliesOn.length && values.netns !== undefined) {
     log.warn('localhost NodePorts are off: their listeners must live in the node namespace; run the proxy there instead of with --netns');
@@ -161,7 +190,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
       servers.push(new MetricsServer({ address: cfg.metricsBindAddress, metrics, configz: () => parseYaml(writeConfig(cfg)) as unknown }));
     }
     // As kube-proxy: a server that cannot bind is logged and retried; the proxy keeps programming.
-    for (const server of servers as (HealthzServer | MetricsServer)[]) keepServing(server, log);
+    for (const server of servers as (HealthzServer | MetricsServer)[]) keepServing(server, log, cfg.bindAddressHardFail);
   }
   await proxier.start();
   const stopAll = async (): Promise<void> => {
@@ -188,10 +217,15 @@ export async function proxyCommand(argv: string[]): Promise<void> {
 
 const RETRY_SERVER_MS = 5000;
 
-function keepServing(server: HealthzServer | MetricsServer, log: Logger): void {
+/** bindAddressHardFail (--bind-address-hard-fail): a server that cannot bind ends the proxy, as in kube-proxy. */
+function keepServing(server: HealthzServer | MetricsServer, log: Logger, hardFail: boolean): void {
   server.start().catch((err: unknown) => {
+    if (hardFail) {
+      log.error('cannot start server; exiting (bindAddressHardFail)', { reason: (err as Error).message });
+      process.exit(1);
+    }
     log.error('cannot start server; retrying', { reason: (err as Error).message, retryInMs: RETRY_SERVER_MS });
-    setTimeout(() => keepServing(server, log), RETRY_SERVER_MS).unref();
+    setTimeout(() => keepServing(server, log, hardFail), RETRY_SERVER_MS).unref();
   });
 }
 
@@ -202,7 +236,8 @@ function keepServing(server: HealthzServer | MetricsServer, log: Logger): void {
  */
 export async function renderProxy(argv: string[], log: Logger = silentLogger): Promise<string> {
   const { values } = parseProxyArgs(argv);
-  const { config: cfg } = configOf(values);
+  const { config: cfg, strictErrors } = configOf(values);
+  for (const error of strictErrors) log.warn('using lenient decoding of --config as strict decoding failed', { error });
   const base = settingsFrom(values);
   const tracker = new ChangeTracker({ nodeName: settingsFromConfig(cfg, base).nodeName });
   const source = new ManifestSource(requireManifests(values.manifests), { watch: false });

@@ -1,14 +1,17 @@
 // kube-proxy's configuration file: KubeProxyConfiguration, kubeproxy.config.k8s.io/v1alpha1, as
 // `kube-proxy --config` reads it (pkg/proxy/apis/config/v1alpha1) and as kubeadm writes it into the
-// kube-proxy ConfigMap's config.conf. Decoding is strict like kube-proxy's (it uses a strict
-// serializer since 1.26): an unknown field, a field of the wrong type or a value kube-proxy would
-// reject is an error naming the field's path. Zero values ("", 0s, null, 0) mean "the default", as
+// kube-proxy ConfigMap's config.conf. Decoding is strict: an unknown field, a field given twice, a
+// field of the wrong type or a value kube-proxy would reject is an error naming the field's path.
+// kube-proxy (cmd/kube-proxy/app/options.go, loadConfig) decodes strictly first and, when only
+// strictness failed (an unknown or a repeated field), decodes again leniently and logs the strict
+// error: a file kept from an older release still loads. The proxy does the same (the `strictErrors`
+// argument of parseKubeProxyConfig); a wrong type or value stays an error either way. Zero values ("", 0s, null, 0) mean "the default", as
 // kube-proxy's SetDefaults_KubeProxyConfiguration treats them, so kubeadm's file (which spells out
 // every field with its zero value) decodes to kube-proxy's defaults for nftables mode.
 //
 // The settings of other modes (iptables, ipvs, winkernel blocks) and of things nftlink does not do
-// (oomScoreAdj, portRange, profiling) are checked for shape and otherwise ignored, as kube-proxy in
-// nftables mode ignores them. bindAddress is used as kube-proxy uses it: a specific address is the
+// (portRange, profiling, client rate limits) are checked for shape and otherwise ignored, as
+// kube-proxy in nftables mode ignores the other modes'. bindAddress is used as kube-proxy uses it: a specific address is the
 // node's primary IP (src/k8s/node-ips.ts).
 
 import { parseDocument, stringify } from 'yaml';
@@ -43,6 +46,10 @@ export interface KubeProxyConfig {
   hostnameOverride: string;
   /** An IP address; a specific one (not 0.0.0.0 or ::) is the node's primary IP. */
   bindAddress: string;
+  /** A health or metrics server that cannot bind its port ends the proxy (default: retried). */
+  bindAddressHardFail: boolean;
+  /** Written to /proc/self/oom_score_adj at start-up (-1000..1000), as kube-proxy does. */
+  oomScoreAdj: number;
   clientConnection: {
     /** Path of a kubeconfig file ('' = in-cluster configuration). */
     kubeconfig: string;
@@ -92,6 +99,8 @@ export function defaultKubeProxyConfig(): KubeProxyConfig {
     metricsBindAddress: `127.0.0.1:${METRICS_PORT}`,
     hostnameOverride: '',
     bindAddress: '0.0.0.0',
+    bindAddressHardFail: false,
+    oomScoreAdj: -999,
     clientConnection: { kubeconfig: '', acceptContentTypes: '', contentType: 'application/vnd.kubernetes.protobuf', qps: 5, burst: 10 },
     nftables: { syncPeriodMs: 30_000, minSyncPeriodMs: 1_000, masqueradeAll: false, masqueradeBit: 14 },
     conntrack: {
@@ -111,7 +120,7 @@ export function defaultKubeProxyConfig(): KubeProxyConfig {
 
 // ---- the schema: every field v1alpha1 has, with its type -------------------------------------
 
-type FieldType = 'string' | 'bool' | 'int' | 'duration' | 'stringList' | 'boolMap' | 'any' | Schema;
+type FieldType = 'string' | 'bool' | 'int' | 'number' | 'duration' | 'stringList' | 'boolMap' | 'any' | Schema;
 interface Schema {
   [field: string]: FieldType;
 }
@@ -128,7 +137,7 @@ const SCHEMA: Schema = {
   apiVersion: 'string',
   kind: 'string',
   featureGates: 'boolMap',
-  clientConnection: { kubeconfig: 'string', acceptContentTypes: 'string', contentType: 'string', qps: 'int', burst: 'int' },
+  clientConnection: { kubeconfig: 'string', acceptContentTypes: 'string', contentType: 'string', qps: 'number', burst: 'int' },
   logging: LOGGING_SCHEMA,
   hostnameOverride: 'string',
   bindAddress: 'string',
@@ -136,7 +145,7 @@ const SCHEMA: Schema = {
   metricsBindAddress: 'string',
   bindAddressHardFail: 'bool',
   enableProfiling: 'bool',
-  showHiddenMetricsForAlphaFeatures: 'string',
+  showHiddenMetricsForVersion: 'string',
   mode: 'string',
   iptables: { masqueradeBit: 'int', masqueradeAll: 'bool', localhostNodePorts: 'bool', syncPeriod: 'duration', minSyncPeriod: 'duration' },
   ipvs: {
@@ -184,7 +193,10 @@ function describe(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 
-function check(value: unknown, type: FieldType, path: string, out: Fields): void {
+/** Where strict decoding errors go when decoding falls back to lenient (undefined: they are thrown). */
+type StrictErrors = string[] | undefined;
+
+function check(value: unknown, type: FieldType, path: string, out: Fields, strictErrors: StrictErrors): void {
   // null is Go's nil pointer / empty value: the field is unset and gets its default.
   if (value === null || value === undefined) return;
   if (typeof type === 'object') {
@@ -192,8 +204,12 @@ function check(value: unknown, type: FieldType, path: string, out: Fields): void
     for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
       const childType = type[key];
       const childPath = path ? `${path}.${key}` : key;
-      if (childType === undefined) fail(childPath, 'unknown field');
-      check(child, childType, childPath, out);
+      if (childType === undefined) {
+        if (!strictErrors) fail(childPath, 'unknown field');
+        strictErrors.push(`${childPath}: unknown field`);
+        continue;
+      }
+      check(child, childType, childPath, out, strictErrors);
     }
     return;
   }
@@ -206,6 +222,9 @@ function check(value: unknown, type: FieldType, path: string, out: Fields): void
       break;
     case 'int':
       if (typeof value !== 'number' || !Number.isInteger(value)) fail(path, `must be an integer, not ${describe(value)}`);
+      break;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) fail(path, `must be a number, not ${describe(value)}`);
       break;
     case 'duration': {
       if (typeof value !== 'string') fail(path, `must be a duration string like "30s", not ${describe(value)}`);
@@ -233,11 +252,19 @@ function check(value: unknown, type: FieldType, path: string, out: Fields): void
 }
 
 /** Parses YAML (or JSON) text into a plain value; YAML errors name the position. */
-function parseYaml(text: string): unknown {
-  // uniqueKeys: a field given twice is an error, as in kube-proxy's strict decoding.
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
-  const error = doc.errors[0];
-  if (error) throw new KubeProxyConfigError(`not valid YAML: ${error.message.split('\n')[0]}`);
+function parseYaml(text: string, strictErrors: StrictErrors): unknown {
+  const parse = (uniqueKeys: boolean) => parseDocument(text, { uniqueKeys, prettyErrors: false });
+  const yamlError = (d: ReturnType<typeof parse>): string | undefined => d.errors[0] && `not valid YAML: ${d.errors[0].message.split('\n')[0]}`;
+  // uniqueKeys: a field given twice is an error, as in kube-proxy's strict decoding; its lenient
+  // decoding keeps the last one.
+  let doc = parse(true);
+  const strict = yamlError(doc);
+  if (strict && strictErrors && doc.errors.every((e) => e.code === 'DUPLICATE_KEY')) {
+    strictErrors.push(strict);
+    doc = parse(false);
+  }
+  const error = yamlError(doc);
+  if (error) throw new KubeProxyConfigError(error);
   return doc.toJS({ maxAliasCount: 100 });
 }
 
@@ -270,11 +297,16 @@ function looksLikeCidr(text: string): boolean {
 
 /**
  * Decodes a KubeProxyConfiguration. `origin` (a file name) prefixes every error message.
- * Throws KubeProxyConfigError naming the field and the reason.
+ * Throws KubeProxyConfigError naming the field and the reason. With `strictErrors`, decoding is
+ * kube-proxy's: unknown fields are skipped and a repeated field keeps its last value, each noted
+ * there (prefixed with `origin`) instead of thrown.
  */
-export function parseKubeProxyConfig(text: string, origin?: string): KubeProxyConfig {
+export function parseKubeProxyConfig(text: string, origin?: string, strictErrors?: string[]): KubeProxyConfig {
+  const found: StrictErrors = strictErrors ? [] : undefined;
   try {
-    return decode(parseYaml(text));
+    const cfg = decode(parseYaml(text, found), found);
+    strictErrors?.push(...found!.map((e) => (origin ? `${origin}: ${e}` : e)));
+    return cfg;
   } catch (err) {
     if (err instanceof KubeProxyConfigError && origin) throw new KubeProxyConfigError(`${origin}: ${err.message}`);
     throw err;
@@ -283,13 +315,13 @@ export function parseKubeProxyConfig(text: string, origin?: string): KubeProxyCo
 
 /** Decodes an already-parsed document (a plain object), with the same checks as parseKubeProxyConfig. */
 export function decodeKubeProxyConfig(value: unknown): KubeProxyConfig {
-  return decode(value);
+  return decode(value, undefined);
 }
 
-function decode(value: unknown): KubeProxyConfig {
+function decode(value: unknown, strictErrors: StrictErrors): KubeProxyConfig {
   if (value === null || value === undefined) fail('(document)', 'empty: expected a KubeProxyConfiguration');
   const f: Fields = new Map();
-  check(value, SCHEMA, '', f);
+  check(value, SCHEMA, '', f, strictErrors);
   if (f.get('kind') !== KUBE_PROXY_CONFIG_KIND) fail('kind', `must be ${KUBE_PROXY_CONFIG_KIND}, not ${JSON.stringify(f.get('kind') ?? '')}`);
   if (f.get('apiVersion') !== KUBE_PROXY_CONFIG_API_VERSION) {
     fail('apiVersion', `must be ${KUBE_PROXY_CONFIG_API_VERSION}, not ${JSON.stringify(f.get('apiVersion') ?? '')}`);
@@ -350,6 +382,14 @@ function decode(value: unknown): KubeProxyConfig {
     cfg.bindAddress = bind;
   }
 
+  cfg.bindAddressHardFail = (f.get('bindAddressHardFail') as boolean | undefined) ?? false;
+  // oomScoreAdj is a pointer: null is the default (-999), 0 is 0.
+  const oom = f.get('oomScoreAdj') as number | undefined;
+  if (oom !== undefined) {
+    if (oom < -1000 || oom > 1000) fail('oomScoreAdj', `${oom} is not in -1000..1000`);
+    cfg.oomScoreAdj = oom;
+  }
+
   const healthz = nonZero<string>('healthzBindAddress');
   if (healthz !== undefined) cfg.healthzBindAddress = withPort(healthz, HEALTHZ_PORT, 'healthzBindAddress');
   const metrics = nonZero<string>('metricsBindAddress');
@@ -373,6 +413,9 @@ function decode(value: unknown): KubeProxyConfig {
     if (bit < 0 || bit > 31) fail('nftables.masqueradeBit', `${bit} is not in 0..31`);
     cfg.nftables.masqueradeBit = bit;
   }
+  // kube-proxy validates the iptables block's bit in every mode (and uses it in none but iptables and ipvs).
+  const iptablesBit = f.get('iptables.masqueradeBit') as number | undefined;
+  if (iptablesBit !== undefined && (iptablesBit < 0 || iptablesBit > 31)) fail('iptables.masqueradeBit', `${iptablesBit} is not in 0..31`);
 
   // conntrack maxPerCore and min are pointers too: 0 is "leave the kernel's value", null the default.
   for (const key of ['maxPerCore', 'min'] as const) {
@@ -434,6 +477,7 @@ export function writeConfig(cfg: KubeProxyConfig): string {
     detectLocalMode: cfg.detectLocalMode,
     featureGates: cfg.featureGates,
     bindAddress: cfg.bindAddress,
+    bindAddressHardFail: cfg.bindAddressHardFail,
     healthzBindAddress: cfg.healthzBindAddress,
     hostnameOverride: cfg.hostnameOverride,
     logging: { verbosity: cfg.logVerbosity },
@@ -446,6 +490,7 @@ export function writeConfig(cfg: KubeProxyConfig): string {
       syncPeriod: formatGoDuration(cfg.nftables.syncPeriodMs),
     },
     nodePortAddresses: cfg.nodePortAddresses,
+    oomScoreAdj: cfg.oomScoreAdj,
   };
   return stringify(doc, { lineWidth: 0 });
 }

@@ -78,7 +78,7 @@ data:
     nodePortAddresses: null
     oomScoreAdj: null
     portRange: ""
-    showHiddenMetricsForAlphaFeatures: ""
+    showHiddenMetricsForVersion: ""
     winkernel:
       enableDSR: false
       forwardHealthCheckVip: false
@@ -143,6 +143,26 @@ conntrack:
     expect(cfg.nftables).toEqual({ syncPeriodMs: 60_000, minSyncPeriodMs: 500, masqueradeAll: true, masqueradeBit: 0 });
     expect(cfg.conntrack.maxPerCore).toBe(0);
     expect(cfg.conntrack.udpTimeoutMs).toBe(120_000);
+  });
+
+  it("as kube-proxy, falls back to lenient decoding when only strictness fails: unknown and repeated fields are noted, not fatal", () => {
+    const strictErrors: string[] = [];
+    const cfg = parseKubeProxyConfig(minimal('udpIdleTimeout: 250ms\nnftables:\n  syncPerod: 30s\n  syncPeriod: 5s\n  syncPeriod: 7s\n'), 'kp.yaml', strictErrors);
+    expect(cfg.nftables.syncPeriodMs).toBe(7_000);
+    expect(strictErrors).toHaveLength(3);
+    expect(strictErrors[0]).toMatch(/^kp\.yaml: not valid YAML: .*[Mm]ap keys must be unique/);
+    expect(strictErrors.slice(1)).toEqual(['kp.yaml: udpIdleTimeout: unknown field', 'kp.yaml: nftables.syncPerod: unknown field']);
+    // A wrong type or value is no strictness error: fatal either way, as in kube-proxy.
+    expect(errorOf(() => parseKubeProxyConfig(minimal('nftables:\n  syncPeriod: 30\n'), 'kp.yaml', []))).toMatch(/^kp\.yaml: nftables\.syncPeriod: must be a duration string/);
+    expect(errorOf(() => parseKubeProxyConfig(minimal('mode: [\n'), 'kp.yaml', []))).toMatch(/^kp\.yaml: not valid YAML/);
+  });
+
+  it('oomScoreAdj: -999 by default, set values kept, out of range refused', () => {
+    expect(parseKubeProxyConfig(minimal('oomScoreAdj: null\n')).oomScoreAdj).toBe(-999);
+    expect(parseKubeProxyConfig(minimal('oomScoreAdj: 0\n')).oomScoreAdj).toBe(0);
+    expect(parseKubeProxyConfig(minimal('oomScoreAdj: -998\n')).oomScoreAdj).toBe(-998);
+    expect(errorOf(() => parseKubeProxyConfig(minimal('oomScoreAdj: -1001\n')))).toBe('oomScoreAdj: -1001 is not in -1000..1000');
+    expect(errorOf(() => parseKubeProxyConfig(minimal('iptables:\n  masqueradeBit: 40\n')))).toBe('iptables.masqueradeBit: 40 is not in 0..31');
   });
 
   it('names an unknown field by its path', () => {

@@ -27,6 +27,15 @@ it('sets the TCP and UDP timeouts in the proxy\'s namespace, and never lowers nf
   expect(read('nf_conntrack_max')).toBe(maxBefore);
 });
 
+it("kube-proxy's --conntrack-* flags do the same, and --init-only stops after that set-up", () => {
+  const node = ns();
+  const read = (name: string): number => Number(node.exec('cat', [`/proc/sys/net/netfilter/${name}`]).trim());
+  node.exec(process.execPath, [bin, 'proxy', '--init-only', '--conntrack-udp-timeout=33s', '--conntrack-tcp-timeout-close-wait=90s', '--conntrack-max-per-core=0', '--manifests', manifests, '--node-ip', '198.18.0.1']);
+  expect(read('nf_conntrack_udp_timeout')).toBe(33);
+  expect(read('nf_conntrack_tcp_timeout_close_wait')).toBe(90);
+  expect(node.exec('nft', ['list', 'tables']).trim()).toBe('');
+});
+
 it('computes kube-proxy\'s table size: maxPerCore x CPUs, at least min; 0 leaves values alone', () => {
   const c = { ...defaultKubeProxyConfig().conntrack, maxPerCore: 32768, min: 131072, tcpEstablishedTimeoutMs: 0, tcpCloseWaitTimeoutMs: 0 };
   expect(conntrackSettings(c, 2)).toEqual([{ sysctl: 'nf_conntrack_max', value: 131072 }]);
