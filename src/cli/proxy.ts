@@ -17,6 +17,7 @@ import { FamilySync } from '../proxy/sync/family-sync.js';
 import { deprecatedPorts, kubeProxyFlags, parseProxyArgs, settingsFrom } from './proxy-flags.js';
 import { packagePath } from '../package-root.js';
 import { applyOomScoreAdj } from '../proxy/oom-score.js';
+import { watchConfigFile } from './config-watch.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { resolveKubeProxyConfig } from '../k8s/config-flags.js';
@@ -43,12 +44,13 @@ function requireManifests(path: string | undefined): string {
  * A file that only strict decoding refuses (an unknown or repeated field) loads as kube-proxy loads
  * it, leniently: those errors come back in `strictErrors`, for the log.
  */
-function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnType<typeof resolveKubeProxyConfig> & { strictErrors: string[] } {
+function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnType<typeof resolveKubeProxyConfig> & { strictErrors: string[]; fileText?: string } {
   const strictErrors: string[] = [];
-  const file = values.config !== undefined ? parseKubeProxyConfig(readFileSync(values.config, 'utf8'), values.config, strictErrors) : undefined;
+  const fileText = values.config !== undefined ? readFileSync(values.config, 'utf8') : undefined;
+  const file = fileText !== undefined ? parseKubeProxyConfig(fileText, values.config, strictErrors) : undefined;
   // As kube-proxy: the deprecated ports apply to neither a --config file nor --write-config-to's output.
   const ports = values['write-config-to'] === undefined ? deprecatedPorts(values) : {};
-  return { ...resolveKubeProxyConfig(kubeProxyFlags(values), file, ports), strictErrors };
+  return { ...resolveKubeProxyConfig(kubeProxyFlags(values), file, ports), strictErrors, ...(fileText !== undefined ? { fileText } : {}) };
 }
 
 const packageVersion = (): string => (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
@@ -59,7 +61,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     process.stdout.write(`nftlink v${packageVersion()} (kube-proxy's nftables mode)\n`);
     return;
   }
-  const { config: cfg, ignoredFlags, noEffectFlags, strictErrors } = configOf(values);
+  const { config: cfg, ignoredFlags, noEffectFlags, strictErrors, fileText } = configOf(values);
   if (values['write-config-to'] !== undefined) {
     writeFileSync(values['write-config-to'], writeConfig(cfg));
     return;
@@ -191,6 +193,12 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     }
     // As kube-proxy: a server that cannot bind is logged and retried; the proxy keeps programming.
     for (const server of servers as (HealthzServer | MetricsServer)[]) keepServing(server, log, cfg.bindAddressHardFail);
+  }
+  if (values.config !== undefined && fileText !== undefined && !values.once) {
+    watchConfigFile(values.config, fileText, () => {
+      log.error('the --config file changed; exiting so that the proxy restarts with it', { file: values.config });
+      process.exit(1);
+    });
   }
   await proxier.start();
   const stopAll = async (): Promise<void> => {

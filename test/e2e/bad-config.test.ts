@@ -2,10 +2,10 @@
 // the field, and nothing programmed (no kube-proxy table in the namespace it runs in). A file only
 // strict decoding refuses loads as kube-proxy loads it, with the strict errors logged.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Netns } from '../helpers/netns.js';
-import { ProxyFiles, runProxy, tables } from './harness.js';
+import { ProxyFiles, ProxyProcess, runProxy, tables, until } from './harness.js';
 
 let ns: Netns;
 let files: ProxyFiles;
@@ -65,6 +65,29 @@ describe('a --config file only strict decoding refuses (kube-proxy decodes it le
   });
 });
 
+
+describe('a --config file that changes', () => {
+  it('ends the proxy (exit 1, logged) so that it restarts with the new file, as kube-proxy', async () => {
+    const own = Netns.create('nle2ew');
+    const manifests = new URL('../fixtures/proxy/basic', import.meta.url).pathname;
+    const file = files.config({ name: 'watched.yaml' });
+    const proxy = ProxyProcess.start(own, ['--config', file, '--manifests', manifests, '--node-ip', '198.18.0.1']);
+    try {
+      await until('the first sync', () => tables(own).includes('ip kube-proxy'), 15_000, () => proxy.raw);
+      // The same bytes written again change nothing.
+      writeFileSync(file, readFileSync(file, 'utf8'));
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(proxy.child.exitCode).toBeNull();
+      appendFileSync(file, 'oomScoreAdj: -998\n');
+      const exit = await Promise.race([proxy.exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
+      expect(exit?.code, proxy.raw).toBe(1);
+      expect(proxy.logs('the --config file changed; exiting so that the proxy restarts with it')).toHaveLength(1);
+    } finally {
+      await proxy.stop();
+      own.remove();
+    }
+  }, 40_000);
+});
 
 describe('--bind-address-hard-fail', () => {
   it('a server that cannot bind ends the proxy with exit 1 and the reason, where it is otherwise retried', () => {
