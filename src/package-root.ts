@@ -4,7 +4,7 @@
 // typings use) and from the bundles in dist/bundle/ (what the CLI and the benchmark's measured
 // processes run: scripts/bundle.mjs).
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,4 +24,9 @@ export function packageRoot(): string {
 /** A file of the package, by its path from the root: packagePath('bin', 'nftlink.js'). */
 export function packagePath(...parts: string[]): string {
   return join(packageRoot(), ...parts);
+}
+
+/** The package's version (package.json), for --version. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 }

@@ -5,6 +5,7 @@ import { FAMILY_BY_NUMBER, type Family } from '../nft/netlink/constants.js';
 import { SettingsError } from '../proxy/config.js';
 import { listRuleset } from './list.js';
 import { PROXY_USAGE } from './proxy-flags.js';
+import { packageVersion } from '../package-root.js';
 
 // The proxy's commands load the Kubernetes client, prom-client and pino (about 0.4 s of start-up):
 // only when one of them runs, so that `nftlink list` starts fast.
@@ -65,6 +66,10 @@ export async function main(argv: string[]): Promise<number> {
   if (!cmd || isHelp(cmd)) {
     process.stdout.write(USAGE);
     return cmd ? 0 : 2;
+  }
+  if (cmd === '--version') {
+    process.stdout.write(`nftlink v${packageVersion()}\n`);
+    return 0;
   }
   // `nftlink help [command]` and `nftlink <command> --help`, as kube-proxy and nft answer --help:
   // the usage on stdout, exit 0, nothing run.

@@ -15,7 +15,7 @@ import { Proxier } from '../proxy/proxier.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
 import { FamilySync } from '../proxy/sync/family-sync.js';
 import { deprecatedPorts, kubeProxyFlags, parseProxyArgs, settingsFrom } from './proxy-flags.js';
-import { packagePath } from '../package-root.js';
+import { packageVersion } from '../package-root.js';
 import { applyOomScoreAdj } from '../proxy/oom-score.js';
 import { watchConfigFile } from './config-watch.js';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -52,8 +52,6 @@ function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnTy
   const ports = values['write-config-to'] === undefined ? deprecatedPorts(values) : {};
   return { ...resolveKubeProxyConfig(kubeProxyFlags(values), file, ports), strictErrors, ...(fileText !== undefined ? { fileText } : {}) };
 }
-
-const packageVersion = (): string => (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 
 export async function proxyCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);

@@ -43,6 +43,8 @@ it('--help and help print the usage on stdout with exit 0, and run nothing', () 
   expect(benchHelp.stdout).toMatch(/^usage: nftlink bench \[--runs N\]/);
   expect(run(['help', 'list']).stdout).toContain('list [--netns NAME] [--table FAMILY NAME]');
   expect(run(['help']).status).toBe(0);
+  expect(run(['--version']).stdout).toMatch(/^nftlink v\d+\.\d+\.\d+\n$/);
+  expect(run(['proxy', '--version']).stdout).toMatch(/^nftlink v\d+\.\d+\.\d+ \(kube-proxy's nftables mode\)\n$/);
   const unknown = run(['help', 'bogus']);
   expect(unknown.status).toBe(2);
   expect(unknown.stderr).toContain('unknown command "bogus"');
