@@ -28,6 +28,9 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/bin ./bin
 COPY --from=build /src/build/Release/nftlink.node ./build/Release/nftlink.node
+# kube-proxy's command runs `nftlink proxy` with the same arguments: a kube-proxy DaemonSet needs only
+# its image swapped (bin/kube-proxy).
+RUN ln -s /app/bin/kube-proxy /usr/local/bin/kube-proxy
 # The file's first line runs node with the proxy's V8 flags (bin/nftlink.js).
 ENTRYPOINT ["/app/bin/nftlink.js"]
 CMD ["--help"]

@@ -1,9 +1,14 @@
 // The Dockerfile, checked without a Docker engine (CI has none, so the image is not built there;
 // scripts/docker-smoke.sh builds and runs it where Docker is): every COPY source exists in the build
 // context or in what the build stage produces, the runtime stage installs the shared libraries
-// binding.gyp links (pkg-config list) and never nftables, and the ENTRYPOINT runs bin/nftlink.js.
+// binding.gyp links (pkg-config list) and never nftables, the ENTRYPOINT runs bin/nftlink.js, and
+// kube-proxy's command (/usr/local/bin/kube-proxy) runs `nftlink proxy`.
 
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -85,5 +90,22 @@ describe('Dockerfile', () => {
     expect(statSync(new URL('../../bin/nftlink.js', import.meta.url)).mode & 0o111).toBe(0o111);
     expect(copies(runtime).some((c) => c.sources.includes('/src/bin') && c.dest === './bin')).toBe(true);
     expect(runtime.lines).toContain('WORKDIR /app');
+  });
+
+  it("kube-proxy's command is there too: /usr/local/bin/kube-proxy runs `nftlink proxy` with its arguments", () => {
+    expect(runtime.lines).toContain('RUN ln -s /app/bin/kube-proxy /usr/local/bin/kube-proxy');
+    // The wrapper, run through a symlink elsewhere (as in the image), finds nftlink.js beside itself.
+    const dir = mkdtempSync(join(tmpdir(), 'nftlink-kp-'));
+    try {
+      symlinkSync(fileURLToPath(new URL('../../bin/kube-proxy', import.meta.url)), join(dir, 'kube-proxy'));
+      const r = spawnSync(join(dir, 'kube-proxy'), ['--version'], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^nftlink v\d+\.\d+\.\d+ \(kube-proxy's nftables mode\)$/m);
+      const bad = spawnSync(join(dir, 'kube-proxy'), ['--proxy-mode=ipvs', '--write-config-to=/dev/null'], { encoding: 'utf8' });
+      expect(bad.status).toBe(1);
+      expect(bad.stderr).toContain('--proxy-mode: "ipvs" is not supported');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
