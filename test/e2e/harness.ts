@@ -128,7 +128,7 @@ export class ProxyFiles {
   }
 
   /** A KubeProxyConfiguration as kubeadm writes it (mode nftables), with `extra` YAML lines appended. */
-  config(opts: { syncPeriod?: string; minSyncPeriod?: string; clusterCIDR?: string; extra?: string; name?: string } = {}): string {
+  config(opts: { syncPeriod?: string; minSyncPeriod?: string; clusterCIDR?: string; detectLocalMode?: string; extra?: string; name?: string } = {}): string {
     const path = join(this.dir, opts.name ?? 'config.conf');
     writeFileSync(
       path,
@@ -148,7 +148,7 @@ conntrack:
   min: null
   tcpCloseWaitTimeout: null
   tcpEstablishedTimeout: null
-detectLocalMode: ""
+detectLocalMode: "${opts.detectLocalMode ?? ''}"
 enableProfiling: false
 healthzBindAddress: ""
 hostnameOverride: node
