@@ -95,6 +95,14 @@ export class ElementStore {
     this.desired.set(key, e);
   }
 
+  /**
+   * An element the kernel holds already, written without this store (a cold start's, keyed after
+   * its commit: ElementIndex.settle): desired, and nothing to queue for it.
+   */
+  adoptWritten(e: SetElement, key: string): void {
+    this.desired.set(key, e);
+  }
+
   /** Removes one desired element by key. */
   remove(e: Pick<SetElement, 'key' | 'keyEnd'>, key: string = elementKey(this.set, e)): void {
     this.touch(key);

@@ -81,6 +81,12 @@ export interface Layout {
   /** Sets shared by many service ports that exist only while used (declarations, no elements). */
   sharedSets?(cfg: LayoutConfig): NftSet[];
   /**
+   * True for a shared set none of whose keys two service ports ever both contribute (the slots
+   * layout's bucket maps: each slot is one service chain's): a cold start writes its elements before
+   * keying them (ElementIndex).
+   */
+  keysNeverShared?(setName: string): boolean;
+  /**
    * Elements the packet path wrote that became wrong with this sync (affinity pins to a removed
    * endpoint): the engine dumps each set after the commit and deletes what `stale` picks.
    */

@@ -24,19 +24,81 @@ interface Entry {
   store: ElementStore;
   /** Keys that several contribute -> their elements, in contribution order (the store holds the first). */
   shared: Map<string, SetElement[]>;
+  /** A cold start's elements for this set, contributed and not yet queued (see coldStart()). */
+  unqueued: SetElement[][];
+  /** A cold start's elements queued (and, once the plan succeeds, committed) without being keyed. */
+  unkeyed: SetElement[][];
+  /** Whether a cold start may write this set's elements before keying them. */
+  deferrable: boolean;
 }
 
+/**
+ * Keying every element of a cold start before it is written costs what writing it does (at 10k
+ * services the 110k elements of the hairpin set and the bucket maps: 15% of the sync, A/B). Nothing
+ * needs those keys until the next sync, so a cold start writes the elements of two kinds of set as
+ * they come and keys them afterwards (settle()): sets without data, where a key two service ports
+ * both contribute is the same element twice (the kernel takes a repeated add of an equal element
+ * as a no-op, Linux 6.18 nft_add_set_elem), and sets whose keys the layout guarantees no two
+ * service ports share (`keysNeverShared`: the slots layout's bucket maps, a slot per service chain).
+ * Maps with data that can collide (the dispatch and no-endpoint maps) are keyed first, so that the
+ * first contributor wins as in any other sync.
+ */
 export class ElementIndex {
   private readonly sets = new Map<string, Entry>();
+  private coldStarting = false;
+
+  constructor(private readonly keysNeverShared: (setName: string) => boolean = () => false) {}
 
   /** Declares a shared set (the layout's base sets); elements of unknown sets are an error. */
   declare(set: NftSet): void {
-    if (!this.sets.has(set.name)) this.sets.set(set.name, { set, store: new ElementStore(set), shared: new Map() });
+    if (this.sets.has(set.name)) return;
+    const deferrable = set.data === undefined || this.keysNeverShared(set.name);
+    this.sets.set(set.name, { set, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable });
   }
 
   /** Forgets a shared set (it was deleted, or will not be declared again). */
   undeclare(name: string): void {
     this.sets.delete(name);
+  }
+
+  /**
+   * The contributions until coldStartCommitted() (or failed()) are a cold start's, into sets the
+   * kernel holds empty: deferrable sets take them unkeyed (see the class comment).
+   */
+  coldStart(): void {
+    this.coldStarting = true;
+  }
+
+  /** The cold start's last part is committed: what it wrote unkeyed is keyed at the next settle(). */
+  coldStartCommitted(): void {
+    this.coldStarting = false;
+  }
+
+  /**
+   * Keys what a cold start wrote unkeyed: afterwards the index is as if every element had gone
+   * through contribute(). Called after the cold start's last commit (in the background) and by
+   * anything that reads the index.
+   */
+  settle(): void {
+    if (this.coldStarting) throw new Error('nftlink: internal error: the element index settles in the middle of a cold start');
+    for (const e of this.sets.values()) {
+      // Contributed and never queued (a plan that ended before its last part): the ordinary path.
+      for (const list of e.unqueued) this.add(e, list);
+      e.unqueued = [];
+      for (const list of e.unkeyed) {
+        for (const el of list) {
+          const k = elementKey(e.set, el);
+          const held = e.store.get(k);
+          if (held === undefined) e.store.adoptWritten(el, k);
+          else this.share(e, k, held, el);
+        }
+      }
+      e.unkeyed = [];
+    }
+  }
+
+  private settled(): void {
+    if (!this.coldStarting) for (const e of this.sets.values()) if (e.unkeyed.length || e.unqueued.length) return this.settle();
   }
 
   has(name: string): boolean {
@@ -66,26 +128,37 @@ export class ElementIndex {
    * at 10k services).
    */
   contribute(before: ElementContributions | undefined, after: ElementContributions | undefined): void {
+    if (this.coldStarting && before === undefined) {
+      after?.forEach((elements, name) => {
+        const e = this.entry(name);
+        if (e.deferrable) e.unqueued.push(elements);
+        else this.add(e, elements);
+      });
+      return;
+    }
+    this.settled();
     const kept = before && after ? this.keep(before, after) : undefined;
     before?.forEach((elements, name) => {
       const e = this.entry(name);
       for (const el of elements) if (!kept?.has(el)) this.withdraw(e, el);
     });
-    after?.forEach((elements, name) => {
-      const e = this.entry(name);
-      for (const el of elements) {
-        if (kept?.has(el)) continue;
-        const k = elementKey(e.set, el);
-        const held = e.store.get(k);
-        if (held === undefined) {
-          e.store.ensureNew(el, k);
-          continue;
-        }
-        let list = e.shared.get(k);
-        if (!list) e.shared.set(k, (list = [held]));
-        list.push(el);
-      }
-    });
+    after?.forEach((elements, name) => this.add(this.entry(name), elements, kept));
+  }
+
+  private add(e: Entry, elements: readonly SetElement[], kept?: Set<SetElement>): void {
+    for (const el of elements) {
+      if (kept?.has(el)) continue;
+      const k = elementKey(e.set, el);
+      const held = e.store.get(k);
+      if (held === undefined) e.store.ensureNew(el, k);
+      else this.share(e, k, held, el);
+    }
+  }
+
+  private share(e: Entry, k: string, held: SetElement, el: SetElement): void {
+    let list = e.shared.get(k);
+    if (!list) e.shared.set(k, (list = [held]));
+    list.push(el);
   }
 
   /** Puts back in `after` every element of `before` it has an equal of (key and payload); returns those. */
@@ -141,10 +214,21 @@ export class ElementIndex {
    */
   queue(tx: Transaction, verdictMaps = true): number {
     let n = 0;
+    const queue = (e: Entry): void => {
+      // One operation per set, as the store's delta is (not one per service port's list).
+      const elements = e.unqueued.length === 1 ? e.unqueued[0]! : e.unqueued.flat();
+      e.unqueued = [];
+      if (elements.length) {
+        tx.add({ set: e.set, elements });
+        n += elements.length;
+        e.unkeyed.push(elements);
+      }
+      n += e.store.queue(tx);
+    };
     // Verdict maps last: a dispatch element (service-ips, service-nodeports) must never point at a
     // service whose endpoints are not there yet.
-    for (const e of this.sets.values()) if (e.set.data !== 'verdict') n += e.store.queue(tx);
-    if (verdictMaps) for (const e of this.sets.values()) if (e.set.data === 'verdict') n += e.store.queue(tx);
+    for (const e of this.sets.values()) if (e.set.data !== 'verdict') queue(e);
+    if (verdictMaps) for (const e of this.sets.values()) if (e.set.data === 'verdict') queue(e);
     return n;
   }
 
@@ -152,23 +236,34 @@ export class ElementIndex {
     for (const e of this.sets.values()) e.store.committed();
   }
 
+  /** The transactions queued since the last committed() were refused: the next full sync reads the kernel again. */
   failed(): void {
-    for (const e of this.sets.values()) e.store.failed();
+    this.coldStarting = false;
+    for (const e of this.sets.values()) {
+      e.unqueued = [];
+      e.unkeyed = [];
+      e.store.failed();
+    }
   }
 
   /** What the kernel holds in a shared set, from a dump. */
   resync(name: string, kernel: readonly SetElement[], keys?: readonly string[]): void {
-    this.entry(name).store.resync(kernel, keys);
+    const e = this.entry(name);
+    e.unqueued = [];
+    e.unkeyed = [];
+    e.store.resync(kernel, keys);
   }
 
   /** Whether several contribute this element's key (a refusal of it is nobody's alone). */
   isShared(setName: string, el: SetElement): boolean {
+    this.settled();
     const e = this.sets.get(setName);
     return e !== undefined && e.shared.has(elementKey(e.set, el));
   }
 
   /** Desired elements of one set (for rendering). */
   elements(name: string): SetElement[] {
+    this.settled();
     return this.entry(name).store.elements();
   }
 
@@ -176,6 +271,8 @@ export class ElementIndex {
   clearContributions(): void {
     for (const e of this.sets.values()) {
       e.shared.clear();
+      e.unqueued = [];
+      e.unkeyed = [];
       e.store.setDesired([]);
     }
   }

@@ -136,7 +136,7 @@ function sameBase(a: Chain, b: Chain): boolean {
 export class FamilySync {
   private kernel: KernelView | undefined;
   private readonly committed = new Map<ServicePortId, Fragment>();
-  private readonly index = new ElementIndex();
+  private readonly index: ElementIndex;
   private readonly stale = new Map<string, number>();
   /** Names of anonymous sets start with this (set when the table is read). */
   private anonPrefix: string | undefined;
@@ -153,7 +153,9 @@ export class FamilySync {
     private readonly cfg: LayoutConfig,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.index = new ElementIndex((name) => this.layout.keysNeverShared?.(name) ?? false);
+  }
 
   get family(): string {
     return nftFamily(this.cfg.family);
@@ -175,6 +177,16 @@ export class FamilySync {
     const plan = this.newPlan(undefined);
     void this.planFull(state, plan); // synchronous without chunks (see planFull)
     return plan.tx;
+  }
+
+  /**
+   * Keys what a cold start wrote without keying (done in the background after it anyway): for a
+   * caller that measures it, or exits right after. Returns the milliseconds it took.
+   */
+  settleIndex(): number {
+    const t0 = performance.now();
+    this.index.settle();
+    return performance.now() - t0;
   }
 
   /** The next sync compares everything against a fresh dump. */
@@ -204,8 +216,11 @@ export class FamilySync {
     }
     // A cold start (no chains of ours in the kernel) goes in bounded transactions, committed while
     // the next one is planned; anything else is one atomic transaction.
-    const plan = this.newPlan(full && this.kernel!.chains.size === 0 ? coldStartPartOps(state.services.size) : undefined);
+    const coldStart = full && this.kernel!.chains.size === 0;
+    const plan = this.newPlan(coldStart ? coldStartPartOps(state.services.size) : undefined);
     try {
+      // The table holds none of our elements: some are written before they are keyed (ElementIndex).
+      if (coldStart) this.index.coldStart();
       if (full) await this.planFull(state, plan);
       else this.planPartial(state, change, plan);
       await plan.inflight;
@@ -225,6 +240,12 @@ export class FamilySync {
     }
     this.apply(plan);
     this.needFull = false;
+    // A cold start's unkeyed elements are keyed once the rules are live, off the sync (a sync that
+    // comes first keys them itself: the index settles before any read).
+    if (coldStart) {
+      this.index.coldStartCommitted();
+      setImmediate(() => this.index.settle());
+    }
     await this.deleteStalePins();
     return { family: this.family, full, operations: plan.sealedOps + plan.tx.size, ...plan.stats, excluded: this.excluded.size };
   }

@@ -162,6 +162,11 @@ export class SlotsLayout implements Layout {
     this.pins.sweepUnplaced(this.pinnedSinceAdopt);
   }
 
+  /** A bucket map's slots each belong to one service chain (the slot allocator's invariant, tested). */
+  keysNeverShared(setName: string): boolean {
+    return slotMap.bucket(setName) !== undefined;
+  }
+
   /** The bucket maps in use, and the pins maps of buckets with affinity (declarations, no elements). */
   sharedSets(cfg: LayoutConfig): NftSet[] {
     const family = nftFamily(cfg.family);
