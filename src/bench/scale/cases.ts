@@ -27,6 +27,8 @@ export interface FullRun {
   rssMB: number;
   /** netlink: the proxy's sync duration (layout, diff, commit), seconds; operations written. */
   sync?: number;
+  /** netlink: keying what a cold start wrote unkeyed, after the sync (the proxy does it in the background), seconds. */
+  settle?: number;
   operations?: number;
 }
 
@@ -85,8 +87,8 @@ export async function fullNetlink(layout: LayoutName, services: number, endpoint
   await waitQuiet();
   return withNetns(1, async (ns) => {
     const r = await runTimed(childArgs('full', ns, layout, services, endpoints));
-    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { syncMs: number; operations: number };
-    return { layout, services, endpoints, side: 'netlink', run, wall: r.wall, user: r.user, sys: r.sys, rssMB: r.rssMB, sync: out.syncMs / 1000, operations: out.operations };
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { syncMs: number; settleMs: number; operations: number };
+    return { layout, services, endpoints, side: 'netlink', run, wall: r.wall, user: r.user, sys: r.sys, rssMB: r.rssMB, sync: out.syncMs / 1000, settle: out.settleMs / 1000, operations: out.operations };
   });
 }
 

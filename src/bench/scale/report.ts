@@ -12,7 +12,7 @@ export interface FullMedian {
   services: number;
   endpoints: number;
   runs: number;
-  netlink?: { sync: number; wall: number; user: number; sys: number; rssMB: number; operations: number };
+  netlink?: { sync: number; settle: number; wall: number; user: number; sys: number; rssMB: number; operations: number };
   nft?: { wall: number; user: number; sys: number; rssMB: number };
 }
 
@@ -31,7 +31,7 @@ export function fullMedians(runs: readonly FullRun[]): FullMedian[] {
     const nf = mine.filter((r) => r.side === 'nft -f');
     const m = (xs: FullRun[], f: (r: FullRun) => number): number => median(xs.map(f));
     const out: FullMedian = { layout, services: Number(s), endpoints: Number(e), runs: Math.max(nl.length, nf.length) };
-    if (nl.length) out.netlink = { sync: m(nl, (r) => r.sync!), wall: m(nl, (r) => r.wall), user: m(nl, (r) => r.user), sys: m(nl, (r) => r.sys), rssMB: m(nl, (r) => r.rssMB), operations: m(nl, (r) => r.operations!) };
+    if (nl.length) out.netlink = { sync: m(nl, (r) => r.sync!), settle: m(nl, (r) => r.settle ?? 0), wall: m(nl, (r) => r.wall), user: m(nl, (r) => r.user), sys: m(nl, (r) => r.sys), rssMB: m(nl, (r) => r.rssMB), operations: m(nl, (r) => r.operations!) };
     if (nf.length) out.nft = { wall: m(nf, (r) => r.wall), user: m(nf, (r) => r.user), sys: m(nf, (r) => r.sys), rssMB: m(nf, (r) => r.rssMB) };
     return out;
   });
@@ -68,13 +68,14 @@ function pad(rows: string[][]): string {
 const f = (x: number | undefined, d: number): string => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
 
 export function renderFull(ms: readonly FullMedian[]): string {
-  const rows = [['services', 'layout', 'runs', 'sync s', 'wall s', 'user', 'sys', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f / wall']];
+  const rows = [['services', 'layout', 'runs', 'sync s', 'settle s', 'wall s', 'user', 'sys', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f / wall']];
   for (const m of ms) {
     rows.push([
       `${m.services}x${m.endpoints}`,
       m.layout,
       String(m.runs),
       f(m.netlink?.sync, 3),
+      f(m.netlink?.settle, 3),
       f(m.netlink?.wall, 3),
       f(m.netlink?.user, 2),
       f(m.netlink?.sys, 2),
@@ -121,8 +122,8 @@ export function targets(full: readonly FullMedian[], churns: readonly ChurnMedia
   const s10 = find('slots', 10_000);
   const s30 = find('slots', 30_000);
   const k10 = find('kube-proxy', 10_000);
-  if (s10?.netlink) out.push({ target: 'slots 10k x 5 full sync <= 0.5 s', value: `${f(s10.netlink.sync, 3)} s (process wall ${f(s10.netlink.wall, 3)} s)`, pass: s10.netlink.sync <= 0.5 });
-  if (s30?.netlink) out.push({ target: 'slots 30k x 5 full sync <= 1.5 s', value: `${f(s30.netlink.sync, 3)} s (process wall ${f(s30.netlink.wall, 3)} s)`, pass: s30.netlink.sync <= 1.5 });
+  if (s10?.netlink) out.push({ target: 'slots 10k x 5 full sync <= 0.5 s', value: `${f(s10.netlink.sync, 3)} s (+${f(s10.netlink.settle, 3)} s keying after it; process wall ${f(s10.netlink.wall, 3)} s)`, pass: s10.netlink.sync <= 0.5 });
+  if (s30?.netlink) out.push({ target: 'slots 30k x 5 full sync <= 1.5 s', value: `${f(s30.netlink.sync, 3)} s (+${f(s30.netlink.settle, 3)} s keying after it; process wall ${f(s30.netlink.wall, 3)} s)`, pass: s30.netlink.sync <= 1.5 });
   if (k10?.netlink && k10.nft) {
     const r = ratio(k10.nft.wall, k10.netlink.wall);
     out.push({ target: 'kube-proxy layout 10k: netlink >= 3x faster than nft -f (process walls)', value: `${f(k10.nft.wall, 2)} / ${f(k10.netlink.wall, 2)} = ${r.toFixed(2)}x`, pass: r >= 3 });
