@@ -62,8 +62,11 @@ describe('localhost NodePorts', () => {
     expect(chiSquaredP(chiSquaredUniform(counts), 2)).toBeGreaterThan(0.001);
   });
 
-  it('a port already taken on loopback is a creation failure, and the rest keep working', () => {
-    const failures = proxy.raw.split('\n').filter((l) => l.includes('cannot open localhost NodePort listener'));
+  it('a port already taken on loopback is a creation failure, and the rest keep working', async () => {
+    const failuresNow = (): string[] => proxy.raw.split('\n').filter((l) => l.includes('cannot open localhost NodePort listener'));
+    // The two listeners open concurrently: the failure may be logged after the other one opened.
+    await until(() => failuresNow().length > 0, 'the failure of the taken port');
+    const failures = failuresNow();
     expect(failures).toHaveLength(1);
     expect(failures[0]).toContain('"port":30081');
     expect(metrics()).toMatch(/kubeproxy_nftables_localhost_nodeport_listener_creation_failures_total\{ip_family="IPv4"\} 1/);
