@@ -221,6 +221,22 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
     expect(tx.render()).toBe('add element ip t dispatch { 198.18.9.1 : 198.18.2.1 }\n');
   });
 
+  it('a settle that fires in the middle of a cold start (a background one of an earlier cold start) waits for its end', () => {
+    const index = new ElementIndex(neverShared);
+    for (const s of sets) index.declare(s);
+    index.coldStart();
+    index.contribute(undefined, new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }]]]));
+    index.settle();
+    const tx = new Transaction({ sets });
+    index.queue(tx);
+    expect(tx.render()).toBe('add element ip t hairpin { 198.18.1.1 . 8080 }\n');
+    index.committed();
+    index.coldStartCommitted();
+    index.settle();
+    expect(index.elements('hairpin')).toEqual([{ key: ['198.18.1.1', 8080] }]);
+    expect(index.isShared('hairpin', { key: ['198.18.1.1', 8080] })).toBe(false);
+  });
+
   it('a refused cold start forgets what it wrote unkeyed: the next sync starts from the kernel', () => {
     const index = new ElementIndex(neverShared);
     for (const s of sets) index.declare(s);

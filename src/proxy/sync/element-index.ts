@@ -80,7 +80,10 @@ export class ElementIndex {
    * anything that reads the index.
    */
   settle(): void {
-    if (this.coldStarting) throw new Error('nftlink: internal error: the element index settles in the middle of a cold start');
+    // In the middle of a cold start (a background settle of an earlier one, firing between the
+    // parts of a second after the table was deleted under us): nothing to do, the cold start began
+    // by forgetting every contribution, and its own settle comes after its commit.
+    if (this.coldStarting) return;
     for (const e of this.sets.values()) {
       // Contributed and never queued (a plan that ended before its last part): the ordinary path.
       for (const list of e.unqueued) this.add(e, list);
