@@ -77,6 +77,18 @@ describe('churn, partial syncs and restarts', () => {
     expect(Object.keys(tally(back)).sort()).toEqual(['pod0', 'pod1', 'pod2']);
   });
 
+  it('a table deleted under the proxy is programmed again, whole, by the next sync', async () => {
+    c.node.exec('nft', ['delete', 'table', 'ip', 'kube-proxy']);
+    const synced = px.nextSync((r) => r.results.some((x) => x.family === 'ip' && x.full && x.operations > 0), 10_000);
+    churn([c.pods[0]!.ipv4, c.pods[2]!.ipv4]);
+    await synced;
+    expect(Object.keys(tally(probe(c.node, CHURN_IP, 80, { count: 40 }))).sort()).toEqual(['pod0', 'pod2']);
+    expect(Object.keys(tally(probe(c.node, CLUSTER.nodeIPv4, STABLE_NODEPORT, { count: 30 }))).sort()).toEqual(['pod0', 'pod1', 'pod2']);
+    expect(px.log.records.filter((l) => l.msg === 'service port left out: the kernel refused its objects')).toEqual([]);
+    churn(c.pods.map((p) => p.ipv4));
+    await px.nextSync();
+  });
+
   it("a partial sync writes only the changed service's chains", async () => {
     const stableChain = serviceChain('stable');
     const stableExternal = stableChain.replace(/^service-/, 'external-');

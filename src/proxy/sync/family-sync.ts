@@ -231,6 +231,14 @@ export class FamilySync {
       this.index.failed();
       this.needFull = true;
       this.kernel = undefined;
+      if (!full && attempt < 3) {
+        // A partial sync builds on what this engine believes the kernel holds; a refusal may mean
+        // the belief is wrong (the table deleted under us: ENOENT for a service that did nothing
+        // wrong). As kube-proxy does after any failed sync: a full sync, from a fresh dump, which
+        // finds out; only a refusal there can leave a service port out.
+        this.log.warn('partial sync refused; retrying as a full sync', { family: this.family, reason: (err as Error).message });
+        return this.attempt(state, undefined, attempt + 1);
+      }
       const owner = this.ownerOf(plan, err);
       if (owner === undefined || attempt >= 3) throw err;
       // One service port's objects were refused: leave it out and program everyone else now.
