@@ -100,7 +100,8 @@ export class ElementIndex {
     }
   }
 
-  private settled(): void {
+  /** settle() if a cold start left anything unkeyed (every read of the index starts with it). */
+  private settleIfOutstanding(): void {
     if (!this.coldStarting) for (const e of this.sets.values()) if (e.unkeyed.length || e.unqueued.length) return this.settle();
   }
 
@@ -139,7 +140,7 @@ export class ElementIndex {
       });
       return;
     }
-    this.settled();
+    this.settleIfOutstanding();
     const kept = before && after ? this.keep(before, after) : undefined;
     before?.forEach((elements, name) => {
       const e = this.entry(name);
@@ -259,14 +260,14 @@ export class ElementIndex {
 
   /** Whether several contribute this element's key (a refusal of it is nobody's alone). */
   isShared(setName: string, el: SetElement): boolean {
-    this.settled();
+    this.settleIfOutstanding();
     const e = this.sets.get(setName);
     return e !== undefined && e.shared.has(elementKey(e.set, el));
   }
 
   /** Desired elements of one set (for rendering). */
   elements(name: string): SetElement[] {
-    this.settled();
+    this.settleIfOutstanding();
     return this.entry(name).store.elements();
   }
 
