@@ -25,6 +25,28 @@ describe('SlotAllocator', () => {
     expect(ips(a.place('svc-a', [ep('198.18.0.1'), ep('198.18.0.2')]).order)).toEqual(['198.18.0.2', '198.18.0.1']);
   });
 
+  it('a new group takes the lowest free member of the lowest bucket with one, whatever was freed and adopted before', () => {
+    const a = new SlotAllocator(4);
+    const where = (g: string): [number, number] => {
+      const p = a.place(g, [ep('198.18.0.1')]);
+      return [p.bucket, p.base / SLOTS_PER_CHAIN];
+    };
+    expect(['g0', 'g1', 'g2', 'g3', 'g4'].map(where)).toEqual([[0, 0], [0, 1], [0, 2], [0, 3], [1, 0]]);
+    a.release('g2');
+    a.release('g1');
+    expect(where('n1')).toEqual([0, 1]);
+    expect(where('n2')).toEqual([0, 2]);
+    expect(where('n3')).toEqual([1, 1]);
+    // An adopted member is taken: the next new group skips it.
+    a.adopt('kept', 1, 2, [ep('198.18.0.9')]);
+    expect(where('n4')).toEqual([1, 3]);
+    a.release('g0');
+    a.release('n4');
+    expect(where('n5')).toEqual([0, 0]);
+    expect(where('n6')).toEqual([1, 3]);
+    expect(where('n7')).toEqual([2, 0]);
+  });
+
   it('fills a missing slot and the holes, and counts a duplicate once', () => {
     const a = new SlotAllocator();
     a.adopt('svc-a', 0, 0, [ep('198.18.0.1'), undefined, ep('198.18.0.3')]);

@@ -114,6 +114,8 @@ export class SlotAllocator {
   private readonly members: Set<number>[] = [];
   /** No bucket below this one has a free member (so a cold start places 30k chains in linear time). */
   private lowestFree = 0;
+  /** Per bucket, no member below this one is free (so filling a bucket is linear, not quadratic). */
+  private readonly lowestFreeMember: number[] = [];
 
   constructor(private readonly chainsPerBucket = CHAINS_PER_BUCKET) {}
 
@@ -122,6 +124,7 @@ export class SlotAllocator {
     this.groups.clear();
     this.members.length = 0;
     this.lowestFree = 0;
+    this.lowestFreeMember.length = 0;
   }
 
   /**
@@ -193,6 +196,7 @@ export class SlotAllocator {
     this.groups.delete(group);
     this.members[g.bucket]?.delete(g.member);
     if (g.bucket < this.lowestFree) this.lowestFree = g.bucket;
+    if (g.member < (this.lowestFreeMember[g.bucket] ?? 0)) this.lowestFreeMember[g.bucket] = g.member;
   }
 
   /** Releases adopted groups that no service claimed (their chains are stale). */
@@ -234,9 +238,10 @@ export class SlotAllocator {
         if (bucket === this.lowestFree) this.lowestFree++;
         continue;
       }
-      let member = 0;
+      let member = this.lowestFreeMember[bucket] ?? 0;
       while (used.has(member)) member++;
       used.add(member);
+      this.lowestFreeMember[bucket] = member + 1;
       return { bucket, member };
     }
   }
