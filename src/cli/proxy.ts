@@ -53,6 +53,11 @@ function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnTy
   return { ...resolveKubeProxyConfig(kubeProxyFlags(values), file, ports), strictErrors, ...(fileText !== undefined ? { fileText } : {}) };
 }
 
+/** kube-proxy's "Using lenient decoding as strict decoding failed", once per strict error. */
+function logStrictErrors(strictErrors: readonly string[], log: Logger): void {
+  for (const error of strictErrors) log.warn('using lenient decoding of --config as strict decoding failed', { error });
+}
+
 export async function proxyCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);
   if (values.version) {
@@ -66,7 +71,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   }
   if (values.cleanup) return cleanupCommand(argv.filter((a) => a !== '--cleanup'));
   const log = pinoLogger(cfg.logVerbosity);
-  for (const error of strictErrors) log.warn('using lenient decoding of --config as strict decoding failed', { error });
+  logStrictErrors(strictErrors, log);
   for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
   for (const { flag, reason } of noEffectFlags) log.info('flag accepted for kube-proxy compatibility; it has no effect', { flag, reason });
   const settings = settingsFromConfig(cfg, settingsFrom(values));
@@ -243,7 +248,7 @@ function keepServing(server: HealthzServer | MetricsServer, log: Logger, hardFai
 export async function renderProxy(argv: string[], log: Logger = silentLogger): Promise<string> {
   const { values } = parseProxyArgs(argv);
   const { config: cfg, strictErrors } = configOf(values);
-  for (const error of strictErrors) log.warn('using lenient decoding of --config as strict decoding failed', { error });
+  logStrictErrors(strictErrors, log);
   const base = settingsFrom(values);
   const tracker = new ChangeTracker({ nodeName: settingsFromConfig(cfg, base).nodeName });
   const source = new ManifestSource(requireManifests(values.manifests), { watch: false });

@@ -18,7 +18,7 @@
 // Flag values go through the same decoder as the file, so they are checked the same way; errors
 // name the flag.
 
-import { decodeKubeProxyConfig, KUBE_PROXY_CONFIG_API_VERSION, KUBE_PROXY_CONFIG_KIND, KubeProxyConfigError, type KubeProxyConfig } from './kube-proxy-config.js';
+import { decodeKubeProxyConfig, KUBE_PROXY_CONFIG_API_VERSION, KUBE_PROXY_CONFIG_KIND, KubeProxyConfigError, withPort, type KubeProxyConfig } from './kube-proxy-config.js';
 
 /** How a flag's text becomes the field's value. */
 type FlagKind = 'string' | 'bool' | 'int' | 'number' | 'duration' | 'list';
@@ -135,18 +135,16 @@ function port(text: string, flag: string): number {
   return n;
 }
 
-const hasPort = (address: string): boolean => (address.startsWith('[') ? /\]:\d*$/.test(address) : (address.match(/:/g) ?? []).length === 1);
-
 /**
  * kube-proxy's addressFromDeprecatedFlags: port 0 turns the server off; another port is appended
  * to a bind address given without one (the default address has its port already).
  */
-function withDeprecatedPort(address: string | undefined, portText: string | undefined, flag: string): string | undefined {
+function withDeprecatedPort(address: string | undefined, portText: string | undefined, flag: string, addressFlag: string): string | undefined {
   if (portText === undefined) return address;
   const p = port(portText, flag);
   if (p === 0) return '';
-  if (address === undefined || address === '' || hasPort(address)) return address;
-  return address.includes(':') && !address.startsWith('[') ? `[${address}]:${p}` : `${address}:${p}`;
+  if (address === undefined || address === '') return address;
+  return withPort(address, p, addressFlag);
 }
 
 /** The document the flags describe (only the fields of flags that were given). */
@@ -205,8 +203,8 @@ export function resolveKubeProxyConfig(flags: KubeProxyFlags, file?: KubeProxyCo
   const given = FLAG_KEYS.filter((k) => flags[k] !== undefined);
   if (!file) {
     const noEffectFlags = given.flatMap((k) => (spec(k).noEffect ? [{ flag: dashed(k), reason: spec(k).noEffect! }] : []));
-    const healthz = withDeprecatedPort(flags.healthzBindAddress, deprecated.healthz, '--healthz-port');
-    const metrics = withDeprecatedPort(flags.metricsBindAddress, deprecated.metrics, '--metrics-port');
+    const healthz = withDeprecatedPort(flags.healthzBindAddress, deprecated.healthz, '--healthz-port', '--healthz-bind-address');
+    const metrics = withDeprecatedPort(flags.metricsBindAddress, deprecated.metrics, '--metrics-port', '--metrics-bind-address');
     const withPorts: KubeProxyFlags = { ...flags, ...(healthz !== undefined ? { healthzBindAddress: healthz } : {}), ...(metrics !== undefined ? { metricsBindAddress: metrics } : {}) };
     const keys = FLAG_KEYS.filter((k) => withPorts[k] !== undefined);
     const config = decodeFlags(documentFromFlags(withPorts, keys), keys);

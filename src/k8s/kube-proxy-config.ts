@@ -269,7 +269,7 @@ function parseYaml(text: string, strictErrors: StrictErrors): unknown {
 }
 
 /** Appends kube-proxy's port to a bind address that has none (proxyutil.AppendPortIfNeeded). */
-function withPort(address: string, port: number, path: string): string {
+export function withPort(address: string, port: number, path: string): string {
   const ipv6 = address.startsWith('[') || (address.match(/:/g) ?? []).length > 1;
   if (ipv6) {
     if (address.startsWith('[')) {
