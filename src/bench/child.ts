@@ -2,8 +2,8 @@
 // process's own (node start-up and module loading included, as `nft`'s start-up is on the other side),
 // measured from outside exactly as `nft` is.
 //
-//   node dist/bundle/load-child.js load   <netns> --elements N
-//   node dist/bundle/load-child.js input  <netns> --elements N               (only builds load's elements)
+//   node dist/bundle/load-child.js load   <netns> --elements N [--array]     (elements streamed, or built as one array first)
+//   node dist/bundle/load-child.js input  <netns> --elements N [--array]     (only makes load's elements)
 //   node dist/bundle/load-child.js shape  <netns> --shape 1..5 --services N --endpoints E
 //   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
 //   node dist/bundle/load-child.js dump   <netns> --elements N               (the big map must be loaded)
@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { Nftables } from '../nft/index.js';
 import { NFPROTO } from '../nft/netlink/constants.js';
 import { loadNative } from '../native/binding.js';
-import { bigMap, bigMapElements, bigMapLoad, bigMapUpdate, serviceShape, type ShapeId } from './shapes.js';
+import { bigMap, bigMapElements, bigMapElementStream, bigMapLoad, bigMapUpdate, serviceShape, type ShapeId } from './shapes.js';
 
 const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 
@@ -84,7 +84,7 @@ async function main(): Promise<Record<string, unknown>> {
     switch (what) {
       case 'load': {
         const t0 = now();
-        const tx = bigMapLoad(option(args, 'elements'));
+        const tx = bigMapLoad(option(args, 'elements'), args.includes('--array') ? 'array' : 'stream');
         const t1 = now();
         await nft.commit(tx);
         const t2 = now();
@@ -92,10 +92,14 @@ async function main(): Promise<Record<string, unknown>> {
       }
       case 'input': {
         // What `load` costs before nftlink does anything: node, the modules, and the caller's
-        // 100,000 element objects (the figures of (a) minus these are nftlink's own).
+        // 100,000 element objects, made as load makes them (the figures of (a) minus these are
+        // nftlink's own). Streamed, they are made and dropped one by one; --array keeps them all.
         const t0 = now();
-        const elements = bigMapElements(option(args, 'elements'));
-        return { buildMs: now() - t0, elements: elements.length };
+        const count = option(args, 'elements');
+        let made = 0;
+        if (args.includes('--array')) made = bigMapElements(count).length;
+        else for (const e of bigMapElementStream(count)) made += e.key.length > 0 ? 1 : 0;
+        return { buildMs: now() - t0, elements: made };
       }
       case 'shape': {
         const shape = option(args, 'shape') as ShapeId;

@@ -48,13 +48,21 @@ export function bigMapElements(count: number): SetElement[] {
   return out;
 }
 
-/** Table + map + all elements in ONE transaction (case a). */
-export function bigMapLoad(count: number): Transaction {
+/** The same elements, made one at a time as the transaction reads them (none kept by anyone). */
+export function* bigMapElementStream(count: number): Generator<SetElement> {
+  for (let i = 0; i < count; i++) yield { key: bigMapKey(i), value: bigMapValue(i) };
+}
+
+/**
+ * Table + map + all elements in ONE transaction (case a). By default the elements are streamed,
+ * the library's way for a large load (README, "Transactions"); `array` builds them all first.
+ */
+export function bigMapLoad(count: number, elements: 'stream' | 'array' = 'stream'): Transaction {
   const map = bigMap();
   return new Transaction()
     .add({ table: { family: FAMILY, name: TABLE } })
     .add({ set: map })
-    .add({ set: map, elements: bigMapElements(count) });
+    .add({ set: map, elements: elements === 'array' ? bigMapElements(count) : bigMapElementStream(count) });
 }
 
 /**

@@ -2,7 +2,8 @@
 // committed atomically as one netlink batch (the kernel applies all or nothing).
 
 import { NftValidationError } from './errors.js';
-import { RequestEncoder, type EncodedRequest, type EncodeOptions } from './netlink/encode.js';
+import { decodeRequestElements } from './netlink/decode.js';
+import { RequestEncoder, type EncodedRequest, type EncodeOptions, type ElementInspector } from './netlink/encode.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
@@ -13,7 +14,7 @@ export type TransactionObject =
   | { chain: Chain }
   | { rule: Rule }
   | { set: NftSet; elements?: undefined }
-  | { set: NftSet | SetRef; elements: SetElement[] };
+  | { set: NftSet | SetRef; elements: Iterable<SetElement> };
 
 export interface TransactionOptions {
   /**
@@ -95,7 +96,41 @@ export class Transaction {
     return known;
   }
 
-  private toOperation(verb: Verb, obj: TransactionObject, opts: OperationOptions | undefined): Operation {
+  /**
+   * An operation as queued. `stream` is set for elements given as a non-array iterable of a plain
+   * set: they are encoded as they are read and not kept (see RequestEncoder.addElementStream).
+   */
+  private toOperation(verb: Verb, obj: TransactionObject, opts: OperationOptions | undefined): { op: Operation; stream?: { source: Iterable<SetElement>; inspect: ElementInspector } } {
+    if ('elements' in obj && obj.elements !== undefined) return this.elementOperation(verb, obj);
+    return { op: this.objectOperation(verb, obj as Exclude<TransactionObject, { elements: Iterable<SetElement> }>, opts) };
+  }
+
+  private elementOperation(verb: Verb, obj: { set: NftSet | SetRef; elements: Iterable<SetElement> }): { op: Operation; stream?: { source: Iterable<SetElement>; inspect: ElementInspector } } {
+    if (verb === 'insert' || verb === 'replace' || verb === 'flush') throw new RangeError(`${verb} does not apply to elements`);
+    const set = this.resolveSet(obj.set, `${verb} element`);
+    const inspect = this.elementInspector(verb, set);
+    // Interval sets sort and pair their elements, which needs them all at once.
+    const streamable = !set.anonymous && !(set.flags ?? []).includes('interval');
+    if (Array.isArray(obj.elements) || !streamable) {
+      const elements: SetElement[] = Array.isArray(obj.elements) ? obj.elements : Array.from(obj.elements);
+      elements.forEach(inspect);
+      return { op: { verb, kind: 'element', set, elements } };
+    }
+    // Filled in (lazily decoded from the request buffer) once the elements are encoded.
+    return { op: { verb, kind: 'element', set, elements: [] }, stream: { source: obj.elements, inspect } };
+  }
+
+  /** The checks of one element: its comment, and for verdict maps its jump target. */
+  private elementInspector(verb: Verb, set: NftSet): ElementInspector {
+    const targets = set.data === 'verdict' && verb !== 'delete' && verb !== 'destroy' && this.checks(set.family, set.table);
+    return (e, i) => {
+      if (e.comment !== undefined) checkComment(`element ${i} of ${set.name}`, e.comment);
+      const v = e.value;
+      if (targets && v && !Array.isArray(v) && 'chain' in v) this.checkTargets(set.family, set.table, [v.chain], `an element of map ${set.name}`);
+    };
+  }
+
+  private objectOperation(verb: Verb, obj: Exclude<TransactionObject, { elements: Iterable<SetElement> }>, opts: OperationOptions | undefined): Operation {
     const echo = opts?.echo === true;
     if (echo && !('rule' in obj)) throw new RangeError('echo applies to rules only');
     if ('table' in obj) {
@@ -119,22 +154,6 @@ export class Transaction {
       checkComment('rule', r.comment);
       if (verb !== 'delete' && verb !== 'destroy') this.checkJumps(r);
       return echo ? { verb, kind: 'rule', rule: r, echo } : { verb, kind: 'rule', rule: r };
-    }
-    if (obj.elements !== undefined) {
-      if (verb === 'insert' || verb === 'replace' || verb === 'flush') throw new RangeError(`${verb} does not apply to elements`);
-      const set = this.resolveSet(obj.set, `${verb} element`);
-      const elements = obj.elements;
-      for (let i = 0; i < elements.length; i++) {
-        if (elements[i]!.comment !== undefined) checkComment(`element ${i} of ${set.name}`, elements[i]!.comment);
-      }
-      if (set.data === 'verdict' && verb !== 'delete' && verb !== 'destroy' && this.checks(set.family, set.table)) {
-        const targets = obj.elements.flatMap((e) => {
-          const v = e.value;
-          return v && !Array.isArray(v) && 'chain' in v ? [v.chain] : [];
-        });
-        this.checkTargets(set.family, set.table, targets, `an element of map ${set.name}`);
-      }
-      return { verb, kind: 'element', set, elements: obj.elements };
     }
     const set = obj.set as NftSet;
     if (verb === 'insert' || verb === 'replace') throw new RangeError(`${verb} applies to rules only`);
@@ -171,8 +190,10 @@ export class Transaction {
     const index = this.operations.length;
     let op: Operation | undefined;
     try {
-      op = this.toOperation(verb, obj, opts);
-      this.encoder.add(op, index);
+      const queued = this.toOperation(verb, obj, opts);
+      op = queued.op;
+      if (queued.stream) this.encodeStream(op as Extract<Operation, { kind: 'element' }>, index, queued.stream.source, queued.stream.inspect);
+      else this.encoder.add(op, index);
     } catch (err) {
       const shown = op ?? ({ verb, kind: 'table', table: { family: 'ip', name: '?' } } as Operation);
       const what = op ? `${verb} ${describeTarget(op)}` : `${verb} operation ${index}`;
@@ -181,6 +202,24 @@ export class Transaction {
     this.operations.push(op);
     this.track(op);
     return this;
+  }
+
+  /**
+   * Encodes streamed elements, and gives the operation an `elements` that decodes them back from
+   * the request buffer on first use (render(), error messages): the objects themselves are gone.
+   */
+  private encodeStream(op: Extract<Operation, { kind: 'element' }>, index: number, source: Iterable<SetElement>, inspect: ElementInspector): void {
+    const { at, count } = this.encoder.addElementStream(op, index, source, inspect);
+    const encoder = this.encoder;
+    Object.defineProperty(op, 'elements', {
+      enumerable: true,
+      configurable: true,
+      get(): SetElement[] {
+        const elements = decodeRequestElements(op.set, encoder.w.bytes, at, count);
+        Object.defineProperty(op, 'elements', { value: elements, enumerable: true, writable: true, configurable: true });
+        return elements;
+      },
+    });
   }
 
   private track(op: Operation): void {

@@ -94,6 +94,34 @@ describe('one bad operation in the middle', () => {
     expect(err.command).toBe('delete element ip err addrs { 198.19.255.255 }');
   });
 
+  it('the same with the elements streamed from generators: the refused element is named from the request', async () => {
+    const addr = (i: number): string => `198.18.${(i >> 8) & 255}.${i & 255}`;
+    function* adds(): Generator<{ key: string[] }> {
+      for (let i = 0; i < 5000; i++) yield { key: [addr(i)] };
+    }
+    function* deletes(): Generator<{ key: string[] }> {
+      for (let i = 0; i < 5000; i++) yield { key: [i === 3777 ? '198.19.255.254' : addr(i)] };
+    }
+    const tx = new Transaction().add({ set, elements: adds() }).delete({ set, elements: deletes() });
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('ENOENT');
+    expect(err.operationIndex).toBe(1);
+    expect(err.elementIndex).toBe(3777);
+    expect(err.command).toBe('delete element ip err addrs { 198.19.255.254 }');
+  });
+
+  it('streamed elements commit as the array would: the dump holds every one', async () => {
+    const streamed: NftSet = { ...set, name: 'streamed' };
+    function* adds(): Generator<{ key: string[] }> {
+      for (let i = 0; i < 20_000; i++) yield { key: [`198.18.${(i >> 8) & 255}.${i & 255}`] };
+    }
+    await nft.commit(new Transaction().add({ set: streamed }).add({ set: streamed, elements: adds() }));
+    const { elements } = await nft.dumpSetElements(streamed);
+    expect(new Set(elements.map((e) => e.key[0])).size).toBe(20_000);
+    expect(elements.map((e) => e.key[0])).toContain('198.18.78.31');
+    await nft.commit(new Transaction().delete({ set: streamed }));
+  });
+
   it('10,000 operations with one bad one at a random position: always attributed right', async () => {
     for (let trial = 0; trial < 5; trial++) {
       const bad = Math.floor(Math.random() * 10_000);

@@ -18,6 +18,7 @@ import {
   getU64,
   WireKind,
   WireReader,
+  type ElementVisitor,
   type WireElement,
   type WireObject,
 } from './wire.js';
@@ -182,11 +183,26 @@ export function decodeElements(s: NftSet, elems: readonly WireElement[]): SetEle
  */
 function decodeElementsOf(s: NftSet, o: WireObject, keys?: string[]): SetElement[] {
   if ((s.flags ?? []).includes('interval')) return decodeElements(s, o.readElements());
+  return decodePlainElements(s, (visit) => o.visitElements(visit), keys);
+}
+
+/**
+ * The elements a request buffer holds from `at` on: how a transaction gives back the elements it
+ * was handed as a stream (an iterable it encoded without keeping), for render() and error messages.
+ * The request and a dump's reply share one format (native/README.md), so this is the dump's decoder.
+ */
+export function decodeRequestElements(s: NftSet, buf: Uint8Array, at: number, count: number): SetElement[] {
+  return decodePlainElements(s, (visit) => {
+    if (count > 0) new WireReader(buf).visit(at, count, visit);
+  });
+}
+
+function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => void, keys?: string[]): SetElement[] {
   const out: SetElement[] = new Array<SetElement>();
   const key = s.key;
   const data = s.data;
   const dv = { buf: undefined as Uint8Array | undefined, view: undefined as DataView | undefined, bytes: undefined as Buffer | undefined };
-  o.visitElements((buf, off, len, exprs) => {
+  visitAll((buf, off, len, exprs) => {
     if (dv.buf !== buf) {
       dv.buf = buf;
       dv.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
