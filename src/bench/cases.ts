@@ -44,25 +44,53 @@ const order = (run: number): Side[] => (run % 2 === 0 ? ['nftlink', 'nft'] : ['n
 
 const fmt = (f: ProcessFigures): string => `wall ${f.wall.toFixed(3)} s, user ${f.user.toFixed(2)}, sys ${f.sys.toFixed(2)}, ${f.rssMB.toFixed(0)} MB`;
 
+/** A further nftlink process timed in a load case's runs (a floor, a variant), beside the two sides. */
+interface Companion {
+  name: string;
+  args: (ns: string) => string[];
+}
+
+/** The processes of one run, rotated run by run so that none always follows the same one. */
+function rotation<T>(items: readonly T[], run: number): T[] {
+  const k = run % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
 /**
- * A load case: per run, each side loads into its own fresh namespace; the namespace is deleted and
- * the machine left to settle (the kernel tears it down in the background) before the next run.
+ * A load case: per run, each side (and each companion) loads into its own fresh namespace; the
+ * namespace is deleted and the machine left to settle (the kernel tears it down in the background)
+ * before the next process. All of a run's processes take turns in one loop, so that a ratio between
+ * any two of them compares processes measured moments apart (the VM's speed drifts by minutes).
  */
-async function loadCase(id: string, title: string, runs: number, nftlinkArgs: (ns: string) => string[], nftArgv: (ns: string) => string[]): Promise<CaseResult> {
+async function loadCase(
+  id: string,
+  title: string,
+  runs: number,
+  nftlinkArgs: (ns: string) => string[],
+  nftArgv: (ns: string) => string[],
+  companions: readonly Companion[] = [],
+): Promise<{ result: CaseResult; companions: Map<string, ProcessFigures[]> }> {
   const records: RunRecord[] = [];
+  const extra = new Map<string, ProcessFigures[]>(companions.map((c) => [c.name, []]));
+  type Turn = { side: Side } | { companion: Companion };
   for (let run = 0; run < runs; run++) {
-    for (const side of order(run)) {
+    const turns: Turn[] = [...order(run).map((side) => ({ side })), ...companions.map((companion) => ({ companion }))];
+    for (const turn of companions.length ? rotation(turns, run) : turns) {
       await waitQuiet();
       await withNetns(1, async (ns) => {
-        if (side === 'nftlink') {
+        if ('companion' in turn) {
+          const c = await nftlinkChild(turn.companion.args(ns));
+          extra.get(turn.companion.name)!.push(c.figures);
+          log(`[${id}] run ${run + 1}/${runs} ${turn.companion.name}: ${fmt(c.figures)}`);
+        } else if (turn.side === 'nftlink') {
           const c = await nftlinkChild(nftlinkArgs(ns));
-          records.push({ side, run, ...c.figures, phases: c.phases, resourceUsage: c.resourceUsage });
+          records.push({ side: 'nftlink', run, ...c.figures, phases: c.phases, resourceUsage: c.resourceUsage });
           log(`[${id}] run ${run + 1}/${runs} nftlink: ${fmt(c.figures)}`);
         } else {
           const r = await runTimed(nftArgv(ns));
           const { wall, user, sys, rssMB } = r;
-          records.push({ side, run, wall, user, sys, rssMB });
-          log(`[${id}] run ${run + 1}/${runs} nft:     ${fmt(r)}`);
+          records.push({ side: 'nft', run, wall, user, sys, rssMB });
+          log(`[${id}] run ${run + 1}/${runs} nft: ${fmt(r)}`);
         }
       });
     }
@@ -73,61 +101,45 @@ async function loadCase(id: string, title: string, runs: number, nftlinkArgs: (n
     if (m) result.median[side] = m;
   }
   result.extra = { nftlinkBuildMs: medianPhase(records, 'buildMs'), nftlinkCommitMs: medianPhase(records, 'commitMs') };
-  return result;
+  return { result, companions: extra };
 }
 
 /**
  * (a) table + map + N elements in one transaction, the elements streamed (a generator the
- * transaction encodes as it reads). Also timed: the same load with the elements built as one array
- * first (what a caller pays for holding 100k objects until the commit); a process that only makes
- * the same element objects, so that nftlink's own user and sys time (the difference) can be told
- * from node's and the caller's; and the floor, a process that commits the same batch encoded
- * beforehand (node, the addon and the kernel: what no library could take away).
+ * transaction encodes as it reads). Timed in the same runs: the same load with the elements built
+ * as one array first (what a caller pays for holding 100k objects until the commit); a process that
+ * only makes the same element objects, so that nftlink's own user and sys time (the difference) can
+ * be told from node's and the caller's; and the floor, a process that commits the same batch
+ * encoded beforehand (node, the addon and the kernel: what no library could take away).
  */
 export async function caseA(o: BenchOptions): Promise<CaseResult> {
   const [file] = writeNftFiles('a', [bigMapLoad(o.elements)]);
   const wire = writeWireFile('a', bigMapLoad(o.elements));
-  const result = await loadCase(
+  const elements = String(o.elements);
+  const { result, companions } = await loadCase(
     'a',
     `${o.elements.toLocaleString('en')} elements into one concatenated map, one transaction`,
     o.runs,
-    (ns) => ['load', ns, '--elements', String(o.elements)],
+    (ns) => ['load', ns, '--elements', elements],
     (ns) => [...inNetns(ns), 'nft', '-f', file!],
+    [
+      { name: 'floor', args: (ns) => ['load-floor', ns, '--wire', wire] },
+      { name: 'as an array', args: (ns) => ['load', ns, '--elements', elements, '--array'] },
+      { name: 'input only', args: (ns) => ['input', ns, '--elements', elements] },
+    ],
   );
-  const input: ProcessFigures[] = [];
-  const floor: ProcessFigures[] = [];
-  const array: ProcessFigures[] = [];
-  for (let run = 0; run < o.runs; run++) {
-    await waitQuiet();
-    await withNetns(1, async (ns) => {
-      const c = await nftlinkChild(['load', ns, '--elements', String(o.elements), '--array']);
-      array.push(c.figures);
-      log(`[a] run ${run + 1}/${o.runs} as an array: ${fmt(c.figures)}`);
-    });
-    await waitQuiet();
-    await withNetns(1, async (ns) => {
-      const c = await nftlinkChild(['input', ns, '--elements', String(o.elements)]);
-      input.push(c.figures);
-      log(`[a] run ${run + 1}/${o.runs} input only: ${fmt(c.figures)}`);
-    });
-    await waitQuiet();
-    await withNetns(1, async (ns) => {
-      const c = await nftlinkChild(['load-floor', ns, '--wire', wire]);
-      floor.push(c.figures);
-      log(`[a] run ${run + 1}/${o.runs} floor:      ${fmt(c.figures)}`);
-    });
-  }
+  const med = (name: string, f: (p: ProcessFigures) => number): number => median(companions.get(name)!.map(f));
   result.extra = {
     ...result.extra,
-    inputOnlyUserMs: median(input.map((f) => f.user)) * 1000,
-    inputOnlySysMs: median(input.map((f) => f.sys)) * 1000,
-    floorWallS: median(floor.map((f) => f.wall)),
-    floorUserS: median(floor.map((f) => f.user)),
-    floorSysS: median(floor.map((f) => f.sys)),
-    arrayWallS: median(array.map((f) => f.wall)),
-    arrayUserS: median(array.map((f) => f.user)),
-    arraySysS: median(array.map((f) => f.sys)),
-    arrayRssMB: median(array.map((f) => f.rssMB)),
+    inputOnlyUserMs: med('input only', (f) => f.user) * 1000,
+    inputOnlySysMs: med('input only', (f) => f.sys) * 1000,
+    floorWallS: med('floor', (f) => f.wall),
+    floorUserS: med('floor', (f) => f.user),
+    floorSysS: med('floor', (f) => f.sys),
+    arrayWallS: med('as an array', (f) => f.wall),
+    arrayUserS: med('as an array', (f) => f.user),
+    arraySysS: med('as an array', (f) => f.sys),
+    arrayRssMB: med('as an array', (f) => f.rssMB),
   };
   return result;
 }
@@ -138,13 +150,14 @@ export async function caseB(o: BenchOptions, shape: ShapeId): Promise<CaseResult
   // Several transactions are several `nft -f` processes, one after the other (their rusage summed).
   const nftArgv = (ns: string): string[] =>
     files.length === 1 ? [...inNetns(ns), 'nft', '-f', files[0]!] : [...inNetns(ns), 'sh', '-c', 'for f; do nft -f "$f" || exit 1; done', 'sh', ...files];
-  return loadCase(
+  const { result } = await loadCase(
     `b${shape}`,
     `${o.services.toLocaleString('en')} services x ${o.endpoints}: ${SHAPE_TITLES[shape]}`,
     o.runs,
     (ns) => ['shape', ns, '--shape', String(shape), '--services', String(o.services), '--endpoints', String(o.endpoints)],
     nftArgv,
   );
+  return result;
 }
 
 /** (c) one element delete+add into the big map: many in one nftlink process; one `nft -f` process each. */

@@ -92,10 +92,8 @@ function addDispatch(tx: Transaction): NftSet {
   return serviceIps;
 }
 
-function dispatchElements(from: number, to: number): SetElement[] {
-  const out: SetElement[] = [];
-  for (let i = from; i < to; i++) out.push({ key: [serviceAddr(i), 'tcp', SERVICE_PORT], value: { kind: 'goto', chain: chainName(i) } });
-  return out;
+function* dispatchElements(from: number, to: number): Generator<SetElement> {
+  for (let i = from; i < to; i++) yield { key: [serviceAddr(i), 'tcp', SERVICE_PORT], value: { kind: 'goto', chain: chainName(i) } };
 }
 
 /** `0 : 198.19.x.y . 8080, 1 : ...` for one service (keys are the numgen results, offset included). */
@@ -103,6 +101,11 @@ function endpointElements(service: number, endpoints: number, keyBase: number): 
   const out: SetElement[] = [];
   for (let k = 0; k < endpoints; k++) out.push({ key: [keyBase + k], value: [endpointAddr(endpointSlot(service, k, endpoints)), ENDPOINT_PORT] });
   return out;
+}
+
+/** The elements of the services [from, to) that share one map, each service's keys after the last's. */
+function* bucketElements(from: number, to: number, endpoints: number): Generator<SetElement> {
+  for (let i = from; i < to; i++) yield* endpointElements(i, endpoints, (i - from) * endpoints);
 }
 
 /** A named endpoint map keyed by the numgen result (a 32-bit host-order integer). */
@@ -182,9 +185,7 @@ export function serviceShape(shape: ShapeId, { services, endpoints }: ServiceSiz
         tx.add({ rule: dnatRule(i, endpoints, (i % perMap) * endpoints, { name: map.name, set: map }) });
       }
       maps.forEach((map, b) => {
-        const elements: SetElement[] = [];
-        for (let i = b * perMap; i < Math.min(services, (b + 1) * perMap); i++) elements.push(...endpointElements(i, endpoints, (i - b * perMap) * endpoints));
-        tx.add({ set: map, elements });
+        tx.add({ set: map, elements: bucketElements(b * perMap, Math.min(services, (b + 1) * perMap), endpoints) });
       });
       break;
     }
