@@ -221,24 +221,26 @@ export async function caseD(o: BenchOptions): Promise<CaseResult> {
     await waitQuiet();
     await withNetns(1, async (ns) => {
       await preloadBigMap(ns, o.elements);
-      for (const side of order(run)) {
+      // The floor takes its turn with the two sides (rotated run by run), so its ratio compares
+      // dumps made moments apart.
+      for (const turn of rotation([...order(run), 'floor'] as const, run)) {
         await waitQuiet();
-        if (side === 'nftlink') {
+        if (turn === 'floor') {
+          const f = await nftlinkChild(['floor', ns, '--elements', String(o.elements)]);
+          floor.push(f.figures);
+          log(`[d] run ${run + 1}/${o.runs} floor: ${fmt(f.figures)}`);
+        } else if (turn === 'nftlink') {
           const c = await nftlinkChild(['dump', ns, '--elements', String(o.elements)]);
-          records.push({ side, run, ...c.figures, phases: c.phases, resourceUsage: c.resourceUsage });
+          records.push({ side: turn, run, ...c.figures, phases: c.phases, resourceUsage: c.resourceUsage });
           log(`[d] run ${run + 1}/${o.runs} nftlink: ${fmt(c.figures)}`);
         } else {
           // `list map`: nft 1.0.6's `list set` answers ENOENT for a map.
           const r = await runTimed([...inNetns(ns), 'nft', 'list', 'map', FAMILY, TABLE, BIG_MAP], { discardStdout: true });
           const { wall, user, sys, rssMB } = r;
-          records.push({ side, run, wall, user, sys, rssMB });
-          log(`[d] run ${run + 1}/${o.runs} nft:     ${fmt(r)}`);
+          records.push({ side: turn, run, wall, user, sys, rssMB });
+          log(`[d] run ${run + 1}/${o.runs} nft: ${fmt(r)}`);
         }
       }
-      await waitQuiet();
-      const f = await nftlinkChild(['floor', ns, '--elements', String(o.elements)]);
-      floor.push(f.figures);
-      log(`[d] run ${run + 1}/${o.runs} floor:   ${fmt(f.figures)}`);
     });
   }
   const result: CaseResult = { id: 'd', title: `dumping the ${o.elements.toLocaleString('en')}-element map`, runs: records, median: {} };
