@@ -7,6 +7,20 @@ describe('addresses', () => {
     expect(Array.from(parseIPv4('198.18.0.1')!)).toEqual([198, 18, 0, 1]);
     for (const bad of ['198.18.0', '198.18.0.256', '198.18.0.1.2', '198.18..1', 'a.b.c.d', '1234.1.1.1', '']) expect(parseIPv4(bad)).toBeNull();
   });
+  it('reads IPv4 addresses back from bytes, across more /24s than its prefix cache holds', () => {
+    const buf = new Uint8Array(4);
+    // 6,000 /24s (the cache keeps 4,096 and starts over), each read twice, with changing last octets.
+    for (let round = 0; round < 2; round++) {
+      for (let n = 0; n < 6000; n++) {
+        // The same low octets under two first octets, one right after the other.
+        for (const first of [198, 199]) {
+          buf.set([first, 18 + (n >> 8), n & 255, (n * 31 + round) & 255], 0);
+          expect(ipv4_addr.read(buf, 0)).toBe(`${buf[0]}.${buf[1]}.${buf[2]}.${buf[3]}`);
+        }
+      }
+    }
+    expect(ipv4_addr.read(Uint8Array.from([0, 0, 0, 0, 198, 19, 255, 255]), 4)).toBe('198.19.255.255');
+  });
   it('formats IPv6 the way inet_ntop does (RFC 5952)', () => {
     const cases = ['2001:db8::1', '2001:db8::', '::', '::1', '2001:db8:0:1:1:1:1:1', '2001:db8::1:0:0:1', '::ffff:198.18.0.1'];
     for (const c of cases) expect(formatIPv6(parseIPv6(c)!)).toBe(c);
