@@ -33,6 +33,15 @@ export interface TransactionOptions {
 
 const key = (family: string, table: string, name: string): string => `${family} ${table} ${name}`;
 
+/**
+ * An operation as queued. `stream` is set for elements given as a non-array iterable of a plain
+ * set: they are encoded as they are read and not kept (see RequestEncoder.addElementStream).
+ */
+interface QueuedOperation {
+  op: Operation;
+  stream?: { source: Iterable<SetElement>; inspect: ElementInspector };
+}
+
 export class Transaction {
   readonly operations: Operation[] = [];
   private readonly encoder: RequestEncoder;
@@ -96,16 +105,12 @@ export class Transaction {
     return known;
   }
 
-  /**
-   * An operation as queued. `stream` is set for elements given as a non-array iterable of a plain
-   * set: they are encoded as they are read and not kept (see RequestEncoder.addElementStream).
-   */
-  private toOperation(verb: Verb, obj: TransactionObject, opts: OperationOptions | undefined): { op: Operation; stream?: { source: Iterable<SetElement>; inspect: ElementInspector } } {
+  private toOperation(verb: Verb, obj: TransactionObject, opts: OperationOptions | undefined): QueuedOperation {
     if ('elements' in obj && obj.elements !== undefined) return this.elementOperation(verb, obj);
     return { op: this.objectOperation(verb, obj as Exclude<TransactionObject, { elements: Iterable<SetElement> }>, opts) };
   }
 
-  private elementOperation(verb: Verb, obj: { set: NftSet | SetRef; elements: Iterable<SetElement> }): { op: Operation; stream?: { source: Iterable<SetElement>; inspect: ElementInspector } } {
+  private elementOperation(verb: Verb, obj: { set: NftSet | SetRef; elements: Iterable<SetElement> }): QueuedOperation {
     if (verb === 'insert' || verb === 'replace' || verb === 'flush') throw new RangeError(`${verb} does not apply to elements`);
     const set = this.resolveSet(obj.set, `${verb} element`);
     const inspect = this.elementInspector(verb, set);
