@@ -3,7 +3,7 @@
 
 import { NftValidationError } from './errors.js';
 import { decodeRequestElements } from './netlink/decode.js';
-import { RequestEncoder, type EncodedRequest, type EncodeOptions, type ElementInspector } from './netlink/encode.js';
+import { RequestEncoder, streamsElements, type EncodedRequest, type EncodeOptions, type ElementInspector } from './netlink/encode.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
@@ -114,9 +114,7 @@ export class Transaction {
     if (verb === 'insert' || verb === 'replace' || verb === 'flush') throw new RangeError(`${verb} does not apply to elements`);
     const set = this.resolveSet(obj.set, `${verb} element`);
     const inspect = this.elementInspector(verb, set);
-    // Interval sets sort and pair their elements, which needs them all at once.
-    const streamable = !set.anonymous && !(set.flags ?? []).includes('interval');
-    if (Array.isArray(obj.elements) || !streamable) {
+    if (Array.isArray(obj.elements) || !streamsElements(set)) {
       const elements: SetElement[] = Array.isArray(obj.elements) ? obj.elements : Array.from(obj.elements);
       elements.forEach(inspect);
       return { op: { verb, kind: 'element', set, elements } };

@@ -192,9 +192,7 @@ function decodeElementsOf(s: NftSet, o: WireObject, keys?: string[]): SetElement
  * The request and a dump's reply share one format (native/README.md), so this is the dump's decoder.
  */
 export function decodeRequestElements(s: NftSet, buf: Uint8Array, at: number, count: number): SetElement[] {
-  return decodePlainElements(s, (visit) => {
-    if (count > 0) new WireReader(buf).visit(at, count, visit);
-  });
+  return decodePlainElements(s, (visit) => new WireReader(buf).visit(at, count, visit));
 }
 
 function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => void, keys?: string[]): SetElement[] {

@@ -490,6 +490,15 @@ function encodeConcatBytes(types: readonly Datatype[], parts: readonly Uint8Arra
   return out;
 }
 
+/**
+ * Whether this set's elements can be encoded one at a time, in the order they come (and so taken
+ * from a stream): not an interval set, whose ranges are sorted and paired first, and not an
+ * anonymous set, whose elements may be ranges (hasRangeSyntax).
+ */
+export function streamsElements(s: NftSet): boolean {
+  return !s.anonymous && !(s.flags ?? []).includes('interval');
+}
+
 /** How errors name a set: `map kube-proxy service-ips`. */
 function describeSet(s: NftSet): string {
   return `${s.data ? 'map' : 'set'} ${s.table} ${s.name}`;
