@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from './args.js';
 import { caseA, caseB, caseC, caseD } from './cases.js';
 import { machineInfo, speedText } from './machine.js';
-import { GNU_TIME } from './measure.js';
+import { GNU_TIME, measuredEnvText } from './measure.js';
 import { renderTable, renderTargets, targets } from './report.js';
 import type { CaseResult } from './results.js';
 import type { ShapeId } from './shapes.js';
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nnftlink load benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}, ` +
       `medians of ${opts.runs} run(s) per side${opts.quick ? ' (quick sizes)' : ''}\n` +
-      `wall: whole process (node start-up included); user/sys/peak RSS: rusage via GNU time\n\n` +
+      `wall: whole process (node start-up included); user/sys/peak RSS: rusage via GNU time${measuredEnvText()}\n\n` +
       renderTable(results) +
       `\nTargets (nftlink medians):\n` +
       renderTargets(list) +

@@ -10,6 +10,10 @@ export interface TargetResult {
   unit: string;
   limit: string;
   pass: boolean;
+  /** For a floor fallback: the wall target it stands in for. */
+  fallbackOf?: string;
+  /** False for a fallback whose wall target was met outright: shown, but it decides nothing. */
+  needed?: boolean;
 }
 
 const num = (x: number | undefined, digits: number): string => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
@@ -21,13 +25,15 @@ function pad(rows: string[][]): string {
 
 /**
  * The issue's fallback where the kernel's share rules a target out: within 1.25x of that share,
- * measured as a floor process that does the case's netlink work and nothing else.
+ * measured as a floor process that does the case's netlink work and nothing else. Where the wall
+ * target itself is met, the fallback is still printed but marked n/a.
  */
-function floorTarget(r: CaseResult, wall: number, floorIs: string): TargetResult | undefined {
+function floorTarget(r: CaseResult, wallTarget: TargetResult, floorIs: string): TargetResult | undefined {
   const floor = Number(r.extra?.floorWallS);
   if (!Number.isFinite(floor)) return undefined;
-  const x = ratio(wall, floor);
-  return { target: `(${r.id}) within 1.25x of its floor (${floorIs})`, value: x, unit: 'x floor', limit: '1.25', pass: x <= 1.25 };
+  const x = ratio(wallTarget.value, floor);
+  const target = `(${r.id}) within 1.25x of its floor (${floorIs})`;
+  return { target, value: x, unit: 'x floor', limit: '1.25', pass: x <= 1.25, fallbackOf: wallTarget.target, needed: !wallTarget.pass };
 }
 
 export function targets(results: readonly CaseResult[]): TargetResult[] {
@@ -37,12 +43,13 @@ export function targets(results: readonly CaseResult[]): TargetResult[] {
   const al = a?.median.nftlink;
   const an = a?.median.nft;
   if (al) {
-    out.push({ target: '(a) wall <= 0.35 s', value: al.wall, unit: 's', limit: '0.35', pass: al.wall <= 0.35 });
+    const wall: TargetResult = { target: '(a) wall <= 0.35 s', value: al.wall, unit: 's', limit: '0.35', pass: al.wall <= 0.35 };
+    out.push(wall);
     if (an) {
       const x = ratio(an.wall, al.wall);
       out.push({ target: '(a) >= 2x faster than nft -f (nft wall / nftlink wall)', value: x, unit: 'x', limit: '2', pass: x >= 2 });
     }
-    const f = floorTarget(a, al.wall, 'the same batch encoded beforehand: node, the addon and the kernel');
+    const f = floorTarget(a, wall, 'the same batch encoded beforehand: node, the addon and the kernel');
     if (f) out.push(f);
     out.push({ target: '(a) peak RSS <= 120 MB', value: al.rssMB, unit: 'MB', limit: '120', pass: al.rssMB <= 120 });
   }
@@ -68,8 +75,9 @@ export function targets(results: readonly CaseResult[]): TargetResult[] {
   const dCase = by('d');
   const d = dCase?.median.nftlink;
   if (d) {
-    out.push({ target: '(d) dump (whole process) <= 0.3 s', value: d.wall, unit: 's', limit: '0.3', pass: d.wall <= 0.3 });
-    const f = floorTarget(dCase, d.wall, "the same dump decoding nothing: node and the kernel's share");
+    const wall: TargetResult = { target: '(d) dump (whole process) <= 0.3 s', value: d.wall, unit: 's', limit: '0.3', pass: d.wall <= 0.3 };
+    out.push(wall);
+    const f = floorTarget(dCase, wall, "the same dump decoding nothing: node and the kernel's share");
     if (f) out.push(f);
   }
   return out;
@@ -118,5 +126,24 @@ export function renderTable(results: readonly CaseResult[]): string {
 }
 
 export function renderTargets(list: readonly TargetResult[]): string {
-  return list.map((t) => `${t.pass ? 'PASS' : 'MISS'}  ${t.target}: ${num(t.value, t.unit === 'ms' ? 3 : 2)} ${t.unit}`).join('\n') + '\n';
+  const label = (t: TargetResult): string => (t.needed === false ? 'n/a ' : t.pass ? 'PASS' : 'MISS');
+  const lines = list.map((t) => `${label(t)}  ${t.target}: ${num(t.value, t.unit === 'ms' ? 3 : 2)} ${t.unit}${t.needed === false ? ' (the wall target is met)' : ''}`);
+  return lines.join('\n') + '\n' + verdict(list) + '\n';
+}
+
+/**
+ * One line over all targets. A wall target missed counts as met where its floor fallback passes:
+ * the issue's rule where the kernel's share rules the wall out.
+ */
+function verdict(list: readonly TargetResult[]): string {
+  const missed: string[] = [];
+  let viaFloor = 0;
+  for (const t of list) {
+    if (t.pass || t.fallbackOf !== undefined) continue;
+    const fallback = list.find((f) => f.fallbackOf === t.target);
+    if (fallback?.pass) viaFloor++;
+    else missed.push(fallback ? `${t.target} (and its floor fallback)` : t.target);
+  }
+  if (missed.length) return `verdict: ${missed.length} target(s) MISSED: ${missed.join('; ')}`;
+  return `verdict: every target met${viaFloor ? ` (${viaFloor} wall target(s) through the floor fallback)` : ''}`;
 }

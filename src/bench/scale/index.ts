@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { machineInfo, speedText } from '../machine.js';
-import { GNU_TIME } from '../measure.js';
+import { GNU_TIME, measuredEnvText } from '../measure.js';
 import { parseScaleArgs } from './args.js';
 import { churn, fullNetlink, fullNft, renderText, restart, type ChurnRecord, type FullRun, type RestartRecord } from './cases.js';
 import { churnMedians, fullMedians, renderChurn, renderFull, renderRestart, renderTargets, scaleChart, targets } from './report.js';
@@ -66,7 +66,7 @@ export async function benchCommand(argv: string[]): Promise<void> {
   process.stdout.write(
     `\nnftlink bench: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}; medians\n` +
       `command: nftlink bench ${argv.join(' ')}\n` +
-      `sync: the proxy's sync (layout + diff + commit) inside the process; settle: keying, after the sync, the elements a cold start wrote unkeyed (the proxy does it in the background); wall/user/sys/RSS: the whole process (node start-up included, settle too), GNU time\n\n` +
+      `sync: the proxy's sync (layout + diff + commit) inside the process; settle: keying, after the sync, the elements a cold start wrote unkeyed (the proxy does it in the background); wall/user/sys/RSS: the whole process (node start-up included, settle too), GNU time${measuredEnvText()}\n\n` +
       renderFull(fm) +
       `\n\nChurn on a ${opts.churnServices}-service table (sync duration per change):\n` +
       renderChurn(cm) +

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { renderTargets, targets } from '../../src/bench/report.js';
+import type { CaseResult } from '../../src/bench/results.js';
+import type { ProcessFigures } from '../../src/bench/measure.js';
+
+// The load benchmark's verdict: a wall target missed is met through its floor fallback (the issue's
+// rule where the kernel's share rules the wall out), and a fallback whose wall target is met decides
+// nothing.
+
+const figures = (wall: number): ProcessFigures => ({ wall, user: 0.1, sys: 0.2, rssMB: 60 });
+
+function loadA(wall: number, floorWallS: number): CaseResult {
+  return { id: 'a', title: 'a', runs: [], median: { nftlink: figures(wall), nft: figures(3) }, extra: { floorWallS } };
+}
+function dumpD(wall: number, floorWallS: number): CaseResult {
+  return { id: 'd', title: 'd', runs: [], median: { nftlink: figures(wall), nft: figures(2) }, extra: { floorWallS } };
+}
+const verdictOf = (results: CaseResult[]): string => renderTargets(targets(results)).trim().split('\n').pop()!;
+
+describe('load benchmark targets', () => {
+  it('marks a fallback n/a when its wall target is met, whatever its ratio', () => {
+    const out = renderTargets(targets([loadA(0.32, 0.2)]));
+    expect(out).toMatch(/^PASS {2}\(a\) wall <= 0\.35 s: 0\.32 s$/m);
+    expect(out).toMatch(/^n\/a {3}\(a\) within 1\.25x of its floor .*: 1\.60 x floor \(the wall target is met\)$/m);
+    expect(verdictOf([loadA(0.32, 0.2)])).toBe('verdict: every target met');
+  });
+
+  it('counts a missed wall target as met where its floor fallback passes', () => {
+    const results = [loadA(0.45, 0.4), dumpD(0.5, 0.45)];
+    const out = renderTargets(targets(results));
+    expect(out).toMatch(/^MISS {2}\(a\) wall <= 0\.35 s/m);
+    expect(out).toMatch(/^PASS {2}\(a\) within 1\.25x of its floor/m);
+    expect(verdictOf(results)).toBe('verdict: every target met (2 wall target(s) through the floor fallback)');
+  });
+
+  it('names a wall target whose fallback misses too, and any other miss', () => {
+    const a = loadA(0.55, 0.4);
+    a.median.nftlink!.rssMB = 130;
+    expect(verdictOf([a, dumpD(0.29, 0.2)])).toBe(
+      'verdict: 2 target(s) MISSED: (a) wall <= 0.35 s (and its floor fallback); (a) peak RSS <= 120 MB',
+    );
+  });
+});
