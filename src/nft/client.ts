@@ -124,7 +124,7 @@ export class Nftables {
     let elements: SetElement[] = [];
     const done = await this.native.dumpSetElementsStream(this.handle, NFPROTO[set.family], set.table, set.name, (part, a) => {
       if (a !== attempt) (attempt = a), (elements = []);
-      for (const e of decodeSetElements(part, set).elements) elements.push(e);
+      decodeSetElements(part, set, elements);
     });
     return { generation: done.generation, elements: done.attempt === attempt ? elements : [] };
   }

@@ -178,12 +178,16 @@ export function decodeElements(s: NftSet, elems: readonly WireElement[]): SetEle
 }
 
 /**
- * The elements of one dump object. Plain (non-interval) sets take the fast path: attributes are read
- * in place, one SetElement and its value arrays allocated per element and nothing else.
+ * The elements of one dump object, appended to `into`. Plain (non-interval) sets take the fast
+ * path: attributes are read in place, one SetElement and its value arrays allocated per element and
+ * nothing else (no array per part to copy from: a 100k-element dump arrives in about 100 parts).
  */
-function decodeElementsOf(s: NftSet, o: WireObject, keys?: string[]): SetElement[] {
-  if ((s.flags ?? []).includes('interval')) return decodeElements(s, o.readElements());
-  return decodePlainElements(s, (visit) => o.visitElements(visit), keys);
+function decodeElementsOf(s: NftSet, o: WireObject, into: SetElement[], keys?: string[]): void {
+  if ((s.flags ?? []).includes('interval')) {
+    for (const e of decodeElements(s, o.readElements())) into.push(e);
+    return;
+  }
+  decodePlainElements(s, (visit) => o.visitElements(visit), into, keys);
 }
 
 /**
@@ -192,11 +196,10 @@ function decodeElementsOf(s: NftSet, o: WireObject, keys?: string[]): SetElement
  * The request and a dump's reply share one format (native/README.md), so this is the dump's decoder.
  */
 export function decodeRequestElements(s: NftSet, buf: Uint8Array, at: number, count: number): SetElement[] {
-  return decodePlainElements(s, (visit) => new WireReader(buf).visit(at, count, visit));
+  return decodePlainElements(s, (visit) => new WireReader(buf).visit(at, count, visit), []);
 }
 
-function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => void, keys?: string[]): SetElement[] {
-  const out: SetElement[] = new Array<SetElement>();
+function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => void, out: SetElement[], keys?: string[]): SetElement[] {
   const key = s.key;
   const data = s.data;
   const dv = { buf: undefined as Uint8Array | undefined, view: undefined as DataView | undefined, bytes: undefined as Buffer | undefined };
@@ -314,9 +317,7 @@ export class RulesetDecoder {
           if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
           const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
           const keys = keyed ? (s.elementKeys ??= []) : undefined;
-          const decoded = decodeElementsOf(s, o, keys);
-          if (s.elements) for (const e of decoded) s.elements.push(e);
-          else s.elements = decoded;
+          decodeElementsOf(s, o, (s.elements ??= []), keys);
           break;
         }
         case WireKind.Rule:
@@ -351,13 +352,14 @@ function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>, byId: Map<num
   return { ...rest, inline: s };
 }
 
-/** Decodes a one-set element dump (the reconciler's resync) against the set's declared types. */
-export function decodeSetElements(buf: Uint8Array, set: NftSet): { generation: number; elements: SetElement[] } {
+/**
+ * Decodes a one-set element dump (the reconciler's resync) against the set's declared types; the
+ * elements are appended to `into` (a streamed dump's parts go into one array without copies).
+ */
+export function decodeSetElements(buf: Uint8Array, set: NftSet, into: SetElement[] = []): { generation: number; elements: SetElement[] } {
   const msg = new WireReader(buf).message();
-  const elements: SetElement[] = [];
   for (const o of msg.objects) {
-    if (o.kind !== WireKind.Elements) continue;
-    for (const e of decodeElementsOf(set, o)) elements.push(e);
+    if (o.kind === WireKind.Elements) decodeElementsOf(set, o, into);
   }
-  return { generation: msg.genid, elements };
+  return { generation: msg.genid, elements: into };
 }
