@@ -47,8 +47,8 @@ let seq = 0;
  * DaemonSet's node has no such variable: left in, it would add the machine's set-up to every node
  * figure (and to none of nft's).
  */
-export const NODE_START_UP_NOISE = ['NODE_EXTRA_CA_CERTS'] as const;
-export function measuredEnv(): NodeJS.ProcessEnv {
+const NODE_START_UP_NOISE = ['NODE_EXTRA_CA_CERTS'] as const;
+function measuredEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of NODE_START_UP_NOISE) delete env[name];
   return env;

@@ -10,6 +10,8 @@ const { ipv4_addr, inet_service } = types;
 let ns: Netns;
 let nft: Nftables;
 const set: NftSet = { family: 'ip', table: 'err', name: 'addrs', key: [ipv4_addr] };
+/** The i-th address of 198.18.0.0/16: the elements of the large lists below. */
+const addr = (i: number): string => `198.18.${(i >> 8) & 255}.${i & 255}`;
 
 beforeAll(async () => {
   ns = Netns.create();
@@ -82,7 +84,7 @@ describe('one bad operation in the middle', () => {
   });
 
   it('a bad element deep inside a large element list is attributed to that element', async () => {
-    const elements = Array.from({ length: 5000 }, (_, i) => ({ key: [`198.18.${(i >> 8) & 255}.${i & 255}`] }));
+    const elements = Array.from({ length: 5000 }, (_, i) => ({ key: [addr(i)] }));
     const tx = new Transaction().add({ set, elements });
     // Delete one element that does not exist, at position 3777 of a 5000-element delete.
     const del = elements.slice(0, 5000).map((e, i) => (i === 3777 ? { key: ['198.19.255.255'] } : e));
@@ -95,7 +97,6 @@ describe('one bad operation in the middle', () => {
   });
 
   it('the same with the elements streamed from generators: the refused element is named from the request', async () => {
-    const addr = (i: number): string => `198.18.${(i >> 8) & 255}.${i & 255}`;
     function* adds(): Generator<{ key: string[] }> {
       for (let i = 0; i < 5000; i++) yield { key: [addr(i)] };
     }
@@ -113,7 +114,7 @@ describe('one bad operation in the middle', () => {
   it('streamed elements commit as the array would: the dump holds every one', async () => {
     const streamed: NftSet = { ...set, name: 'streamed' };
     function* adds(): Generator<{ key: string[] }> {
-      for (let i = 0; i < 20_000; i++) yield { key: [`198.18.${(i >> 8) & 255}.${i & 255}`] };
+      for (let i = 0; i < 20_000; i++) yield { key: [addr(i)] };
     }
     await nft.commit(new Transaction().add({ set: streamed }).add({ set: streamed, elements: adds() }));
     const { elements } = await nft.dumpSetElements(streamed);
@@ -128,7 +129,7 @@ describe('one bad operation in the middle', () => {
       const tx = new Transaction();
       for (let i = 0; i < 10_000; i++) {
         if (i === bad) tx.add({ rule: rule('ip').match(ip.daddr, '198.18.0.9').jump(`nowhere-${trial}`).rule('err', 'c') });
-        else tx.add({ set, elements: [{ key: [`198.18.${(i >> 8) & 255}.${i & 255}`] }] });
+        else tx.add({ set, elements: [{ key: [addr(i)] }] });
       }
       const err = await expectUnchanged(() => nft.commit(tx));
       expect(err.operationIndex).toBe(bad);

@@ -317,7 +317,7 @@ export class RequestEncoder {
     sources: Int32Array | undefined,
     body: (isNew: boolean, what: string) => T,
   ): T {
-    const msg = verb === 'delete' ? NFT_MSG.DELSETELEM : verb === 'destroy' ? NFT_MSG.DESTROYSETELEM : NFT_MSG.NEWSETELEM;
+    const msg = elementMsgType(verb);
     this.begin(msg, WireKind.Elements, createFlags(verb), s.family, sources);
     this.setNameAttrs(s, setId);
     this.noExprs();
@@ -326,7 +326,7 @@ export class RequestEncoder {
 
   /** A single-field interval set: nft's start and end markers (intervalElements), sorted. */
   private rangeElements(verb: Operation['verb'], s: NftSet, elements: readonly SetElement[], setId: number | undefined): void {
-    const isNew = verb !== 'delete' && verb !== 'destroy';
+    const isNew = elementMsgType(verb) === NFT_MSG.NEWSETELEM;
     const what = describeSet(s);
     const type = s.key[0]!;
     const ranges = elements.map((e, i) => parseIntervalValue(type, e.key[0]!, e.keyEnd?.[0], `${what} element ${i}`));
@@ -497,6 +497,11 @@ function encodeConcatBytes(types: readonly Datatype[], parts: readonly Uint8Arra
  */
 export function streamsElements(s: NftSet): boolean {
   return !s.anonymous && !(s.flags ?? []).includes('interval');
+}
+
+/** The element message a verb sends: delete and destroy remove, every other verb adds. */
+function elementMsgType(verb: Operation['verb']): number {
+  return verb === 'delete' ? NFT_MSG.DELSETELEM : verb === 'destroy' ? NFT_MSG.DESTROYSETELEM : NFT_MSG.NEWSETELEM;
 }
 
 /** How errors name a set: `map kube-proxy service-ips`. */
