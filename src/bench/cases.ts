@@ -129,6 +129,7 @@ export async function caseA(o: BenchOptions): Promise<CaseResult> {
     ],
   );
   const med = (name: string, f: (p: ProcessFigures) => number): number => median(companions.get(name)!.map(f));
+  result.companions = Object.fromEntries(companions);
   result.extra = {
     ...result.extra,
     inputOnlyUserMs: med('input only', (f) => f.user) * 1000,
@@ -243,7 +244,7 @@ export async function caseD(o: BenchOptions): Promise<CaseResult> {
       }
     });
   }
-  const result: CaseResult = { id: 'd', title: `dumping the ${o.elements.toLocaleString('en')}-element map`, runs: records, median: {} };
+  const result: CaseResult = { id: 'd', title: `dumping the ${o.elements.toLocaleString('en')}-element map`, runs: records, median: {}, companions: { floor } };
   for (const side of ['nftlink', 'nft'] as const) {
     const m = medianFigures(records, side);
     if (m) result.median[side] = m;

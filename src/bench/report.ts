@@ -1,7 +1,7 @@
 // The readable side of the results: one table of medians with the ratios measured in the same run,
 // and the issue's targets, each PASS or MISS against the median it names (no rounding in its favour).
 
-import type { CaseResult } from './results.js';
+import { pairedWallRatios, type CaseResult } from './results.js';
 import { ratio } from './stats.js';
 
 export interface TargetResult {
@@ -14,6 +14,8 @@ export interface TargetResult {
   fallbackOf?: string;
   /** False for a fallback whose wall target was met outright: shown, but it decides nothing. */
   needed?: boolean;
+  /** For a floor fallback: the lowest and highest of the run-by-run ratios (shown, not judged). */
+  perRun?: { min: number; max: number };
 }
 
 const num = (x: number | undefined, digits: number): string => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
@@ -33,7 +35,10 @@ function floorTarget(r: CaseResult, wallTarget: TargetResult, floorIs: string): 
   if (!Number.isFinite(floor)) return undefined;
   const x = ratio(wallTarget.value, floor);
   const target = `(${r.id}) within 1.25x of its floor (${floorIs})`;
-  return { target, value: x, unit: 'x floor', limit: '1.25', pass: x <= 1.25, fallbackOf: wallTarget.target, needed: !wallTarget.pass };
+  const t: TargetResult = { target, value: x, unit: 'x floor', limit: '1.25', pass: x <= 1.25, fallbackOf: wallTarget.target, needed: !wallTarget.pass };
+  const paired = pairedWallRatios(r, 'floor');
+  if (paired.length) t.perRun = { min: Math.min(...paired), max: Math.max(...paired) };
+  return t;
 }
 
 export function targets(results: readonly CaseResult[]): TargetResult[] {
@@ -127,7 +132,8 @@ export function renderTable(results: readonly CaseResult[]): string {
 
 export function renderTargets(list: readonly TargetResult[]): string {
   const label = (t: TargetResult): string => (t.needed === false ? 'n/a ' : t.pass ? 'PASS' : 'MISS');
-  const lines = list.map((t) => `${label(t)}  ${t.target}: ${num(t.value, t.unit === 'ms' ? 3 : 2)} ${t.unit}${t.needed === false ? ' (the wall target is met)' : ''}`);
+  const perRun = (t: TargetResult): string => (t.perRun ? ` (run by run ${num(t.perRun.min, 2)}-${num(t.perRun.max, 2)})` : '');
+  const lines = list.map((t) => `${label(t)}  ${t.target}: ${num(t.value, t.unit === 'ms' ? 3 : 2)} ${t.unit}${perRun(t)}${t.needed === false ? ' (the wall target is met)' : ''}`);
   return lines.join('\n') + '\n' + verdict(list) + '\n';
 }
 

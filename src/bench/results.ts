@@ -21,6 +21,22 @@ export interface CaseResult {
   median: Partial<Record<Side, ProcessFigures>>;
   /** Case-specific figures (per-update latencies, in-process phase medians). */
   extra?: Record<string, number | string>;
+  /** The further processes timed in the same runs (a floor, a variant): each one's figures, by run. */
+  companions?: Record<string, ProcessFigures[]>;
+}
+
+/**
+ * nftlink's wall over a companion's, run by run: each pair was measured moments apart, so the spread
+ * shows how far the VM's drift within one benchmark moves the ratio of the medians.
+ */
+export function pairedWallRatios(r: CaseResult, companion: string): number[] {
+  const other = r.companions?.[companion] ?? [];
+  const out: number[] = [];
+  other.forEach((c, run) => {
+    const own = r.runs.find((x) => x.side === 'nftlink' && x.run === run);
+    if (own && c.wall > 0) out.push(own.wall / c.wall);
+  });
+  return out;
 }
 
 export function medianFigures(runs: readonly RunRecord[], side: Side): ProcessFigures | undefined {

@@ -33,6 +33,17 @@ describe('load benchmark targets', () => {
     expect(verdictOf(results)).toBe('verdict: every target met (2 wall target(s) through the floor fallback)');
   });
 
+  it('shows the run-by-run ratios to the floor beside the ratio of the medians', () => {
+    // Each nftlink run is paired with the floor run of the same index (measured moments apart).
+    const walls = [0.5, 0.45, 0.6];
+    const floors = [0.4, 0.3, 0.4];
+    const d = dumpD(0.5, 0.4);
+    d.runs = walls.map((wall, run) => ({ side: 'nftlink', run, ...figures(wall) }));
+    d.companions = { floor: floors.map(figures) };
+    const out = renderTargets(targets([d]));
+    expect(out).toMatch(/^PASS {2}\(d\) within 1\.25x of its floor .*: 1\.25 x floor \(run by run 1\.25-1\.50\)$/m);
+  });
+
   it('names a wall target whose fallback misses too, and any other miss', () => {
     const a = loadA(0.55, 0.4);
     a.median.nftlink!.rssMB = 130;
