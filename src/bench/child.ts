@@ -2,7 +2,8 @@
 // process's own (node start-up and module loading included, as `nft`'s start-up is on the other side),
 // measured from outside exactly as `nft` is.
 //
-//   node dist/bundle/load-child.js load   <netns> --elements N [--array]     (elements streamed, or built as one array first)
+//   node dist/bundle/load-child.js load   <netns> --elements N [--array] [--size S]  (elements streamed, or built as one array first;
+//                                                                          the map declared with size S)
 //   node dist/bundle/load-child.js input  <netns> --elements N [--array]     (only makes load's elements)
 //   node dist/bundle/load-child.js shape  <netns> --shape 1..5 --services N --endpoints E
 //   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
@@ -84,7 +85,8 @@ async function main(): Promise<Record<string, unknown>> {
     switch (what) {
       case 'load': {
         const t0 = now();
-        const tx = bigMapLoad(option(args, 'elements'), args.includes('--array') ? 'array' : 'stream');
+        const size = args.includes('--size') ? option(args, 'size') : undefined;
+        const tx = bigMapLoad(option(args, 'elements'), args.includes('--array') ? 'array' : 'stream', size);
         const t1 = now();
         await nft.commit(tx);
         const t2 = now();

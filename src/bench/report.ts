@@ -88,6 +88,19 @@ export function targets(results: readonly CaseResult[]): TargetResult[] {
   return out;
 }
 
+/** (a)'s load again with the map declared with a size: what the kernel's share is without hash table growth. */
+function sizedMapNote(r: CaseResult): string | undefined {
+  const e = r.extra ?? {};
+  const [size, wall, sys, floorWall, floorSys] = ['sizedMapSize', 'sizedWallS', 'sizedSysS', 'sizedFloorWallS', 'sizedFloorSysS'].map((k) => Number(e[k]));
+  if (!Number.isFinite(size) || !Number.isFinite(wall)) return undefined;
+  const l = r.median.nftlink;
+  return (
+    `(${r.id}) the same load with the map declared \`size ${size}\` (not judged): nftlink wall ${num(wall, 3)} s, sys ${num(sys, 2)}` +
+    `; its floor wall ${num(floorWall, 3)} s, sys ${num(floorSys, 2)}` +
+    (l ? ` (without a size: sys ${num(l.sys, 2)}, floor sys ${num(Number(e.floorSysS), 2)}; the kernel grows its table from 4 buckets)` : '')
+  );
+}
+
 export function renderTable(results: readonly CaseResult[]): string {
   const rows: string[][] = [['case', 'side', 'wall s', 'user s', 'sys s', 'peak MB', 'user/sys', 'wall/sys', 'nft/nftlink wall']];
   const notes: string[] = [];
@@ -116,6 +129,8 @@ export function renderTable(results: readonly CaseResult[]): string {
       .map(([k, v]) => `${k} ${typeof v === 'number' ? v.toFixed(k.endsWith('S') ? 3 : 1) : v}`)
       .join(', ');
     notes.push(`(${r.id}) ${r.title}${phases ? `; in-process medians: ${phases}` : ''}`);
+    const sized = sizedMapNote(r);
+    if (sized) notes.push(sized);
   }
   let s = pad(rows) + '\n\n' + notes.join('\n') + '\n';
   const c = results.find((r) => r.id === 'c');

@@ -83,6 +83,16 @@ describe('one bad operation in the middle', () => {
     expect(err.elementIndex).toBe(0);
   });
 
+  it("an element past a set's declared size: ENFILE, with its element index (a size is a cap, not only a hint)", async () => {
+    const sized: NftSet = { ...set, name: 'sized', size: 4 };
+    const tx = new Transaction().add({ set: sized }).add({ set: sized, elements: Array.from({ length: 6 }, (_, i) => ({ key: [addr(i)] })) });
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('ENFILE');
+    expect(err.operationIndex).toBe(1);
+    expect(err.elementIndex).toBe(4);
+    expect(err.command).toBe('add element ip err sized { 198.18.0.4 }');
+  });
+
   it('a bad element deep inside a large element list is attributed to that element', async () => {
     const elements = Array.from({ length: 5000 }, (_, i) => ({ key: [addr(i)] }));
     const tx = new Transaction().add({ set, elements });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderTargets, targets } from '../../src/bench/report.js';
+import { renderTable, renderTargets, targets } from '../../src/bench/report.js';
 import type { CaseResult } from '../../src/bench/results.js';
 import type { ProcessFigures } from '../../src/bench/measure.js';
 
@@ -49,6 +49,15 @@ describe('load benchmark targets', () => {
     a.median.nftlink!.rssMB = 130;
     expect(verdictOf([a, dumpD(0.29, 0.2)])).toBe(
       'verdict: 2 target(s) MISSED: (a) wall <= 0.35 s (and its floor fallback); (a) peak RSS <= 120 MB',
+    );
+  });
+
+  it("prints (a)'s sized-map figures beside the unsized ones, and nothing when they were not measured", () => {
+    const a = loadA(0.45, 0.4);
+    expect(renderTable([a])).not.toMatch(/declared `size/);
+    a.extra = { ...a.extra, floorSysS: 0.21, sizedMapSize: 131072, sizedWallS: 0.36, sizedUserS: 0.25, sizedSysS: 0.1, sizedFloorWallS: 0.28, sizedFloorSysS: 0.09 };
+    expect(renderTable([a])).toMatch(
+      /^\(a\) the same load with the map declared `size 131072` \(not judged\): nftlink wall 0\.360 s, sys 0\.10; its floor wall 0\.280 s, sys 0\.09 \(without a size: sys 0\.20, floor sys 0\.21;/m,
     );
   });
 });
