@@ -164,13 +164,23 @@ export async function caseB(o: BenchOptions, shape: ShapeId): Promise<CaseResult
   // Several transactions are several `nft -f` processes, one after the other (their rusage summed).
   const nftArgv = (ns: string): string[] =>
     files.length === 1 ? [...inNetns(ns), 'nft', '-f', files[0]!] : [...inNetns(ns), 'sh', '-c', 'for f; do nft -f "$f" || exit 1; done', 'sh', ...files];
-  const { result } = await loadCase(
+  // Timed beside the two sides: a process that starts node and loads the modules and does nothing
+  // else, so that nftlink's own user and sys time (the difference) can be told from node's start-up.
+  const { result, companions } = await loadCase(
     `b${shape}`,
     `${o.services.toLocaleString('en')} services x ${o.endpoints}: ${SHAPE_TITLES[shape]}`,
     o.runs,
     (ns) => ['shape', ns, '--shape', String(shape), '--services', String(o.services), '--endpoints', String(o.endpoints)],
     nftArgv,
+    [{ name: 'start-up only', args: (ns) => ['input', ns, '--elements', '0'] }],
   );
+  const startup = companions.get('start-up only')!;
+  result.companions = Object.fromEntries(companions);
+  result.extra = {
+    ...result.extra,
+    startupOnlyUserMs: median(startup.map((f) => f.user)) * 1000,
+    startupOnlySysMs: median(startup.map((f) => f.sys)) * 1000,
+  };
   return result;
 }
 

@@ -64,12 +64,15 @@ export function targets(results: readonly CaseResult[]): TargetResult[] {
     if (!m) continue;
     const x = ratio(m.user, m.sys);
     out.push({ target: `(${r.id}) user <= 1.25 x sys`, value: x, unit: 'x sys', limit: '1.25', pass: x <= 1.25 });
-    const inputUser = Number(r.extra?.inputOnlyUserMs) / 1000;
-    const inputSys = Number(r.extra?.inputOnlySysMs) / 1000;
-    if (Number.isFinite(inputUser) && Number.isFinite(inputSys)) {
-      // The same, less what a process that only builds the input costs (node, modules, 100k objects).
-      const own = ratio(m.user - inputUser, m.sys - inputSys);
-      out.push({ target: `(${r.id}) nftlink's own user <= 1.25 x its sys (whole process minus input only)`, value: own, unit: 'x sys', limit: '1.25', pass: own <= 1.25 });
+    // The same, less what a process that does none of nftlink's work costs: for (a), one that only
+    // makes the input (node, modules, 100k objects); for (b), one that only starts node and loads
+    // the modules (the services are built with the library: nftlink's work).
+    const baseline = r.id === 'a' ? { user: 'inputOnlyUserMs', sys: 'inputOnlySysMs', is: 'input only' } : { user: 'startupOnlyUserMs', sys: 'startupOnlySysMs', is: "node's start-up" };
+    const baseUser = Number(r.extra?.[baseline.user]) / 1000;
+    const baseSys = Number(r.extra?.[baseline.sys]) / 1000;
+    if (Number.isFinite(baseUser) && Number.isFinite(baseSys)) {
+      const own = ratio(m.user - baseUser, m.sys - baseSys);
+      out.push({ target: `(${r.id}) nftlink's own user <= 1.25 x its sys (whole process minus ${baseline.is})`, value: own, unit: 'x sys', limit: '1.25', pass: own <= 1.25 });
     }
   }
   const c = by('c');

@@ -60,4 +60,17 @@ describe('load benchmark targets', () => {
       /^\(a\) the same load with the map declared `size 131072` \(not judged\): nftlink wall 0\.360 s, sys 0\.10; its floor wall 0\.280 s, sys 0\.09 \(without a size: sys 0\.20, floor sys 0\.21;/m,
     );
   });
+
+  it("judges (b)'s user-to-sys ratio for the whole process and, less node's start-up, for nftlink's own", () => {
+    const b5: CaseResult = {
+      id: 'b5',
+      title: 'b5',
+      runs: [],
+      median: { nftlink: { wall: 0.7, user: 0.5, sys: 0.35, rssMB: 90 } },
+      extra: { startupOnlyUserMs: 110, startupOnlySysMs: 10 },
+    };
+    const out = renderTargets(targets([b5]));
+    expect(out).toMatch(/^MISS {2}\(b5\) user <= 1\.25 x sys: 1\.43 x sys$/m);
+    expect(out).toMatch(/^PASS {2}\(b5\) nftlink's own user <= 1\.25 x its sys \(whole process minus node's start-up\): 1\.15 x sys$/m);
+  });
 });
