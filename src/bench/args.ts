@@ -17,10 +17,15 @@ export interface BenchOptions {
   updates: number;
   nftUpdates: number;
   out: string;
+  /** Where the chart goes (docs/bench/load.svg; a quick run's goes beside its JSON instead). */
+  chart: string;
+  /** Measure nothing: print the report and draw the chart of a saved run (its JSON). */
+  from?: string;
 }
 
 const USAGE = `usage: npm run bench:load -- [--runs N] [--quick] [--cases a,b,c,d] [--shapes 1,2,3,4,5]
-                               [--elements N] [--services N] [--updates N] [--nft-updates N] [--out FILE]`;
+                               [--elements N] [--services N] [--updates N] [--nft-updates N] [--out FILE]
+                               [--chart FILE] [--from FILE (report and chart of a saved run; measures nothing)]`;
 
 export function parseArgs(argv: readonly string[]): BenchOptions {
   const quick = argv.includes('--quick');
@@ -35,6 +40,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     updates: quick ? 50 : 200,
     nftUpdates: quick ? 5 : 20,
     out: 'bench-results/load.json',
+    chart: quick ? 'bench-results/load.svg' : 'docs/bench/load.svg',
   };
   const int = (name: string, v: string | undefined, min: number): number => {
     const n = Number(v);
@@ -77,6 +83,15 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--out':
         o.out = next() ?? o.out;
         break;
+      case '--chart':
+        o.chart = next() ?? o.chart;
+        break;
+      case '--from': {
+        const file = next();
+        if (!file) throw new Error(`--from needs the JSON file of a saved run\n${USAGE}`);
+        o.from = file;
+        break;
+      }
       case '-h':
       case '--help':
         process.stdout.write(USAGE + '\n');

@@ -4,46 +4,67 @@
 //   (b) 10,000 services x 5 endpoints in the five ruleset shapes of DESIGN.md's "Kernel facts"
 //   (c) one element delete+add into the 100k map, repeated
 //   (d) dumping the 100k map
-// Prints a table and PASS/MISS per target on stdout, progress on stderr, and writes every raw run
-// and the medians to bench-results/load.json. `--quick` is a CI smoke run (1 run, a tenth the size).
+// Prints a table and PASS/MISS per target on stdout, progress on stderr, writes every raw run and
+// the medians to bench-results/load.json and draws docs/bench/load.svg. `--quick` is a CI smoke run
+// (1 run, a tenth the size). `--from FILE` prints the report and draws the chart of a saved run.
 
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from './args.js';
+import { parseArgs, type BenchOptions } from './args.js';
 import { caseA, caseB, caseC, caseD } from './cases.js';
-import { machineInfo, speedText } from './machine.js';
+import { loadChart } from './load-chart.js';
+import { machineInfo, speedText, type MachineInfo } from './machine.js';
 import { GNU_TIME, measuredEnvText } from './measure.js';
 import { renderTable, renderTargets, targets } from './report.js';
 import type { CaseResult } from './results.js';
 import type { ShapeId } from './shapes.js';
 
-async function main(): Promise<void> {
-  const opts = parseArgs(process.argv.slice(2));
+/** What a run writes to its JSON file (and what --from reads back). */
+interface SavedRun {
+  machine: MachineInfo;
+  options: BenchOptions;
+  /** When the run ended (ISO 8601; absent in runs saved before 3 December 2026). */
+  finishedAt?: string;
+  elapsedS: number;
+  cases: CaseResult[];
+}
+
+async function measure(opts: BenchOptions): Promise<SavedRun> {
   if (!existsSync(GNU_TIME)) throw new Error(`bench: ${GNU_TIME} is missing (Debian: apt-get install time)`);
   const machine = machineInfo();
   const started = Date.now();
   process.stderr.write(`bench:load on Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs; runs=${opts.runs}${opts.quick ? ' (quick)' : ''}\n`);
-
   const results: CaseResult[] = [];
   if (opts.cases.includes('a')) results.push(await caseA(opts));
   if (opts.cases.includes('b')) for (const s of opts.shapes) results.push(await caseB(opts, s as ShapeId));
   if (opts.cases.includes('c')) results.push(await caseC(opts));
   if (opts.cases.includes('d')) results.push(await caseD(opts));
-
-  const list = targets(results);
+  const run: SavedRun = { machine, options: opts, finishedAt: new Date().toISOString(), elapsedS: (Date.now() - started) / 1000, cases: results };
   const out = resolve(opts.out);
   mkdirSync(dirname(out), { recursive: true });
-  const json = { machine, options: opts, elapsedS: (Date.now() - started) / 1000, cases: results, targets: list };
-  writeFileSync(out, JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ ...run, targets: targets(results) }, null, 2) + '\n');
+  return run;
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const run: SavedRun = opts.from ? (JSON.parse(readFileSync(opts.from, 'utf8')) as SavedRun) : await measure(opts);
+  const { machine, options } = run;
+  const list = targets(run.cases);
+  const when = run.finishedAt ? `, ${run.finishedAt.slice(0, 16).replace('T', ' ')} UTC` : '';
+  const chart = resolve(opts.chart);
+  mkdirSync(dirname(chart), { recursive: true });
+  const chartTitle = `npm run bench:load: Linux ${machine.kernel.split('-')[0]}, ${machine.cpuCount} CPUs, speed index ${machine.speedIndexMs.toFixed(0)} ms${when}`;
+  writeFileSync(chart, loadChart(run.cases, chartTitle));
 
   process.stdout.write(
     `\nnftlink load benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}, ` +
-      `medians of ${opts.runs} run(s) per side${opts.quick ? ' (quick sizes)' : ''}\n` +
+      `medians of ${options.runs} run(s) per side${options.quick ? ' (quick sizes)' : ''}${when}\n` +
       `wall: whole process (node start-up included); user/sys/peak RSS: rusage via GNU time${measuredEnvText()}\n\n` +
-      renderTable(results) +
+      renderTable(run.cases) +
       `\nTargets (nftlink medians):\n` +
       renderTargets(list) +
-      `\nraw runs and medians: ${out} (${json.elapsedS.toFixed(0)} s)\n`,
+      `\n${opts.from ? `from the saved run ${resolve(opts.from)}` : `raw runs and medians: ${resolve(opts.out)}`} (${run.elapsedS.toFixed(0)} s); chart: ${chart}\n`,
   );
 }
 

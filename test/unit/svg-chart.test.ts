@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatTick, lineChart, type LineChartOptions } from '../../src/bench/svg-chart.js';
+import { barChart, formatTick, lineChart, type LineChartOptions } from '../../src/bench/svg-chart.js';
+import { formatSeconds, loadChart } from '../../src/bench/load-chart.js';
+import type { CaseResult } from '../../src/bench/results.js';
 
 /** Checks that the text is one well-formed XML element tree (tags balanced, attributes quoted). */
 function wellFormed(xml: string): string | undefined {
@@ -116,5 +118,91 @@ describe('lineChart', () => {
 
   it('formats ticks compactly', () => {
     expect([1, 10, 1000, 10_000, 2_000_000, 0.5, 12.345].map(formatTick)).toEqual(['1', '10', '1k', '10k', '2M', '0.5', '12.3']);
+  });
+});
+
+/** Every bar: its group, series, value and extent in SVG coordinates. */
+function bars(svg: string): { group: string; series: string; value: number; x: number; y: number; width: number }[] {
+  return [...svg.matchAll(/<rect class="bar" data-group="([^"]*)" data-series="([^"]*)" data-value="([^"]*)" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"/g)].map((m) => ({
+    group: m[1]!,
+    series: m[2]!,
+    value: Number(m[3]),
+    x: Number(m[4]),
+    y: Number(m[5]),
+    width: Number(m[6]),
+  }));
+}
+
+describe('barChart', () => {
+  const opts = {
+    title: 'a & b',
+    valueLabel: 'seconds',
+    series: [{ name: 'one' }, { name: 'two' }],
+    groups: [
+      { label: 'first', values: [0.5, 20] },
+      { label: 'second <x>', values: [0.0002, undefined] },
+      { label: 'third', values: [0, 3] },
+    ],
+    log: true,
+  };
+
+  it('writes one well-formed SVG document, one bar per value it can show, in group order', () => {
+    const svg = barChart(opts);
+    expect(wellFormed(svg)).toBeUndefined();
+    expect(svg).toContain('a &amp; b');
+    expect(svg).toContain('second &lt;x&gt;');
+    // No bar for a missing value, nor for zero on a log axis.
+    expect(bars(svg).map((b) => `${b.group}/${b.series}`)).toEqual(['first/one', 'first/two', 'second &lt;x&gt;/one', 'third/two']);
+    const ys = bars(svg).map((b) => b.y);
+    expect([...ys].sort((a, b) => a - b)).toEqual(ys);
+  });
+
+  it('on a log axis, every bar starts at the lowest tick and a bar is as long as its value\'s log', () => {
+    const svg = barChart(opts);
+    const xt = ticks(svg, 'x');
+    expect(xt.map((t) => t.value)).toEqual([0.0001, 0.001, 0.01, 0.1, 1, 10, 100]);
+    const bs = bars(svg);
+    for (const b of bs) expect(b.x).toBeCloseTo(xt[0]!.at, 0);
+    const decade = xt[1]!.at - xt[0]!.at;
+    const byValue = (v: number) => bs.find((b) => b.value === v)!;
+    // 20 is 5.3 decades above 0.0001; 0.5 is 3.7.
+    expect(byValue(20).width / decade).toBeCloseTo(Math.log10(20 / 0.0001), 1);
+    expect(byValue(0.5).width / decade).toBeCloseTo(Math.log10(0.5 / 0.0001), 1);
+  });
+});
+
+describe('loadChart', () => {
+  const figures = (wall: number) => ({ wall, user: 0.1, sys: 0.2, rssMB: 60 });
+  const a: CaseResult = {
+    id: 'a',
+    title: 'a',
+    runs: [],
+    median: { nftlink: figures(0.44), nft: figures(1.6) },
+    extra: { floorWallS: 0.35, sizedMapSize: 131072, sizedWallS: 0.32, sizedFloorWallS: 0.19 },
+  };
+  const c: CaseResult = { id: 'c', title: 'c', runs: [], median: {}, extra: { nftlinkMedianMs: 0.104, nftMedianMs: 20.1 } };
+
+  it("draws each case's nftlink, nft -f and floor walls, (a)'s sized map, and (c) per update in seconds", () => {
+    const svg = loadChart([a, c], 'title');
+    expect(wellFormed(svg)).toBeUndefined();
+    expect(bars(svg).map((b) => [b.group, b.series, b.value])).toEqual([
+      ['(a)', 'nftlink', 0.44],
+      ['(a)', 'nft -f', 1.6],
+      ['(a)', 'floor (node, addon, kernel)', 0.35],
+      ['(a) sized map', 'nftlink', 0.32],
+      ['(a) sized map', 'floor (node, addon, kernel)', 0.19],
+      ['(c) one update', 'nftlink', 0.000104],
+      ['(c) one update', 'nft -f', 0.0201],
+    ]);
+    expect(svg).toContain('>20.1 ms</text>');
+  });
+
+  it('leaves out the sized map where the run did not time it', () => {
+    const plain: CaseResult = { ...a, extra: { floorWallS: 0.35 } };
+    expect(bars(loadChart([plain], 'title')).map((b) => b.group)).toEqual(['(a)', '(a)', '(a)']);
+  });
+
+  it('formats seconds as a reader expects them', () => {
+    expect([0.000104, 0.0201, 0.439, 16.45].map(formatSeconds)).toEqual(['0.104 ms', '20.1 ms', '0.439 s', '16.4 s']);
   });
 });
