@@ -1,6 +1,6 @@
 // Errors that name the object and the kernel's reason.
 
-import { ERRNO_NAME } from './netlink/constants.js';
+import { ERRNO, ERRNO_NAME } from './netlink/constants.js';
 import type { Operation } from './operations.js';
 
 const ERRNO_TEXT: Record<number, string> = {
@@ -28,6 +28,20 @@ export function errnoText(errno: number): string {
   return `${ERRNO_TEXT[errno] ?? `errno ${errno}`} (${ERRNO_NAME[errno] ?? errno})`;
 }
 
+/**
+ * What an errno means for the operation it answered, where strerror would mislead: nf_tables
+ * answers ENFILE, without an extended-ack message, when an element would take a set past its
+ * declared size (nft_add_set_elem, seen on Linux 6.18), and strerror calls that "Too many open
+ * files in system".
+ */
+export function refusalReason(errno: number, op: Operation | undefined): string | undefined {
+  if (errno === ERRNO.ENFILE && op?.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
+    const size = op.set.size !== undefined ? ` of ${op.set.size} element(s)` : '';
+    return `set ${op.set.name} is full: it holds its declared size${size}`;
+  }
+  return undefined;
+}
+
 /** Raised when an operation cannot be queued: bad names, values, references. Nothing was sent. */
 export class NftValidationError extends Error {
   constructor(
@@ -51,6 +65,8 @@ export interface KernelRefusal {
   command?: string;
   /** Index of the element within the operation, for element operations. */
   elementIndex?: number;
+  /** What the errno means for this operation, where strerror's text would mislead (refusalReason). */
+  reason?: string;
 }
 
 /**
@@ -65,6 +81,7 @@ export class NftCommitError extends Error implements KernelRefusal {
   readonly operation?: Operation;
   readonly command?: string;
   readonly elementIndex?: number;
+  readonly reason?: string;
 
   constructor(readonly refusals: KernelRefusal[]) {
     const first = refusals[0]!;
@@ -73,7 +90,8 @@ export class NftCommitError extends Error implements KernelRefusal {
         ? 'the batch'
         : `operation ${first.operationIndex}${first.command ? ` (${truncate(first.command)})` : ''}${first.elementIndex !== undefined && first.elementIndex >= 0 ? `, element ${first.elementIndex}` : ''}`;
     const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more error(s))` : '';
-    super(`nftlink: kernel refused ${where}: ${errnoText(first.errno)}${first.kernelMessage ? `: ${first.kernelMessage}` : ''}${more}`);
+    const why = first.reason ? `${first.reason} (${ERRNO_NAME[first.errno] ?? first.errno})` : errnoText(first.errno);
+    super(`nftlink: kernel refused ${where}: ${why}${first.kernelMessage ? `: ${first.kernelMessage}` : ''}${more}`);
     this.name = 'NftCommitError';
     this.errno = first.errno;
     this.code = ERRNO_NAME[first.errno] ?? String(first.errno);
@@ -82,6 +100,7 @@ export class NftCommitError extends Error implements KernelRefusal {
     if (first.operation) this.operation = first.operation;
     if (first.command) this.command = first.command;
     if (first.elementIndex !== undefined) this.elementIndex = first.elementIndex;
+    if (first.reason) this.reason = first.reason;
   }
 }
 

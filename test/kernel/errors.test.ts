@@ -91,6 +91,9 @@ describe('one bad operation in the middle', () => {
     expect(err.operationIndex).toBe(1);
     expect(err.elementIndex).toBe(4);
     expect(err.command).toBe('add element ip err sized { 198.18.0.4 }');
+    // Not strerror's "Too many open files in system": what ENFILE means for a set.
+    expect(err.reason).toBe('set sized is full: it holds its declared size of 4 element(s)');
+    expect(err.message).toBe('nftlink: kernel refused operation 1 (add element ip err sized { 198.18.0.4 }), element 4: set sized is full: it holds its declared size of 4 element(s) (ENFILE)');
   });
 
   it('a bad element deep inside a large element list is attributed to that element', async () => {
