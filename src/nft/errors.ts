@@ -14,6 +14,7 @@ const ERRNO_TEXT: Record<number, string> = {
   22: 'Invalid argument',
   23: 'Too many open files in system',
   28: 'No space left on device',
+  31: 'Too many links',
   34: 'Numerical result out of range',
   40: 'Too many levels of symbolic links',
   61: 'No data available',
@@ -28,16 +29,25 @@ export function errnoText(errno: number): string {
   return `${ERRNO_TEXT[errno] ?? `errno ${errno}`} (${ERRNO_NAME[errno] ?? errno})`;
 }
 
+/** The kernel's jump stack (NFT_JUMP_STACK_SIZE): how deep chains may nest through jumps and gotos. */
+const JUMP_STACK = 16;
+
 /**
- * What an errno means for the operation it answered, where strerror would mislead: nf_tables
- * answers ENFILE, without an extended-ack message, when an element would take a set past its
- * declared size (nft_add_set_elem, seen on Linux 6.18), and strerror calls that "Too many open
- * files in system".
+ * What an errno means for the operation it answered, where strerror would mislead. nf_tables
+ * gives these without an extended-ack message (seen on Linux 6.18):
+ * - ENFILE when an element would take a set past its declared size (nft_add_set_elem); strerror
+ *   says "Too many open files in system";
+ * - EMLINK when a jump or goto makes chains nest deeper than the jump stack, which a loop of
+ *   jumps always does (the chain validation walks the jumps, counting depth); strerror says
+ *   "Too many links".
  */
 export function refusalReason(errno: number, op: Operation | undefined): string | undefined {
   if (errno === ERRNO.ENFILE && op?.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
     const size = op.set.size !== undefined ? ` of ${op.set.size} element(s)` : '';
     return `set ${op.set.name} is full: it holds its declared size${size}`;
+  }
+  if (errno === ERRNO.EMLINK && (op?.kind === 'rule' || op?.kind === 'element')) {
+    return `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way`;
   }
   return undefined;
 }

@@ -96,6 +96,22 @@ describe('one bad operation in the middle', () => {
     expect(err.message).toBe('nftlink: kernel refused operation 1 (add element ip err sized { 198.18.0.4 }), element 4: set sized is full: it holds its declared size of 4 element(s) (ENFILE)');
   });
 
+  it('a loop of jumps: EMLINK, named and explained (not strerror\'s "Too many links")', async () => {
+    const tx = new Transaction()
+      .add({ chain: { family: 'ip', table: 'err', name: 'base', base: { type: 'filter', hook: 'input', priority: 0, policy: 'accept' } } })
+      .add({ chain: { family: 'ip', table: 'err', name: 'loop-a' } })
+      .add({ chain: { family: 'ip', table: 'err', name: 'loop-b' } })
+      .add({ rule: rule('ip').jump('loop-a').rule('err', 'base') })
+      .add({ rule: rule('ip').jump('loop-b').rule('err', 'loop-a') })
+      .add({ rule: rule('ip').jump('loop-a').rule('err', 'loop-b') });
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('EMLINK');
+    expect(err.operationIndex).toBe(5);
+    expect(err.message).toBe(
+      'nftlink: kernel refused operation 5 (add rule ip err loop-b jump loop-a): its jumps nest chains more than 16 deep, or loop back to a chain on the way (EMLINK)',
+    );
+  });
+
   it('a bad element deep inside a large element list is attributed to that element', async () => {
     const elements = Array.from({ length: 5000 }, (_, i) => ({ key: [addr(i)] }));
     const tx = new Transaction().add({ set, elements });

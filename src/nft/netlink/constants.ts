@@ -292,6 +292,7 @@ export const ERRNO = {
   EINVAL: 22,
   ENFILE: 23,
   ENOSPC: 28,
+  EMLINK: 31,
   ERANGE: 34,
   ELOOP: 40,
   ENODATA: 61,
