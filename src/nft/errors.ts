@@ -39,7 +39,9 @@ const JUMP_STACK = 16;
  *   says "Too many open files in system";
  * - EMLINK when a jump or goto makes chains nest deeper than the jump stack, which a loop of
  *   jumps always does (the chain validation walks the jumps, counting depth); strerror says
- *   "Too many links".
+ *   "Too many links";
+ * - ELOOP where the kernel finds the loop itself before it counts depth (nf_tables_check_loops on
+ *   kernels that validate each jump as it is added); strerror says "Too many levels of symbolic links".
  */
 export function refusalReason(errno: number, op: Operation | undefined): string | undefined {
   if (errno === ERRNO.ENFILE && op?.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
@@ -49,6 +51,7 @@ export function refusalReason(errno: number, op: Operation | undefined): string 
   if (errno === ERRNO.EMLINK && (op?.kind === 'rule' || op?.kind === 'element')) {
     return `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way`;
   }
+  if (errno === ERRNO.ELOOP && (op?.kind === 'rule' || op?.kind === 'element')) return 'its jumps loop back to a chain on the way';
   return undefined;
 }
 

@@ -96,7 +96,7 @@ describe('one bad operation in the middle', () => {
     expect(err.message).toBe('nftlink: kernel refused operation 1 (add element ip err sized { 198.18.0.4 }), element 4: set sized is full: it holds its declared size of 4 element(s) (ENFILE)');
   });
 
-  it('a loop of jumps: EMLINK, named and explained (not strerror\'s "Too many links")', async () => {
+  it('a loop of jumps: EMLINK (or ELOOP), named and explained, not in strerror\'s words', async () => {
     const tx = new Transaction()
       .add({ chain: { family: 'ip', table: 'err', name: 'base', base: { type: 'filter', hook: 'input', priority: 0, policy: 'accept' } } })
       .add({ chain: { family: 'ip', table: 'err', name: 'loop-a' } })
@@ -105,10 +105,12 @@ describe('one bad operation in the middle', () => {
       .add({ rule: rule('ip').jump('loop-b').rule('err', 'loop-a') })
       .add({ rule: rule('ip').jump('loop-a').rule('err', 'loop-b') });
     const err = await expectUnchanged(() => nft.commit(tx));
-    expect(err.code).toBe('EMLINK');
+    // EMLINK on 6.18 (the depth walk meets the loop first); ELOOP where the kernel finds the loop
+    // itself (see test/native/addon.test.ts).
+    expect(['EMLINK', 'ELOOP']).toContain(err.code);
     expect(err.operationIndex).toBe(5);
-    expect(err.message).toBe(
-      'nftlink: kernel refused operation 5 (add rule ip err loop-b jump loop-a): its jumps nest chains more than 16 deep, or loop back to a chain on the way (EMLINK)',
+    expect(err.message).toMatch(
+      /^nftlink: kernel refused operation 5 \(add rule ip err loop-b jump loop-a\): its jumps (nest chains more than 16 deep, or )?loop back to a chain on the way \((EMLINK|ELOOP)\)$/,
     );
   });
 
