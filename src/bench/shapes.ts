@@ -83,7 +83,7 @@ export function bigMapLoad(count: number, elements: 'stream' | 'array' = 'stream
 
 /**
  * One map update (case c): delete element i and add it back with other data, in one transaction.
- * A map value cannot be changed in place (an add with different data answers EBUSY).
+ * A map value cannot be changed in place (an add with different data answers EEXIST on Linux 6.18).
  */
 export function bigMapUpdate(i: number, generation: number): Transaction {
   const map = bigMap();

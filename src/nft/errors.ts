@@ -41,7 +41,10 @@ const JUMP_STACK = 16;
  *   jumps always does (the chain validation walks the jumps, counting depth); strerror says
  *   "Too many links";
  * - ELOOP where the kernel finds the loop itself before it counts depth (nf_tables_check_loops on
- *   kernels that validate each jump as it is added); strerror says "Too many levels of symbolic links".
+ *   kernels that validate each jump as it is added); strerror says "Too many levels of symbolic links";
+ * - EEXIST to an `add` of a map element whose key is there with other data (an add of the very
+ *   same element is no error), where strerror's "File exists" reads as a bug in an idempotent verb;
+ * - EBUSY to deleting a set a rule uses, or a chain a rule or a verdict map jumps to.
  */
 export function refusalReason(errno: number, op: Operation | undefined): string | undefined {
   if (errno === ERRNO.ENFILE && op?.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
@@ -52,6 +55,12 @@ export function refusalReason(errno: number, op: Operation | undefined): string 
     return `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way`;
   }
   if (errno === ERRNO.ELOOP && (op?.kind === 'rule' || op?.kind === 'element')) return 'its jumps loop back to a chain on the way';
+  if (errno === ERRNO.EEXIST && op?.kind === 'element' && op.verb === 'add' && op.set.data !== undefined) {
+    return `the key is already in map ${op.set.name} with other data (a value is not changed in place: delete the element and add it again, in one transaction)`;
+  }
+  const deleting = op?.verb === 'delete' || op?.verb === 'destroy';
+  if (errno === ERRNO.EBUSY && deleting && op?.kind === 'set') return `set ${op.set.name} is in use: a rule refers to it`;
+  if (errno === ERRNO.EBUSY && deleting && op?.kind === 'chain') return `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`;
   return undefined;
 }
 

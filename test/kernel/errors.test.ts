@@ -114,6 +114,29 @@ describe('one bad operation in the middle', () => {
     );
   });
 
+  it('a changed map value, and deleting a set or chain in use: explained, not in strerror\'s words', async () => {
+    const map: NftSet = { family: 'ip', table: 'err', name: 'ports', key: [ipv4_addr], data: [inet_service] };
+    await nft.commit(
+      new Transaction()
+        .add({ set: map })
+        .add({ set: map, elements: [{ key: ['198.18.0.1'], value: [80] }] })
+        .add({ chain: { family: 'ip', table: 'err', name: 'target' } })
+        .add({ rule: rule('ip').inSet(ip.saddr, 'addrs').jump('target').rule('err', 'c') }),
+    );
+    const changed = await expectUnchanged(() => nft.commit(new Transaction().add({ set: map, elements: [{ key: ['198.18.0.1'], value: [81] }] })));
+    expect(changed.code).toBe('EEXIST');
+    expect(changed.elementIndex).toBe(0);
+    expect(changed.reason).toBe('the key is already in map ports with other data (a value is not changed in place: delete the element and add it again, in one transaction)');
+    const setInUse = await expectUnchanged(() => nft.commit(new Transaction().delete({ set })));
+    expect(setInUse.code).toBe('EBUSY');
+    expect(setInUse.message).toBe('nftlink: kernel refused operation 0 (delete set ip err addrs): set addrs is in use: a rule refers to it (EBUSY)');
+    const chainInUse = await expectUnchanged(() => nft.commit(new Transaction().delete({ chain: { family: 'ip', table: 'err', name: 'target' } })));
+    expect(chainInUse.code).toBe('EBUSY');
+    expect(chainInUse.reason).toBe('chain target is in use: a rule or a verdict map element jumps or goes to it');
+    // The same element again is no error at all: `add` is idempotent.
+    await nft.commit(new Transaction().add({ set: map, elements: [{ key: ['198.18.0.1'], value: [80] }] }));
+  });
+
   it('a bad element deep inside a large element list is attributed to that element', async () => {
     const elements = Array.from({ length: 5000 }, (_, i) => ({ key: [addr(i)] }));
     const tx = new Transaction().add({ set, elements });
