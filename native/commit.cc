@@ -317,28 +317,31 @@ void buildElementMsgs(Batch &b, RequestReader &rd, const OpView &ov, size_t opIn
 
 // ---- replies -----------------------------------------------------------------------------------
 
-// Which element nest of the element-list contains `offs` (an offset from the start of the message,
-// as NLMSGERR_ATTR_OFFS gives it)? Walks our own copy of the message we sent.
-int32_t elementAt(const nlmsghdr *msg, uint32_t offs) {
+// The attribute of our own copy of a message that contains `offs` (an offset from the start of the
+// message, as NLMSGERR_ATTR_OFFS gives it), level by level: the type and sibling index of each
+// attribute on the way, descending into nests (libmnl marks every nest it opens NLA_F_NESTED) until
+// the attribute that starts at `offs`. Empty if `offs` is in no attribute.
+std::vector<uint32_t> attrPathAt(const nlmsghdr *msg, uint32_t offs) {
+  std::vector<uint32_t> path;
   const auto *base = reinterpret_cast<const uint8_t *>(msg);
   size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(nfgenmsg));
-  while (off + NLA_HDRLEN <= msg->nlmsg_len) {
+  size_t end = msg->nlmsg_len;
+  for (uint32_t k = 0; off + NLA_HDRLEN <= end;) {
     const auto *a = reinterpret_cast<const nlattr *>(base + off);
-    if (a->nla_len < NLA_HDRLEN || off + a->nla_len > msg->nlmsg_len) return -1;
-    if ((a->nla_type & NLA_TYPE_MASK) == NFTA_SET_ELEM_LIST_ELEMENTS) {
-      size_t e = off + NLA_HDRLEN;
-      const size_t end = off + a->nla_len;
-      for (int32_t k = 0; e + NLA_HDRLEN <= end; k++) {
-        const auto *ea = reinterpret_cast<const nlattr *>(base + e);
-        if (ea->nla_len < NLA_HDRLEN || e + ea->nla_len > end) return -1;
-        if (offs >= e && offs < e + ea->nla_len) return k;
-        e += NLA_ALIGN(ea->nla_len);
-      }
-      return -1;
+    if (a->nla_len < NLA_HDRLEN || off + a->nla_len > end) break;
+    if (offs >= off && offs < off + a->nla_len) {
+      path.push_back(a->nla_type & NLA_TYPE_MASK);
+      path.push_back(k);
+      if (offs == off || !(a->nla_type & NLA_F_NESTED)) break;
+      end = off + a->nla_len;  // one level down: the nest's attributes
+      off += NLA_HDRLEN;
+      k = 0;
+      continue;
     }
     off += NLA_ALIGN(a->nla_len);
+    k++;
   }
-  return -1;
+  return path;
 }
 
 // An NLMSG_ERROR: which operation (and element) the kernel refused, and why.
@@ -346,7 +349,7 @@ void handleError(const nlmsghdr *nlh, const Batch &b, std::vector<CommitError> &
   if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(nlmsgerr)) return;
   const auto *err = static_cast<const nlmsgerr *>(mnl_nlmsg_get_payload(nlh));
   if (err->error == 0) return;
-  CommitError ce{-1, -1, err->error < 0 ? -err->error : err->error, "", true};
+  CommitError ce{-1, -1, err->error < 0 ? -err->error : err->error, "", true, {}};
   uint32_t offs = UINT32_MAX;
   if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
     // TLVs follow struct nlmsgerr, and the echoed request payload unless the kernel capped it.
@@ -368,11 +371,11 @@ void handleError(const nlmsghdr *nlh, const Batch &b, std::vector<CommitError> &
     if (r->op >= 0) {
       ce.op = r->op;
       ce.batch = false;
-      if (r->firstElem >= 0 && offs != UINT32_MAX) {
-        const auto *msg = reinterpret_cast<const nlmsghdr *>(b.data() + r->off);
-        const int32_t k = elementAt(msg, offs);
-        if (k >= 0) ce.element = r->firstElem + k;
-      }
+      if (offs != UINT32_MAX) ce.attrPath = attrPathAt(reinterpret_cast<const nlmsghdr *>(b.data() + r->off), offs);
+      // An element message: the element nest the kernel pointed into (NFTA_SET_ELEM_LIST_ELEMENTS,
+      // then the element's index among the list's nests).
+      if (r->firstElem >= 0 && ce.attrPath.size() >= 4 && ce.attrPath[0] == NFTA_SET_ELEM_LIST_ELEMENTS)
+        ce.element = r->firstElem + int32_t(ce.attrPath[3]);
     }
   } else if (ce.message.empty()) {
     ce.message = "nftlink: kernel error for unknown sequence number " + std::to_string(err->msg.nlmsg_seq);
@@ -425,7 +428,7 @@ CommitResult drainReplies(NlSocket &sock, const Batch &b) {
     // emptied it), so a committed batch that asked for echoes leaves at least one.
     res.errors.push_back({-1, -1, ENOBUFS,
                           "nftlink: some kernel error replies were lost (receive buffer overrun); the batch was refused",
-                          true});
+                          true, {}});
   }
   // lost with handles: the batch committed and some echoes were dropped; their operations have no
   // handle in the result (the caller sees which ones asked and got none).
@@ -505,6 +508,9 @@ class CommitWorker : public PromiseWorker {
       o.Set("errno", Napi::Number::New(env, e.err));
       o.Set("message", Napi::String::New(env, e.message));
       o.Set("phase", Napi::String::New(env, e.batch ? "batch" : "op"));
+      Napi::Array path = Napi::Array::New(env, e.attrPath.size());
+      for (size_t j = 0; j < e.attrPath.size(); j++) path.Set(uint32_t(j), Napi::Number::New(env, e.attrPath[j]));
+      o.Set("attrPath", path);
       arr.Set(uint32_t(i), o);
     }
     // Handles are allocated from a per-table u64 counter starting at 1: far below 2^53, exact as doubles.

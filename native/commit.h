@@ -21,6 +21,9 @@ struct CommitError {
   int32_t err;      // positive errno
   std::string message;
   bool batch;       // phase 'batch' (answered on BATCH_BEGIN's sequence number) vs 'op'
+  // Where in the refused message the kernel pointed (NLMSGERR_ATTR_OFFS): per nesting level, the
+  // attribute's type and its index among its siblings. Empty when the kernel pointed nowhere.
+  std::vector<uint32_t> attrPath;
 };
 
 // What a commit resolves with: the kernel's errors (a refused batch) or, for a committed one, the

@@ -21,6 +21,11 @@ export interface NativeError {
   message: string;
   /** 'op': an operation was refused; 'batch': the kernel answered for the batch as a whole. */
   phase: "op" | "batch";
+  /**
+   * Where in the refused message the kernel pointed (NLMSGERR_ATTR_OFFS), level by level: pairs of
+   * (attribute type, index among its siblings), outermost first. Empty when it pointed nowhere.
+   */
+  attrPath: number[];
 }
 
 /** The handle the kernel gave a rule sent with NLM_F_ECHO. */

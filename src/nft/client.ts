@@ -3,7 +3,8 @@
 import { loadNative, type NativeBinding, type NativeError, type NativeHandle, type NativeRuleHandle } from '../native/binding.js';
 import { decodeRuleset, decodeSetElements, RulesetDecoder } from './netlink/decode.js';
 import { ERRNO, NFPROTO, type Family } from './netlink/constants.js';
-import { NftCommitError, NftGenerationError, refusalReason, type KernelRefusal } from './errors.js';
+import { NftCommitError, NftGenerationError, type KernelRefusal } from './errors.js';
+import { refusalReason } from './refusal-reason.js';
 import type { EncodedRequest } from './netlink/encode.js';
 import type { NftSet, Ruleset, SetElement } from './objects.js';
 import { Transaction } from './transaction.js';
@@ -162,10 +163,10 @@ function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): Kernel
     operationIndex: op,
     operation: tx.operations[op]!,
   };
-  const reason = refusalReason(e.errno, r.operation);
-  if (reason) r.reason = reason;
   const elements = req.origins.elements(e.op);
   if (e.element >= 0) r.elementIndex = elements ? (elements[e.element] ?? -1) : e.element;
+  const reason = refusalReason(e.errno, r.operation, e.attrPath ?? [], r.elementIndex);
+  if (reason) r.reason = reason;
   try {
     r.command = tx.renderOperation(op, r.elementIndex);
   } catch {

@@ -1,6 +1,6 @@
 // Errors that name the object and the kernel's reason.
 
-import { ERRNO, ERRNO_NAME } from './netlink/constants.js';
+import { ERRNO_NAME } from './netlink/constants.js';
 import type { Operation } from './operations.js';
 
 const ERRNO_TEXT: Record<number, string> = {
@@ -29,41 +29,6 @@ export function errnoText(errno: number): string {
   return `${ERRNO_TEXT[errno] ?? `errno ${errno}`} (${ERRNO_NAME[errno] ?? errno})`;
 }
 
-/** The kernel's jump stack (NFT_JUMP_STACK_SIZE): how deep chains may nest through jumps and gotos. */
-const JUMP_STACK = 16;
-
-/**
- * What an errno means for the operation it answered, where strerror would mislead. nf_tables
- * gives these without an extended-ack message (seen on Linux 6.18):
- * - ENFILE when an element would take a set past its declared size (nft_add_set_elem); strerror
- *   says "Too many open files in system";
- * - EMLINK when a jump or goto makes chains nest deeper than the jump stack, which a loop of
- *   jumps always does (the chain validation walks the jumps, counting depth); strerror says
- *   "Too many links";
- * - ELOOP where the kernel finds the loop itself before it counts depth (nf_tables_check_loops on
- *   kernels that validate each jump as it is added); strerror says "Too many levels of symbolic links";
- * - EEXIST to an `add` of a map element whose key is there with other data (an add of the very
- *   same element is no error), where strerror's "File exists" reads as a bug in an idempotent verb;
- * - EBUSY to deleting a set a rule uses, or a chain a rule or a verdict map jumps to.
- */
-export function refusalReason(errno: number, op: Operation | undefined): string | undefined {
-  if (errno === ERRNO.ENFILE && op?.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
-    const size = op.set.size !== undefined ? ` of ${op.set.size} element(s)` : '';
-    return `set ${op.set.name} is full: it holds its declared size${size}`;
-  }
-  if (errno === ERRNO.EMLINK && (op?.kind === 'rule' || op?.kind === 'element')) {
-    return `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way`;
-  }
-  if (errno === ERRNO.ELOOP && (op?.kind === 'rule' || op?.kind === 'element')) return 'its jumps loop back to a chain on the way';
-  if (errno === ERRNO.EEXIST && op?.kind === 'element' && op.verb === 'add' && op.set.data !== undefined) {
-    return `the key is already in map ${op.set.name} with other data (a value is not changed in place: delete the element and add it again, in one transaction)`;
-  }
-  const deleting = op?.verb === 'delete' || op?.verb === 'destroy';
-  if (errno === ERRNO.EBUSY && deleting && op?.kind === 'set') return `set ${op.set.name} is in use: a rule refers to it`;
-  if (errno === ERRNO.EBUSY && deleting && op?.kind === 'chain') return `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`;
-  return undefined;
-}
-
 /** Raised when an operation cannot be queued: bad names, values, references. Nothing was sent. */
 export class NftValidationError extends Error {
   constructor(
@@ -87,7 +52,7 @@ export interface KernelRefusal {
   command?: string;
   /** Index of the element within the operation, for element operations. */
   elementIndex?: number;
-  /** What the errno means for this operation, where strerror's text would mislead (refusalReason). */
+  /** What the refusal means for this operation, where errno and strerror say too little (refusal-reason.ts). */
   reason?: string;
 }
 

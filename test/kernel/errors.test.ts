@@ -58,7 +58,32 @@ describe('one bad operation in the middle', () => {
     expect(err.code).toBe('ENOENT');
     expect(err.operationIndex).toBe(5);
     expect(err.command).toBe('add rule ip err c tcp dport 80 jump missing');
-    expect(err.message).toContain('operation 5');
+    expect(err.message).toBe(
+      'nftlink: kernel refused operation 5 (add rule ip err c tcp dport 80 jump missing): chain missing (the jump target of expression 4) does not exist in table ip err (ENOENT)',
+    );
+  });
+
+  it('ENOENT names what is missing, from the attribute the kernel pointed at', async () => {
+    const vmap: NftSet = { family: 'ip', table: 'err', name: 'dispatch', key: [ipv4_addr], data: 'verdict' };
+    await nft.commit(new Transaction().add({ set: vmap }));
+    const reasonOf = async (tx: Transaction): Promise<string | undefined> => (await expectUnchanged(() => nft.commit(tx))).reason;
+    const cases: [Transaction, string][] = [
+      [new Transaction().add({ rule: rule('ip').accept().rule('err', 'nochain') }), 'chain nochain does not exist in table ip err'],
+      [new Transaction().add({ rule: rule('ip').accept().rule('notable', 'c') }), 'table ip notable does not exist'],
+      [new Transaction().add({ rule: rule('ip').inSet(ip.saddr, 'noset').accept().rule('err', 'c') }), 'set noset (of expression 1, lookup) does not exist in table ip err'],
+      [new Transaction().delete({ rule: { ...rule('ip').accept().rule('err', 'c'), handle: 9999 } }), 'chain c has no rule with handle 9999'],
+      [new Transaction().add({ set: { ...set, name: 'noset' }, elements: [{ key: ['198.18.0.1'] }] }), 'set noset does not exist in table ip err'],
+      [new Transaction().delete({ set, elements: [{ key: ['198.19.0.9'] }] }), 'the element is not in set addrs'],
+      [
+        new Transaction().add({ set: vmap, elements: [{ key: ['198.18.0.1'], value: { kind: 'accept' } }, { key: ['198.18.0.2'], value: { kind: 'goto', chain: 'nochain' } }] }),
+        "chain nochain (the element's goto target) does not exist in table ip err",
+      ],
+      [new Transaction().delete({ chain: { family: 'ip', table: 'err', name: 'nochain' } }), 'chain nochain does not exist in table ip err'],
+      [new Transaction().delete({ set: { ...set, name: 'noset' } }), 'set noset does not exist in table ip err'],
+      [new Transaction().delete({ table: { family: 'ip', name: 'notable' } }), 'table ip notable does not exist'],
+      [new Transaction().add({ chain: { family: 'ip', table: 'notable', name: 'x' } }), 'table ip notable does not exist'],
+    ];
+    for (const [tx, reason] of cases) expect(await reasonOf(tx)).toBe(reason);
   });
 
   it('a duplicate create: EEXIST', async () => {

@@ -612,7 +612,7 @@ kernel("native addon: commit and dump", () => {
   it("genid compare-and-swap: a stale generation is refused on the batch (ERESTART)", async () => {
     const gen = await native().getGeneration(h());
     const stale = await native().commit(h(), encode([chainOp("cas")], GENID, gen - 1));
-    expect(stale.errors).toEqual([{ op: -1, element: -1, errno: ERESTART, message: expect.any(String), phase: "batch" }]);
+    expect(stale.errors).toEqual([{ op: -1, element: -1, errno: ERESTART, message: expect.any(String), phase: "batch", attrPath: [] }]);
     expect(ns().nft("list", "ruleset")).not.toContain("chain cas");
     const ok = await native().commit(h(), encode([chainOp("cas")], GENID, gen));
     expect(ok).toEqual({ errors: [], handles: [] });

@@ -1,0 +1,114 @@
+// What a kernel refusal means for the operation it answered, in words that name the object. The
+// kernel often answers with a bare errno (no extended-ack text), and strerror's words then mislead
+// or say nothing: ENOENT's "No such file or directory" does not say which of a rule's table, chain,
+// jump target or set is missing. The kernel does point at the attribute it refused
+// (NLMSGERR_ATTR_OFFS), and the addon hands that on as a path of (attribute type, index) pairs
+// (native/commit.cc, attrPathAt), which is read here against the operation that was sent.
+
+import { ERRNO } from './netlink/constants.js';
+import type { Operation } from './operations.js';
+
+/**
+ * The kernel's attribute numbers the paths carry (include/uapi/linux/netfilter/nf_tables.h), not
+ * libnftnl's ids of netlink/attrs.ts: only those a reason below reads.
+ */
+const NFTA = {
+  TABLE_NAME: 1,
+  CHAIN_TABLE: 1,
+  CHAIN_HANDLE: 2,
+  CHAIN_NAME: 3,
+  RULE_TABLE: 1,
+  RULE_CHAIN: 2,
+  RULE_HANDLE: 3,
+  RULE_EXPRESSIONS: 4,
+  RULE_POSITION: 6,
+  SET_TABLE: 1,
+  SET_NAME: 2,
+  SET_ELEM_LIST_TABLE: 1,
+  SET_ELEM_LIST_SET: 2,
+  SET_ELEM_LIST_ELEMENTS: 3,
+  LIST_ELEM: 1,
+} as const;
+
+/** The kernel's jump stack (NFT_JUMP_STACK_SIZE): how deep chains may nest through jumps and gotos. */
+const JUMP_STACK = 16;
+
+/**
+ * The reason, or undefined where the errno (and the kernel's own text, if any) says enough. Seen on
+ * Linux 6.18, all without extended-ack text:
+ * - ENOENT: the path says which object is missing;
+ * - ENFILE when an element would take a set past its declared size (nft_add_set_elem); strerror
+ *   says "Too many open files in system";
+ * - EMLINK when a jump or goto makes chains nest deeper than the jump stack, which a loop of jumps
+ *   always does (the chain validation walks the jumps, counting depth); strerror says "Too many
+ *   links". ELOOP where the kernel finds the loop itself (nf_tables_check_loops, on kernels that
+ *   validate each jump as it is added): "Too many levels of symbolic links";
+ * - EEXIST to an `add` of a map element whose key is there with other data (an add of the very same
+ *   element is no error), where "File exists" reads as a bug in an idempotent verb;
+ * - EBUSY to deleting a set a rule uses, or a chain a rule or a verdict map jumps to.
+ */
+export function refusalReason(errno: number, op: Operation | undefined, attrPath: readonly number[], elementIndex?: number): string | undefined {
+  if (!op) return undefined;
+  if (errno === ERRNO.ENOENT) return missing(op, attrPath, elementIndex);
+  if (errno === ERRNO.ENFILE && op.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
+    const size = op.set.size !== undefined ? ` of ${op.set.size} element(s)` : '';
+    return `set ${op.set.name} is full: it holds its declared size${size}`;
+  }
+  const jumps = op.kind === 'rule' || op.kind === 'element';
+  if (errno === ERRNO.EMLINK && jumps) return `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way`;
+  if (errno === ERRNO.ELOOP && jumps) return 'its jumps loop back to a chain on the way';
+  if (errno === ERRNO.EEXIST && op.kind === 'element' && op.verb === 'add' && op.set.data !== undefined) {
+    return `the key is already in map ${op.set.name} with other data (a value is not changed in place: delete the element and add it again, in one transaction)`;
+  }
+  const deleting = op.verb === 'delete' || op.verb === 'destroy';
+  if (errno === ERRNO.EBUSY && deleting && op.kind === 'set') return `set ${op.set.name} is in use: a rule refers to it`;
+  if (errno === ERRNO.EBUSY && deleting && op.kind === 'chain') return `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`;
+  return undefined;
+}
+
+/** ENOENT: which object the attribute the kernel pointed at names. */
+function missing(op: Operation, path: readonly number[], elementIndex: number | undefined): string | undefined {
+  const at = path[0];
+  if (at === undefined) return undefined;
+  const table = (family: string, name: string): string => `table ${family} ${name} does not exist`;
+  switch (op.kind) {
+    case 'table':
+      return at === NFTA.TABLE_NAME ? table(op.table.family, op.table.name) : undefined;
+    case 'chain': {
+      const c = op.chain;
+      if (at === NFTA.CHAIN_TABLE) return table(c.family, c.table);
+      return at === NFTA.CHAIN_NAME || at === NFTA.CHAIN_HANDLE ? `chain ${c.name} does not exist in table ${c.family} ${c.table}` : undefined;
+    }
+    case 'set': {
+      const s = op.set;
+      if (at === NFTA.SET_TABLE) return table(s.family, s.table);
+      return at === NFTA.SET_NAME ? `set ${s.name} does not exist in table ${s.family} ${s.table}` : undefined;
+    }
+    case 'element': {
+      const s = op.set;
+      if (at === NFTA.SET_ELEM_LIST_TABLE) return table(s.family, s.table);
+      if (at === NFTA.SET_ELEM_LIST_SET) return `set ${s.name} does not exist in table ${s.family} ${s.table}`;
+      if (at !== NFTA.SET_ELEM_LIST_ELEMENTS) return undefined;
+      if (op.verb === 'delete') return `the element is not in set ${s.name}`;
+      const value = elementIndex !== undefined && elementIndex >= 0 ? op.elements[elementIndex]?.value : undefined;
+      if (value && !Array.isArray(value) && 'chain' in value) return `chain ${value.chain} (the element's ${value.kind} target) does not exist in table ${s.family} ${s.table}`;
+      return undefined;
+    }
+    case 'rule': {
+      const r = op.rule;
+      if (at === NFTA.RULE_TABLE) return table(r.family, r.table);
+      if (at === NFTA.RULE_CHAIN) return `chain ${r.chain} does not exist in table ${r.family} ${r.table}`;
+      if (at === NFTA.RULE_HANDLE) return `chain ${r.chain} has no rule with handle ${r.handle}`;
+      if (at === NFTA.RULE_POSITION) return `chain ${r.chain} has no rule with handle ${r.position} (the position)`;
+      if (at !== NFTA.RULE_EXPRESSIONS || path[2] !== NFTA.LIST_ELEM || path[3] === undefined) return undefined;
+      const k = path[3];
+      const e = r.exprs[k];
+      if (!e) return undefined;
+      if (e.type === 'immediate' && e.verdict && 'chain' in e.verdict) {
+        return `chain ${e.verdict.chain} (the ${e.verdict.kind} target of expression ${k}) does not exist in table ${r.family} ${r.table}`;
+      }
+      if (e.type === 'lookup' || e.type === 'dynset') return `set ${e.set} (of expression ${k}, ${e.type}) does not exist in table ${r.family} ${r.table}`;
+      return `expression ${k} (${e.type}) names something that does not exist`;
+    }
+  }
+}
