@@ -45,7 +45,10 @@ const JUMP_STACK = 16;
  *   validate each jump as it is added): "Too many levels of symbolic links";
  * - EEXIST to an `add` of a map element whose key is there with other data (an add of the very same
  *   element is no error), where "File exists" reads as a bug in an idempotent verb;
- * - EBUSY to deleting a set a rule uses, or a chain a rule or a verdict map jumps to.
+ * - EBUSY to deleting a set a rule uses, or a chain a rule or a verdict map jumps to;
+ * - EINVAL to an element: the kernel points at the element and no deeper, so the reason lists what
+ *   nf_tables checks there (what was queued already matched the set object the caller passed, so
+ *   the usual cause is a set object that differs from the kernel's).
  */
 export function refusalReason(errno: number, op: Operation | undefined, attrPath: readonly number[], elementIndex?: number): string | undefined {
   if (!op) return undefined;
@@ -63,6 +66,9 @@ export function refusalReason(errno: number, op: Operation | undefined, attrPath
   const deleting = op.verb === 'delete' || op.verb === 'destroy';
   if (errno === ERRNO.EBUSY && deleting && op.kind === 'set') return `set ${op.set.name} is in use: a rule refers to it`;
   if (errno === ERRNO.EBUSY && deleting && op.kind === 'chain') return `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`;
+  if (errno === ERRNO.EINVAL && op.kind === 'element' && attrPath[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
+    return `the element does not fit set ${op.set.name} as the kernel has it (a key or value of another length, a value missing or extra, or a timeout or interval its flags do not allow): compare the set's declared types and flags with the kernel's`;
+  }
   return undefined;
 }
 

@@ -106,6 +106,7 @@ describe('one bad operation in the middle', () => {
     expect(err.code).toBe('EINVAL');
     expect(err.operationIndex).toBe(3);
     expect(err.elementIndex).toBe(0);
+    expect(err.reason).toMatch(/^the element does not fit set addrs as the kernel has it \(a key or value of another length/);
   });
 
   it("an element past a set's declared size: ENFILE, with its element index (a size is a cap, not only a hint)", async () => {
