@@ -72,6 +72,7 @@ describe('one bad operation in the middle', () => {
       [new Transaction().add({ rule: rule('ip').accept().rule('notable', 'c') }), 'table ip notable does not exist'],
       [new Transaction().add({ rule: rule('ip').inSet(ip.saddr, 'noset').accept().rule('err', 'c') }), 'set noset (of expression 1, lookup) does not exist in table ip err'],
       [new Transaction().delete({ rule: { ...rule('ip').accept().rule('err', 'c'), handle: 9999 } }), 'chain c has no rule with handle 9999'],
+      [new Transaction().insert({ rule: { ...rule('ip').accept().rule('err', 'c'), position: 9998 } }), 'chain c has no rule with handle 9998 (the position)'],
       [new Transaction().add({ set: { ...set, name: 'noset' }, elements: [{ key: ['198.18.0.1'] }] }), 'set noset does not exist in table ip err'],
       [new Transaction().delete({ set, elements: [{ key: ['198.19.0.9'] }] }), 'the element is not in set addrs'],
       [
