@@ -6,7 +6,28 @@
 // (native/commit.cc, attrPathAt), which is read here against the operation that was sent.
 
 import { ERRNO } from './netlink/constants.js';
+import { WireKind } from './netlink/wire.js';
 import type { Operation } from './operations.js';
+
+/** One refusal as the addon reported it, tied back to the caller's operation. */
+export interface RefusalSite {
+  errno: number;
+  op: Operation | undefined;
+  /** The kind of object the refused message carried: a rule's operation also sends its inline sets. */
+  messageKind: WireKind | undefined;
+  /** Where the kernel pointed in that message (native/commit.cc, attrPathAt). */
+  attrPath: readonly number[];
+  /** The caller's element index, for element messages. */
+  elementIndex?: number | undefined;
+}
+
+const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
+  table: WireKind.Table,
+  chain: WireKind.Chain,
+  rule: WireKind.Rule,
+  set: WireKind.Set,
+  element: WireKind.Elements,
+};
 
 /**
  * The kernel's attribute numbers the paths carry (include/uapi/linux/netfilter/nf_tables.h), not
@@ -50,9 +71,12 @@ const JUMP_STACK = 16;
  *   nf_tables checks there (what was queued already matched the set object the caller passed, so
  *   the usual cause is a set object that differs from the kernel's).
  */
-export function refusalReason(errno: number, op: Operation | undefined, attrPath: readonly number[], elementIndex?: number): string | undefined {
+export function refusalReason({ errno, op, messageKind, attrPath, elementIndex }: RefusalSite): string | undefined {
   if (!op) return undefined;
-  if (errno === ERRNO.ENOENT) return missing(op, attrPath, elementIndex);
+  // A path is read against the operation's own message only: under a rule's operation, a refused
+  // inline set message has other attribute numbers.
+  const path = messageKind === KIND_OF_OPERATION[op.kind] ? attrPath : [];
+  if (errno === ERRNO.ENOENT) return missing(op, path, elementIndex);
   if (errno === ERRNO.ENFILE && op.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
     const size = op.set.size !== undefined ? ` of ${op.set.size} element(s)` : '';
     return `set ${op.set.name} is full: it holds its declared size${size}`;
@@ -66,7 +90,7 @@ export function refusalReason(errno: number, op: Operation | undefined, attrPath
   const deleting = op.verb === 'delete' || op.verb === 'destroy';
   if (errno === ERRNO.EBUSY && deleting && op.kind === 'set') return `set ${op.set.name} is in use: a rule refers to it`;
   if (errno === ERRNO.EBUSY && deleting && op.kind === 'chain') return `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`;
-  if (errno === ERRNO.EINVAL && op.kind === 'element' && attrPath[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
+  if (errno === ERRNO.EINVAL && op.kind === 'element' && path[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
     return `the element does not fit set ${op.set.name} as the kernel has it (a key or value of another length, a value missing or extra, or a timeout or interval its flags do not allow): compare the set's declared types and flags with the kernel's`;
   }
   return undefined;

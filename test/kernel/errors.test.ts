@@ -87,6 +87,17 @@ describe('one bad operation in the middle', () => {
     for (const [tx, reason] of cases) expect(await reasonOf(tx)).toBe(reason);
   });
 
+  it("a rule's inline map refused for a missing jump target: no reason read from the wrong message's attributes", async () => {
+    // The rule's operation also sends its anonymous map and that map's elements; the kernel refuses
+    // the element message, whose attribute numbers mean other things than a rule's.
+    const tx = new Transaction().add({ rule: rule('ip').vmap(ip.saddr, [{ key: ['198.18.0.1'], value: { kind: 'jump', chain: 'nowhere' } }]).rule('err', 'c') });
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('ENOENT');
+    expect(err.operationIndex).toBe(0);
+    expect(err.reason).toBeUndefined();
+    expect(err.message).toMatch(/: No such file or directory \(ENOENT\)$/);
+  });
+
   it('a duplicate create: EEXIST', async () => {
     const tx = goodOps(new Transaction(), 3, 'd');
     tx.create({ chain: { family: 'ip', table: 'err', name: 'c' } });

@@ -22,23 +22,30 @@ import { WireKind, WireWriter, WIRE_FLAG_CHECK, WIRE_FLAG_GENID } from './wire.j
  */
 export class WireOrigins {
   private ops: number[] = [];
+  /** The kind of object each message carries: an operation's messages may differ (a rule's inline sets). */
+  private kinds: WireKind[] = [];
   private readonly elementMaps = new Map<number, Int32Array>();
 
   get length(): number {
     return this.ops.length;
   }
-  push(op: number, elements?: Int32Array): void {
+  push(op: number, kind: WireKind, elements?: Int32Array): void {
     if (elements) this.elementMaps.set(this.ops.length, elements);
     this.ops.push(op);
+    this.kinds.push(kind);
   }
   /** Forgets the messages from `length` on (an operation that failed to encode). */
   truncate(length: number): void {
     for (let i = length; i < this.ops.length; i++) this.elementMaps.delete(i);
     this.ops.length = length;
+    this.kinds.length = length;
   }
   /** The caller's operation of wire message i. */
   op(i: number): number | undefined {
     return this.ops[i];
+  }
+  kind(i: number): WireKind | undefined {
+    return this.kinds[i];
   }
   elements(i: number): Int32Array | undefined {
     return this.elementMaps.get(i);
@@ -46,6 +53,7 @@ export class WireOrigins {
   copy(): WireOrigins {
     const c = new WireOrigins();
     c.ops = this.ops.slice();
+    c.kinds = this.kinds.slice();
     for (const [k, v] of this.elementMaps) c.elementMaps.set(k, v);
     return c;
   }
@@ -101,7 +109,7 @@ export class RequestEncoder {
 
   private begin(msgType: number, kind: WireKind, nlFlags: number, family: string, elements?: Int32Array): void {
     this.w.op(msgType, kind, nlFlags, NFPROTO[family as keyof typeof NFPROTO]);
-    this.origins.push(this.opIndex, elements);
+    this.origins.push(this.opIndex, kind, elements);
   }
 
   /** Encodes one operation; if it throws, nothing of it stays in the buffer. */
