@@ -165,7 +165,14 @@ function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): Kernel
   };
   const elements = req.origins.elements(e.op);
   if (e.element >= 0) r.elementIndex = elements ? (elements[e.element] ?? -1) : e.element;
-  const reason = refusalReason({ errno: e.errno, op: r.operation, messageKind: req.origins.kind(e.op), attrPath: e.attrPath, elementIndex: r.elementIndex });
+  const reason = refusalReason({
+    errno: e.errno,
+    op: r.operation,
+    messageKind: req.origins.kind(e.op),
+    attrPath: e.attrPath,
+    elementIndex: r.elementIndex,
+    inlineExpr: req.origins.inlineExpr(e.op),
+  });
   if (reason) r.reason = reason;
   try {
     r.command = tx.renderOperation(op, r.elementIndex);

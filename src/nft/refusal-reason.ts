@@ -7,6 +7,7 @@
 
 import { ERRNO } from './netlink/constants.js';
 import { WireKind } from './netlink/wire.js';
+import type { Rule } from './objects.js';
 import type { Operation } from './operations.js';
 
 /** One refusal as the addon reported it, tied back to the caller's operation. */
@@ -19,6 +20,8 @@ export interface RefusalSite {
   attrPath: readonly number[];
   /** The caller's element index, for element messages. */
   elementIndex?: number | undefined;
+  /** For a message of a rule's inline set: the index of the rule's expression that holds the set. */
+  inlineExpr?: number | undefined;
 }
 
 const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
@@ -71,8 +74,9 @@ const JUMP_STACK = 16;
  *   nf_tables checks there (what was queued already matched the set object the caller passed, so
  *   the usual cause is a set object that differs from the kernel's).
  */
-export function refusalReason({ errno, op, messageKind, attrPath, elementIndex }: RefusalSite): string | undefined {
+export function refusalReason({ errno, op, messageKind, attrPath, elementIndex, inlineExpr }: RefusalSite): string | undefined {
   if (!op) return undefined;
+  if (op.kind === 'rule' && inlineExpr !== undefined) return inlineSetReason(errno, op.rule, inlineExpr, messageKind, attrPath, elementIndex);
   // A path is read against the operation's own message only: under a rule's operation, a refused
   // inline set message has other attribute numbers.
   const path = messageKind === KIND_OF_OPERATION[op.kind] ? attrPath : [];
@@ -94,6 +98,22 @@ export function refusalReason({ errno, op, messageKind, attrPath, elementIndex }
     return `the element does not fit set ${op.set.name} as the kernel has it (a key or value of another length, a value missing or extra, or a timeout or interval its flags do not allow): compare the set's declared types and flags with the kernel's`;
   }
   return undefined;
+}
+
+/**
+ * A refused message of a rule's inline (anonymous) set: ENOENT on the set is the rule's table
+ * missing, and on one of its elements a verdict map's jump target that does not exist
+ * (kube-proxy's `numgen ... vmap { 0 : goto endpoint-... }`).
+ */
+function inlineSetReason(errno: number, r: Rule, exprIndex: number, messageKind: WireKind | undefined, path: readonly number[], elementIndex: number | undefined): string | undefined {
+  if (errno !== ERRNO.ENOENT) return undefined;
+  // The inline set is created first, in the rule's table.
+  if (messageKind === WireKind.Set && path[0] === NFTA.SET_TABLE) return `table ${r.family} ${r.table} does not exist`;
+  if (messageKind !== WireKind.Elements || path[0] !== NFTA.SET_ELEM_LIST_ELEMENTS) return undefined;
+  const e = r.exprs[exprIndex];
+  const value = e?.type === 'lookup' && elementIndex !== undefined && elementIndex >= 0 ? e.inline?.elements?.[elementIndex]?.value : undefined;
+  if (!value || Array.isArray(value) || !('chain' in value)) return undefined;
+  return `chain ${value.chain} (the ${value.kind} target of element ${elementIndex} of expression ${exprIndex}'s inline map) does not exist in table ${r.family} ${r.table}`;
 }
 
 /** ENOENT: which object the attribute the kernel pointed at names. */

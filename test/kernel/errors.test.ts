@@ -87,15 +87,22 @@ describe('one bad operation in the middle', () => {
     for (const [tx, reason] of cases) expect(await reasonOf(tx)).toBe(reason);
   });
 
-  it("a rule's inline map refused for a missing jump target: no reason read from the wrong message's attributes", async () => {
+  it("a rule's inline map refused for a missing jump target: named from the inline map's element, not read as the rule's attributes", async () => {
     // The rule's operation also sends its anonymous map and that map's elements; the kernel refuses
     // the element message, whose attribute numbers mean other things than a rule's.
-    const tx = new Transaction().add({ rule: rule('ip').vmap(ip.saddr, [{ key: ['198.18.0.1'], value: { kind: 'jump', chain: 'nowhere' } }]).rule('err', 'c') });
+    const vmap = rule('ip').vmap(ip.saddr, [
+      { key: ['198.18.0.1'], value: { kind: 'accept' } },
+      { key: ['198.18.0.2'], value: { kind: 'goto', chain: 'nowhere' } },
+    ]);
+    const tx = new Transaction().add({ rule: vmap.rule('err', 'c') });
     const err = await expectUnchanged(() => nft.commit(tx));
     expect(err.code).toBe('ENOENT');
     expect(err.operationIndex).toBe(0);
-    expect(err.reason).toBeUndefined();
-    expect(err.message).toMatch(/: No such file or directory \(ENOENT\)$/);
+    expect(err.elementIndex).toBe(1);
+    expect(err.reason).toBe("chain nowhere (the goto target of element 1 of expression 1's inline map) does not exist in table ip err");
+    // In a table that does not exist, the inline map is what the kernel refuses first.
+    const elsewhere = await expectUnchanged(() => nft.commit(new Transaction().add({ rule: vmap.rule('notable', 'c') })));
+    expect(elsewhere.reason).toBe('table ip notable does not exist');
   });
 
   it('a duplicate create: EEXIST', async () => {

@@ -25,18 +25,24 @@ export class WireOrigins {
   /** The kind of object each message carries: an operation's messages may differ (a rule's inline sets). */
   private kinds: WireKind[] = [];
   private readonly elementMaps = new Map<number, Int32Array>();
+  /** For the messages of a rule's inline set: the index of the rule's expression that holds it. */
+  private readonly inlineExprs = new Map<number, number>();
 
   get length(): number {
     return this.ops.length;
   }
-  push(op: number, kind: WireKind, elements?: Int32Array): void {
+  push(op: number, kind: WireKind, elements?: Int32Array, inlineExpr?: number): void {
     if (elements) this.elementMaps.set(this.ops.length, elements);
+    if (inlineExpr !== undefined) this.inlineExprs.set(this.ops.length, inlineExpr);
     this.ops.push(op);
     this.kinds.push(kind);
   }
   /** Forgets the messages from `length` on (an operation that failed to encode). */
   truncate(length: number): void {
-    for (let i = length; i < this.ops.length; i++) this.elementMaps.delete(i);
+    for (let i = length; i < this.ops.length; i++) {
+      this.elementMaps.delete(i);
+      this.inlineExprs.delete(i);
+    }
     this.ops.length = length;
     this.kinds.length = length;
   }
@@ -50,11 +56,15 @@ export class WireOrigins {
   elements(i: number): Int32Array | undefined {
     return this.elementMaps.get(i);
   }
+  inlineExpr(i: number): number | undefined {
+    return this.inlineExprs.get(i);
+  }
   copy(): WireOrigins {
     const c = new WireOrigins();
     c.ops = this.ops.slice();
     c.kinds = this.kinds.slice();
     for (const [k, v] of this.elementMaps) c.elementMaps.set(k, v);
+    for (const [k, v] of this.inlineExprs) c.inlineExprs.set(k, v);
     return c;
   }
 }
@@ -100,6 +110,8 @@ export class RequestEncoder {
   readonly origins = new WireOrigins();
   private nextSetId = 1;
   private opIndex = 0;
+  /** While a rule's inline set is encoded: the index of the expression that holds it. */
+  private inlineExpr: number | undefined;
 
   private readonly countAt: number;
 
@@ -109,7 +121,7 @@ export class RequestEncoder {
 
   private begin(msgType: number, kind: WireKind, nlFlags: number, family: string, elements?: Int32Array): void {
     this.w.op(msgType, kind, nlFlags, NFPROTO[family as keyof typeof NFPROTO]);
-    this.origins.push(this.opIndex, kind, elements);
+    this.origins.push(this.opIndex, kind, elements, this.inlineExpr);
   }
 
   /** Encodes one operation; if it throws, nothing of it stays in the buffer. */
@@ -215,7 +227,7 @@ export class RequestEncoder {
 
   private rule(verb: Operation['verb'], r: Rule, echo: boolean): void {
     // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
-    const exprs = verb === 'delete' || verb === 'destroy' ? [] : r.exprs.map((e) => this.bindInline(e, r));
+    const exprs = verb === 'delete' || verb === 'destroy' ? [] : r.exprs.map((e, i) => this.bindInline(e, r, i));
     const msg = verb === 'delete' ? NFT_MSG.DELRULE : verb === 'destroy' ? NFT_MSG.DESTROYRULE : NFT_MSG.NEWRULE;
     if (echo && msg !== NFT_MSG.NEWRULE) throw new RangeError(`echo applies to add, insert and replace, not ${verb}`);
     const nlFlags =
@@ -238,12 +250,17 @@ export class RequestEncoder {
     w.closeList();
   }
 
-  private bindInline(e: Expr, r: Rule): Expr {
+  private bindInline(e: Expr, r: Rule, exprIndex: number): Expr {
     if (e.type !== 'lookup' || !e.inline) return e;
     const s: NftSet = { ...e.inline, family: r.family, table: r.table, anonymous: true };
     if (!s.name || s.name.includes('%d')) s.name = `${this.anonymousPrefix}${(anonCount++).toString(36)}`;
-    const id = this.set('add', s);
-    return { ...e, set: s.name, setId: id };
+    this.inlineExpr = exprIndex;
+    try {
+      const id = this.set('add', s);
+      return { ...e, set: s.name, setId: id };
+    } finally {
+      this.inlineExpr = undefined;
+    }
   }
 
   /** Returns the set's transaction id. */
