@@ -69,7 +69,7 @@ async function loadCase(
   nftlinkArgs: (ns: string) => string[],
   nftArgv: (ns: string) => string[],
   companions: readonly Companion[] = [],
-): Promise<{ result: CaseResult; companions: Map<string, ProcessFigures[]> }> {
+): Promise<CaseResult> {
   const records: RunRecord[] = [];
   const extra = new Map<string, ProcessFigures[]>(companions.map((c) => [c.name, []]));
   type Turn = { side: Side } | { companion: Companion };
@@ -101,7 +101,13 @@ async function loadCase(
     if (m) result.median[side] = m;
   }
   result.extra = { nftlinkBuildMs: medianPhase(records, 'buildMs'), nftlinkCommitMs: medianPhase(records, 'commitMs') };
-  return { result, companions: extra };
+  if (companions.length) result.companions = Object.fromEntries(extra);
+  return result;
+}
+
+/** The median of one figure of a companion's runs. */
+function companionMedian(r: CaseResult, name: string, f: (p: ProcessFigures) => number): number {
+  return median(r.companions![name]!.map(f));
 }
 
 /**
@@ -121,7 +127,7 @@ export async function caseA(o: BenchOptions): Promise<CaseResult> {
   const size = sizeFor(o.elements);
   const sizedWire = writeWireFile('a-sized', bigMapLoad(o.elements, 'stream', size));
   const elements = String(o.elements);
-  const { result, companions } = await loadCase(
+  const result = await loadCase(
     'a',
     `${o.elements.toLocaleString('en')} elements into one concatenated map, one transaction`,
     o.runs,
@@ -135,8 +141,7 @@ export async function caseA(o: BenchOptions): Promise<CaseResult> {
       { name: 'sized floor', args: (ns) => ['load-floor', ns, '--wire', sizedWire] },
     ],
   );
-  const med = (name: string, f: (p: ProcessFigures) => number): number => median(companions.get(name)!.map(f));
-  result.companions = Object.fromEntries(companions);
+  const med = (name: string, f: (p: ProcessFigures) => number): number => companionMedian(result, name, f);
   result.extra = {
     ...result.extra,
     inputOnlyUserMs: med('input only', (f) => f.user) * 1000,
@@ -166,7 +171,7 @@ export async function caseB(o: BenchOptions, shape: ShapeId): Promise<CaseResult
     files.length === 1 ? [...inNetns(ns), 'nft', '-f', files[0]!] : [...inNetns(ns), 'sh', '-c', 'for f; do nft -f "$f" || exit 1; done', 'sh', ...files];
   // Timed beside the two sides: a process that starts node and loads the modules and does nothing
   // else, so that nftlink's own user and sys time (the difference) can be told from node's start-up.
-  const { result, companions } = await loadCase(
+  const result = await loadCase(
     `b${shape}`,
     `${o.services.toLocaleString('en')} services x ${o.endpoints}: ${SHAPE_TITLES[shape]}`,
     o.runs,
@@ -174,12 +179,10 @@ export async function caseB(o: BenchOptions, shape: ShapeId): Promise<CaseResult
     nftArgv,
     [{ name: 'start-up only', args: (ns) => ['input', ns, '--elements', '0'] }],
   );
-  const startup = companions.get('start-up only')!;
-  result.companions = Object.fromEntries(companions);
   result.extra = {
     ...result.extra,
-    startupOnlyUserMs: median(startup.map((f) => f.user)) * 1000,
-    startupOnlySysMs: median(startup.map((f) => f.sys)) * 1000,
+    startupOnlyUserMs: companionMedian(result, 'start-up only', (f) => f.user) * 1000,
+    startupOnlySysMs: companionMedian(result, 'start-up only', (f) => f.sys) * 1000,
   };
   return result;
 }

@@ -182,7 +182,8 @@ export function barChart(opts: BarChartOptions): string {
   const values = opts.groups.flatMap((g) => g.values.filter(usable));
   const left = BAR_LABELS;
   // The axis ends short of the plot's edge: the longest bar's value is written after it.
-  const xs = axis(values, opts.log ?? false, left, PLOT.right - 50);
+  const right = PLOT.right - 50;
+  const xs = axis(values, opts.log ?? false, left, right);
   const groupHeight = (g: BarGroup): number => g.values.filter(usable).length * BAR + BAR_GAP;
   const plotBottom = PLOT.top + opts.groups.reduce((h, g) => h + groupHeight(g), 0);
   const height = plotBottom + 56;
@@ -194,7 +195,7 @@ export function barChart(opts: BarChartOptions): string {
     out.push(`<line class="grid" x1="${x}" y1="${PLOT.top}" x2="${x}" y2="${plotBottom}" stroke="#e0e0e0"/>`);
     out.push(`<text class="tick x" data-value="${t}" x="${x}" y="${plotBottom + 18}" text-anchor="middle">${formatTick(t)}</text>`);
   }
-  out.push(`<line class="axis" x1="${left}" y1="${plotBottom}" x2="${PLOT.right - 50}" y2="${plotBottom}" stroke="#000000"/>`);
+  out.push(`<line class="axis" x1="${left}" y1="${plotBottom}" x2="${right}" y2="${plotBottom}" stroke="#000000"/>`);
   out.push(`<line class="axis" x1="${left}" y1="${PLOT.top}" x2="${left}" y2="${plotBottom}" stroke="#000000"/>`);
   out.push(`<text x="${(left + PLOT.right) / 2}" y="${plotBottom + 42}" text-anchor="middle">${escapeXml(opts.valueLabel)}</text>`);
 
