@@ -84,6 +84,33 @@ describe('elements from an iterable', () => {
     );
   });
 
+  it('writes verdicts in the hot loop as the attribute writer does: jumps, gotos, non-ASCII chain names', () => {
+    const chains = ['c', 'dienst-ü', 'svc-7'];
+    const elements: SetElement[] = [
+      { key: [1], value: { kind: 'goto', chain: 'svc-7' } },
+      { key: [2], value: { kind: 'accept' } },
+      // Not ASCII: written through the TextEncoder (the general path), between two hot-loop elements.
+      { key: [3], value: { kind: 'jump', chain: 'dienst-ü' } },
+      { key: [4], value: { kind: 'jump', chain: 'c' } },
+      { key: [5], value: { kind: 'drop' }, comment: 'general path' },
+    ];
+    const tx = new Transaction().add({ table });
+    for (const name of chains) tx.add({ chain: { family: 'ip', table: 's', name } });
+    tx.add({ set: vmap }).add({ set: vmap, elements: stream(elements.length, (i) => elements[i]!) });
+    const op = tx.operations.at(-1)!;
+    expect(op.kind === 'element' && op.elements).toEqual(elements);
+    expect(tx.render()).toContain('{ 0x00000001 : goto svc-7, 0x00000002 : accept, 0x00000003 : jump "dienst-ü", 0x00000004 : jump c, 0x00000005 comment "general path" : drop }');
+  });
+
+  it('refuses a verdict it does not know by element index, instead of sending it as 0 (drop)', () => {
+    const odd = [{ key: [1], value: { kind: 'accept' } }, { key: [2], value: { kind: 'acept' } }] as unknown as SetElement[];
+    expect(() => new Transaction().add({ table }).add({ set: vmap }).add({ set: vmap, elements: stream(2, (i) => odd[i]!) })).toThrow(
+      /map s v element 1 value: unknown verdict "acept"/,
+    );
+    const noChain = [{ key: [1], value: { kind: 'goto' } }] as unknown as SetElement[];
+    expect(() => new Transaction().add({ table }).add({ set: vmap }).add({ set: vmap, elements: noChain })).toThrow(/element 0 value: a goto needs a chain name/);
+  });
+
   it('reads an interval set from an iterable too (it needs them all, and takes them all)', () => {
     const prefixes: SetElement[] = [{ key: ['198.18.0.0/16'] }, { key: ['198.19.1.0/24'] }];
     expect(load(new Set(prefixes), ranges).render()).toBe(load(prefixes, ranges).render());

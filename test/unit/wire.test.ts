@@ -2,7 +2,7 @@
 // had returned it gives the same objects. No kernel needed.
 
 import { describe, expect, it } from 'vitest';
-import { renderRuleset, types } from '../../src/index.js';
+import { meta, numgen, renderRuleset, rule, Transaction, types } from '../../src/index.js';
 import type { NftSet } from '../../src/index.js';
 import { setUdata } from '../../src/nft/netlink/encode.js';
 import { RulesetModel } from '../../src/nft/model.js';
@@ -53,6 +53,26 @@ describe('compact wire format', () => {
     const before = tx.encode().buffer.length;
     expect(() => tx.add({ set: { family: 'ip', table: 'kube-proxy', name: 'cluster-ips' }, elements: [{ key: ['198.18.0.1'] }, { key: ['nope'] }] })).toThrow();
     expect(tx.encode().buffer.length).toBe(before);
+  });
+
+  it('a frozen expression shared by many rules is encoded once and copied: the same bytes as unshared copies', () => {
+    const build = (i: number) =>
+      rule('ip')
+        .match(meta.l4proto, 'tcp')
+        .dnatMap({ family: 'ip', key: numgen('random', 5, (i % 3) * 5), map: { name: 'eps' } })
+        .rule('t', `svc-${i}`);
+    const rules = Array.from({ length: 6 }, (_, i) => build(i));
+    // The builder shares the recurring expressions (frozen): rules 0 and 3 have the same numgen.
+    expect(rules[3]!.exprs.every((e, j) => e === rules[0]!.exprs[j] && Object.isFrozen(e))).toBe(true);
+    const unshared = rules.map((r) => ({ ...r, exprs: r.exprs.map((e) => ({ ...e })) }));
+    const encode = (rs: typeof rules) => {
+      const tx = new Transaction().add({ table: { family: 'ip', name: 't' } });
+      for (const r of rs) tx.add({ chain: { family: 'ip', table: 't', name: r.chain } }).add({ rule: r });
+      return Buffer.from(tx.encode().buffer);
+    };
+    expect(encode(rules).equals(encode(unshared))).toBe(true);
+    // Encoded again (from the cache this time), still the same.
+    expect(encode(rules).equals(encode(unshared))).toBe(true);
   });
 
   it('the reader refuses truncated replies with a clear error', () => {

@@ -239,6 +239,15 @@ export class WireWriter {
     this.buf.set(bytes, this.pos);
     this.pos += bytes.length;
   }
+  /** One list item whose bytes were encoded before (an expression's, see encodeExpr). */
+  encodedItem(bytes: Uint8Array): void {
+    this.item();
+    this.ensure(bytes.length);
+    const buf = this.buf;
+    let at = this.pos;
+    for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i]!;
+    this.pos = at;
+  }
   exprName(name: string): void {
     this.item();
     // A handful of names ("payload", "cmp", ...), written for every expression: encoded once.

@@ -14,8 +14,11 @@ const KIND_BY_CODE = new Map<number, VerdictKind>(
     .map(([k, v]) => [v, k as VerdictKind]),
 );
 
+/** The kernel's code of a verdict; a kind it does not know is refused (a JS caller's typo would otherwise be sent as 0, NF_DROP). */
 export function verdictCode(v: Verdict): number {
-  return VERDICT_CODE[v.kind];
+  const code = Object.hasOwn(VERDICT_CODE, v.kind) ? VERDICT_CODE[v.kind] : undefined;
+  if (typeof code !== 'number') throw new RangeError(`unknown verdict ${JSON.stringify(v.kind)} (accept, drop, return, continue, jump, goto)`);
+  return code;
 }
 
 export function verdictFromCode(code: number, chain: string | undefined): Verdict {
