@@ -9,6 +9,7 @@ import { maskBytes, parsePrefix, prefixMask } from '../types/address.js';
 import { ifname, inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
 import type { Verdict } from '../types/verdict.js';
 import { meta, type Dependency, type Field } from './fields.js';
+import { shared } from './shared-exprs.js';
 
 const REG1 = NFT_REG.R1;
 const REG2 = NFT_REG.R2;
@@ -437,48 +438,6 @@ export class RuleBuilder {
     if (comment !== undefined) r.comment = comment;
     return r;
   }
-}
-
-/**
- * One frozen object for each of the expressions that recur in rule after rule (`meta l4proto`,
- * `cmp eq 6`, a payload load, a `numgen`, a lookup in a named map, the DNAT of a map's
- * `addr . port`): a proxy keeps its rules for as long as their services live, and at 10k services
- * these repeats were 3.7 MB of identical objects. The encoder writes each frozen expression once
- * and copies its bytes after (encodeExpr): a service's DNAT rule through a shared endpoint map is
- * then all copies, 9.5% less CPU for 10k of them cold (Node 20).
- * Frozen, so that a caller changing one by mistake gets an error instead of changing every rule.
- */
-const sharedExprs = new Map<string, Expr>();
-const SHARED_MAX = 4096;
-
-function sharedKey(e: Expr): string | undefined {
-  switch (e.type) {
-    case 'meta':
-      return e.sreg === undefined ? `m ${e.key} ${e.dreg}` : undefined;
-    case 'payload':
-      return e.sreg === undefined && e.dreg !== undefined ? `p ${e.base} ${e.offset} ${e.len} ${e.dreg}` : undefined;
-    case 'cmp':
-      return e.data.length <= 4 ? `c ${e.sreg} ${e.op} ${e.data.join(',')}` : undefined;
-    case 'numgen':
-      return `g ${e.mode} ${e.modulus} ${e.offset ?? 0} ${e.dreg}`;
-    case 'lookup':
-      // The name last: it may hold spaces. Inline sets and transaction ids belong to one rule.
-      return e.inline === undefined && e.setId === undefined ? `l ${e.sreg} ${e.dreg} ${e.invert === true} ${e.set}` : undefined;
-    case 'nat':
-      return Object.keys(e).length === 5 && e.regAddrMin !== undefined && e.regProtoMin !== undefined ? `n ${e.nat} ${e.family} ${e.regAddrMin} ${e.regProtoMin}` : undefined;
-    default:
-      return undefined;
-  }
-}
-
-function shared(e: Expr): Expr {
-  const k = sharedKey(e);
-  if (k === undefined) return e;
-  const known = sharedExprs.get(k);
-  if (known) return known;
-  if (sharedExprs.size >= SHARED_MAX) return e;
-  sharedExprs.set(k, Object.freeze(e));
-  return e;
 }
 
 /** Starts a rule for a table of this family. */
