@@ -43,13 +43,17 @@ export interface NatMapTarget {
 
 function natFlags(flags: NatTarget['flags'] | undefined): number {
   let f = 0;
-  for (const x of flags ?? []) {
+  if (flags === undefined) return f;
+  for (const x of flags) {
     if (x === 'random') f |= NF_NAT_RANGE.PROTO_RANDOM;
     if (x === 'fully-random') f |= NF_NAT_RANGE.PROTO_RANDOM_FULLY;
     if (x === 'persistent') f |= NF_NAT_RANGE.PERSISTENT;
   }
   return f;
 }
+
+/** `1000-2000`: a range match (one module-wide object: a literal in match() is a new RegExp per call). */
+const RANGE_SYNTAX = /^[^-:]+-[^-]+$/;
 
 export class RuleBuilder {
   private readonly exprs: Expr[] = [];
@@ -122,7 +126,7 @@ export class RuleBuilder {
       this.exprs.push({ type: 'cmp', sreg: REG1, op, data: maskBytes(p.bytes, p.length) });
       return this;
     }
-    if (typeof v === 'string' && /^[^-:]+-[^-]+$/.test(v) && t !== ipv6_addr && (t.name === 'inet_service' || t.name === 'integer' || t === ipv4_addr || t.name === 'mark')) {
+    if (typeof v === 'string' && (t.name === 'inet_service' || t.name === 'integer' || t === ipv4_addr || t.name === 'mark') && RANGE_SYNTAX.test(v)) {
       const dash = v.indexOf('-');
       const from = t.parse(v.slice(0, dash));
       const to = t.parse(v.slice(dash + 1));

@@ -63,7 +63,7 @@ export function shared(e: Expr): Expr {
       // Inline sets and transaction ids belong to one rule.
       return e.inline === undefined && e.setId === undefined ? intern(lookups, ((e.dreg ?? 255) * 256 + e.sreg) * 2 + (e.invert === true ? 1 : 0), e.set, e) : e;
     case 'nat':
-      return Object.keys(e).length === 5 && e.regAddrMin !== undefined && e.regProtoMin !== undefined
+      return e.regAddrMin !== undefined && e.regProtoMin !== undefined && e.regAddrMax === undefined && e.regProtoMax === undefined && e.flags === undefined
         ? intern(nats, e.regAddrMin * 256 + e.regProtoMin, (e.nat === 'dnat' ? 2 : 0) + (e.family === 'ip' ? 1 : 0), e)
         : e;
     default:
