@@ -45,28 +45,56 @@ function shortBytes(data: Uint8Array): number | undefined {
   return n;
 }
 
-/** The shared object equal to `e`, or `e` itself (now shared, or of a kind that is not). */
-export function shared(e: Expr): Expr {
+/** The two keys of the expression tableFor() last placed (module-wide: no object per call). */
+let key1 = 0;
+let key2: number | string = 0;
+
+/** The table an expression of this kind is shared in (its keys in key1, key2), or undefined. */
+function tableFor(e: Expr): SharedOfType | undefined {
   switch (e.type) {
     case 'meta':
-      return e.sreg === undefined && e.dreg !== undefined ? intern(metas, e.dreg, e.key, e) : e;
+      if (e.sreg !== undefined || e.dreg === undefined) return undefined;
+      key1 = e.dreg;
+      key2 = e.key;
+      return metas;
     case 'payload':
-      return e.sreg === undefined && e.dreg !== undefined ? intern(payloads, e.dreg * 4 + NFT_PAYLOAD_BASE[e.base], e.offset * 256 + e.len, e) : e;
+      if (e.sreg !== undefined || e.dreg === undefined) return undefined;
+      key1 = e.dreg * 4 + NFT_PAYLOAD_BASE[e.base];
+      key2 = e.offset * 256 + e.len;
+      return payloads;
     case 'cmp': {
       const data = shortBytes(e.data);
-      return data === undefined ? e : intern(cmps, e.sreg * 8 + NFT_CMP[e.op], data, e);
+      if (data === undefined) return undefined;
+      key1 = e.sreg * 8 + NFT_CMP[e.op];
+      key2 = data;
+      return cmps;
     }
     case 'numgen':
+      key1 = (e.modulus * 32 + e.dreg) * 2 + (e.mode === 'inc' ? 1 : 0);
       // An offset of 0 and none encode alike but compare differently (rule equality): kept apart.
-      return intern(numgens, (e.modulus * 32 + e.dreg) * 2 + (e.mode === 'inc' ? 1 : 0), e.offset ?? -1, e);
+      key2 = e.offset ?? -1;
+      return numgens;
     case 'lookup':
       // Inline sets and transaction ids belong to one rule.
-      return e.inline === undefined && e.setId === undefined ? intern(lookups, ((e.dreg ?? 255) * 256 + e.sreg) * 2 + (e.invert === true ? 1 : 0), e.set, e) : e;
+      if (e.inline !== undefined || e.setId !== undefined) return undefined;
+      key1 = ((e.dreg ?? 255) * 256 + e.sreg) * 2 + (e.invert === true ? 1 : 0);
+      key2 = e.set;
+      return lookups;
     case 'nat':
-      return e.regAddrMin !== undefined && e.regProtoMin !== undefined && e.regAddrMax === undefined && e.regProtoMax === undefined && e.flags === undefined
-        ? intern(nats, e.regAddrMin * 256 + e.regProtoMin, (e.nat === 'dnat' ? 2 : 0) + (e.family === 'ip' ? 1 : 0), e)
-        : e;
+      if (e.regAddrMin === undefined || e.regProtoMin === undefined || e.regAddrMax !== undefined || e.regProtoMax !== undefined || e.flags !== undefined) return undefined;
+      key1 = e.regAddrMin * 256 + e.regProtoMin;
+      key2 = (e.nat === 'dnat' ? 2 : 0) + (e.family === 'ip' ? 1 : 0);
+      return nats;
     default:
-      return e;
+      return undefined;
   }
+}
+
+/**
+ * The shared object equal to `e`, or `e` itself (now shared, or of a kind that is not). One call
+ * of intern() for every kind: V8 compiles its map lookups once, not once per kind.
+ */
+export function shared(e: Expr): Expr {
+  const table = tableFor(e);
+  return table === undefined ? e : intern(table, key1, key2, e);
 }

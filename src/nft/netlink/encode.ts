@@ -227,7 +227,7 @@ export class RequestEncoder {
 
   private rule(verb: Operation['verb'], r: Rule, echo: boolean): void {
     // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
-    const exprs = verb === 'delete' || verb === 'destroy' ? [] : r.exprs.map((e, i) => this.bindInline(e, r, i));
+    const exprs = verb === 'delete' || verb === 'destroy' ? [] : this.bindInlineSets(r);
     const msg = verb === 'delete' ? NFT_MSG.DELRULE : verb === 'destroy' ? NFT_MSG.DESTROYRULE : NFT_MSG.NEWRULE;
     if (echo && msg !== NFT_MSG.NEWRULE) throw new RangeError(`echo applies to add, insert and replace, not ${verb}`);
     const nlFlags =
@@ -248,6 +248,21 @@ export class RequestEncoder {
     w.openList();
     for (const e of exprs) encodeExpr(w, e);
     w.closeList();
+  }
+
+  /** The rule's expressions, each inline set first encoded and then referred to by its id. */
+  private bindInlineSets(r: Rule): readonly Expr[] {
+    const exprs = r.exprs;
+    for (let i = 0; i < exprs.length; i++) {
+      const e = exprs[i]!;
+      if (e.type === 'lookup' && e.inline !== undefined) {
+        // A packed array as the builder makes (see RuleBuilder.build): no second array map for V8.
+        const bound: Expr[] = [];
+        for (let j = 0; j < exprs.length; j++) bound.push(this.bindInline(exprs[j]!, r, j));
+        return bound;
+      }
+    }
+    return exprs;
   }
 
   private bindInline(e: Expr, r: Rule, exprIndex: number): Expr {
