@@ -165,7 +165,7 @@ function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): Kernel
   };
   const elements = req.origins.elements(e.op);
   if (e.element >= 0) r.elementIndex = elements ? (elements[e.element] ?? -1) : e.element;
-  const reason = refusalReason({
+  const explained = refusalReason({
     errno: e.errno,
     op: r.operation,
     messageKind: req.origins.kind(e.op),
@@ -173,7 +173,10 @@ function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): Kernel
     elementIndex: r.elementIndex,
     inlineExpr: req.origins.inlineExpr(e.op),
   });
-  if (reason) r.reason = reason;
+  if (explained) {
+    r.reason = explained.reason;
+    if (explained.missing) r.missing = explained.missing;
+  }
   try {
     r.command = tx.renderOperation(op, r.elementIndex);
   } catch {

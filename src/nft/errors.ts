@@ -2,6 +2,7 @@
 
 import { ERRNO_NAME } from './netlink/constants.js';
 import type { Operation } from './operations.js';
+import type { MissingObject } from './refusal-reason.js';
 
 const ERRNO_TEXT: Record<number, string> = {
   1: 'Operation not permitted',
@@ -54,6 +55,8 @@ export interface KernelRefusal {
   elementIndex?: number;
   /** What the refusal means for this operation, where errno and strerror say too little (refusal-reason.ts). */
   reason?: string;
+  /** For ENOENT, where the kernel said which: the object that does not exist. */
+  missing?: MissingObject;
 }
 
 /**
@@ -69,6 +72,7 @@ export class NftCommitError extends Error implements KernelRefusal {
   readonly command?: string;
   readonly elementIndex?: number;
   readonly reason?: string;
+  readonly missing?: MissingObject;
 
   constructor(readonly refusals: KernelRefusal[]) {
     const first = refusals[0]!;
@@ -88,6 +92,7 @@ export class NftCommitError extends Error implements KernelRefusal {
     if (first.command) this.command = first.command;
     if (first.elementIndex !== undefined) this.elementIndex = first.elementIndex;
     if (first.reason) this.reason = first.reason;
+    if (first.missing) this.missing = first.missing;
   }
 }
 

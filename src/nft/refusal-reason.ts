@@ -24,6 +24,25 @@ export interface RefusalSite {
   inlineExpr?: number | undefined;
 }
 
+/**
+ * What an ENOENT refusal found missing, for a caller that repairs and retries (a CNI that creates
+ * the chain its rule jumps to). `name` is the chain's or set's; for a missing element, its set's;
+ * for a missing rule, its chain's, with the handle (or position) that named it.
+ */
+export interface MissingObject {
+  kind: 'table' | 'chain' | 'set' | 'element' | 'rule';
+  family: string;
+  table: string;
+  name?: string;
+  handle?: number;
+}
+
+/** A refusal explained: the words for the error message, and what is missing where that is known. */
+export interface RefusalExplanation {
+  reason: string;
+  missing?: MissingObject;
+}
+
 const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
   table: WireKind.Table,
   chain: WireKind.Chain,
@@ -74,13 +93,20 @@ const JUMP_STACK = 16;
  *   nf_tables checks there (what was queued already matched the set object the caller passed, so
  *   the usual cause is a set object that differs from the kernel's).
  */
-export function refusalReason({ errno, op, messageKind, attrPath, elementIndex, inlineExpr }: RefusalSite): string | undefined {
+export function refusalReason(site: RefusalSite): RefusalExplanation | undefined {
+  const { errno, op, messageKind, attrPath, elementIndex, inlineExpr } = site;
   if (!op) return undefined;
   if (op.kind === 'rule' && inlineExpr !== undefined) return inlineSetReason(errno, op.rule, inlineExpr, messageKind, attrPath, elementIndex);
   // A path is read against the operation's own message only: under a rule's operation, a refused
   // inline set message has other attribute numbers.
   const path = messageKind === KIND_OF_OPERATION[op.kind] ? attrPath : [];
   if (errno === ERRNO.ENOENT) return missing(op, path, elementIndex);
+  const reason = otherReason(errno, op, path);
+  return reason === undefined ? undefined : { reason };
+}
+
+/** The reasons of the errnos other than ENOENT (see refusalReason). */
+function otherReason(errno: number, op: Operation, path: readonly number[]): string | undefined {
   if (errno === ERRNO.ENFILE && op.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
     const size = op.set.size !== undefined ? ` of ${op.set.size} element(s)` : '';
     return `set ${op.set.name} is full: it holds its declared size${size}`;
@@ -105,60 +131,78 @@ export function refusalReason({ errno, op, messageKind, attrPath, elementIndex, 
  * missing, and on one of its elements a verdict map's jump target that does not exist
  * (kube-proxy's `numgen ... vmap { 0 : goto endpoint-... }`).
  */
-function inlineSetReason(errno: number, r: Rule, exprIndex: number, messageKind: WireKind | undefined, path: readonly number[], elementIndex: number | undefined): string | undefined {
+function inlineSetReason(errno: number, r: Rule, exprIndex: number, messageKind: WireKind | undefined, path: readonly number[], elementIndex: number | undefined): RefusalExplanation | undefined {
   if (errno !== ERRNO.ENOENT) return undefined;
   // The inline set is created first, in the rule's table.
-  if (messageKind === WireKind.Set && path[0] === NFTA.SET_TABLE) return `table ${r.family} ${r.table} does not exist`;
+  if (messageKind === WireKind.Set && path[0] === NFTA.SET_TABLE) return missingTable(r.family, r.table);
   if (messageKind !== WireKind.Elements || path[0] !== NFTA.SET_ELEM_LIST_ELEMENTS) return undefined;
   const e = r.exprs[exprIndex];
   const value = e?.type === 'lookup' && elementIndex !== undefined && elementIndex >= 0 ? e.inline?.elements?.[elementIndex]?.value : undefined;
   if (!value || Array.isArray(value) || !('chain' in value)) return undefined;
-  return `chain ${value.chain} (the ${value.kind} target of element ${elementIndex} of expression ${exprIndex}'s inline map) does not exist in table ${r.family} ${r.table}`;
+  return missingChain(r.family, r.table, value.chain, `the ${value.kind} target of element ${elementIndex} of expression ${exprIndex}'s inline map`);
+}
+
+function missingTable(family: string, table: string): RefusalExplanation {
+  return { reason: `table ${family} ${table} does not exist`, missing: { kind: 'table', family, table } };
+}
+
+/** `role`: what the chain is to the refused operation (a jump target), when it is not the operation's own. */
+function missingChain(family: string, table: string, name: string, role?: string): RefusalExplanation {
+  const what = role === undefined ? name : `${name} (${role})`;
+  return { reason: `chain ${what} does not exist in table ${family} ${table}`, missing: { kind: 'chain', family, table, name } };
+}
+
+function missingSet(family: string, table: string, name: string, role?: string): RefusalExplanation {
+  const what = role === undefined ? name : `${name} (${role})`;
+  return { reason: `set ${what} does not exist in table ${family} ${table}`, missing: { kind: 'set', family, table, name } };
+}
+
+function missingRule(r: Rule, handle: number | undefined, role: string): RefusalExplanation {
+  const missing: MissingObject = { kind: 'rule', family: r.family, table: r.table, name: r.chain };
+  if (handle !== undefined) missing.handle = handle;
+  return { reason: `chain ${r.chain} has no rule with handle ${handle}${role}`, missing };
 }
 
 /** ENOENT: which object the attribute the kernel pointed at names. */
-function missing(op: Operation, path: readonly number[], elementIndex: number | undefined): string | undefined {
+function missing(op: Operation, path: readonly number[], elementIndex: number | undefined): RefusalExplanation | undefined {
   const at = path[0];
   if (at === undefined) return undefined;
-  const table = (family: string, name: string): string => `table ${family} ${name} does not exist`;
   switch (op.kind) {
     case 'table':
-      return at === NFTA.TABLE_NAME ? table(op.table.family, op.table.name) : undefined;
+      return at === NFTA.TABLE_NAME ? missingTable(op.table.family, op.table.name) : undefined;
     case 'chain': {
       const c = op.chain;
-      if (at === NFTA.CHAIN_TABLE) return table(c.family, c.table);
-      return at === NFTA.CHAIN_NAME || at === NFTA.CHAIN_HANDLE ? `chain ${c.name} does not exist in table ${c.family} ${c.table}` : undefined;
+      if (at === NFTA.CHAIN_TABLE) return missingTable(c.family, c.table);
+      return at === NFTA.CHAIN_NAME || at === NFTA.CHAIN_HANDLE ? missingChain(c.family, c.table, c.name) : undefined;
     }
     case 'set': {
       const s = op.set;
-      if (at === NFTA.SET_TABLE) return table(s.family, s.table);
-      return at === NFTA.SET_NAME ? `set ${s.name} does not exist in table ${s.family} ${s.table}` : undefined;
+      if (at === NFTA.SET_TABLE) return missingTable(s.family, s.table);
+      return at === NFTA.SET_NAME ? missingSet(s.family, s.table, s.name) : undefined;
     }
     case 'element': {
       const s = op.set;
-      if (at === NFTA.SET_ELEM_LIST_TABLE) return table(s.family, s.table);
-      if (at === NFTA.SET_ELEM_LIST_SET) return `set ${s.name} does not exist in table ${s.family} ${s.table}`;
+      if (at === NFTA.SET_ELEM_LIST_TABLE) return missingTable(s.family, s.table);
+      if (at === NFTA.SET_ELEM_LIST_SET) return missingSet(s.family, s.table, s.name);
       if (at !== NFTA.SET_ELEM_LIST_ELEMENTS) return undefined;
-      if (op.verb === 'delete') return `the element is not in set ${s.name}`;
+      if (op.verb === 'delete') return { reason: `the element is not in set ${s.name}`, missing: { kind: 'element', family: s.family, table: s.table, name: s.name } };
       const value = elementIndex !== undefined && elementIndex >= 0 ? op.elements[elementIndex]?.value : undefined;
-      if (value && !Array.isArray(value) && 'chain' in value) return `chain ${value.chain} (the element's ${value.kind} target) does not exist in table ${s.family} ${s.table}`;
+      if (value && !Array.isArray(value) && 'chain' in value) return missingChain(s.family, s.table, value.chain, `the element's ${value.kind} target`);
       return undefined;
     }
     case 'rule': {
       const r = op.rule;
-      if (at === NFTA.RULE_TABLE) return table(r.family, r.table);
-      if (at === NFTA.RULE_CHAIN) return `chain ${r.chain} does not exist in table ${r.family} ${r.table}`;
-      if (at === NFTA.RULE_HANDLE) return `chain ${r.chain} has no rule with handle ${r.handle}`;
-      if (at === NFTA.RULE_POSITION) return `chain ${r.chain} has no rule with handle ${r.position} (the position)`;
+      if (at === NFTA.RULE_TABLE) return missingTable(r.family, r.table);
+      if (at === NFTA.RULE_CHAIN) return missingChain(r.family, r.table, r.chain);
+      if (at === NFTA.RULE_HANDLE) return missingRule(r, r.handle, '');
+      if (at === NFTA.RULE_POSITION) return missingRule(r, r.position, ' (the position)');
       if (at !== NFTA.RULE_EXPRESSIONS || path[2] !== NFTA.LIST_ELEM || path[3] === undefined) return undefined;
       const k = path[3];
       const e = r.exprs[k];
       if (!e) return undefined;
-      if (e.type === 'immediate' && e.verdict && 'chain' in e.verdict) {
-        return `chain ${e.verdict.chain} (the ${e.verdict.kind} target of expression ${k}) does not exist in table ${r.family} ${r.table}`;
-      }
-      if (e.type === 'lookup' || e.type === 'dynset') return `set ${e.set} (of expression ${k}, ${e.type}) does not exist in table ${r.family} ${r.table}`;
-      return `expression ${k} (${e.type}) names something that does not exist`;
+      if (e.type === 'immediate' && e.verdict && 'chain' in e.verdict) return missingChain(r.family, r.table, e.verdict.chain, `the ${e.verdict.kind} target of expression ${k}`);
+      if (e.type === 'lookup' || e.type === 'dynset') return missingSet(r.family, r.table, e.set, `of expression ${k}, ${e.type}`);
+      return { reason: `expression ${k} (${e.type}) names something that does not exist` };
     }
   }
 }

@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NftCommitError, NftGenerationError, NftValidationError, Nftables, renderRuleset, rule, ip, tcp, Transaction, types } from '../../src/index.js';
-import type { NftSet } from '../../src/index.js';
+import type { MissingObject, NftSet } from '../../src/index.js';
 import { Netns } from '../helpers/netns.js';
 
 const { ipv4_addr, inet_service } = types;
@@ -66,25 +66,41 @@ describe('one bad operation in the middle', () => {
   it('ENOENT names what is missing, from the attribute the kernel pointed at', async () => {
     const vmap: NftSet = { family: 'ip', table: 'err', name: 'dispatch', key: [ipv4_addr], data: 'verdict' };
     await nft.commit(new Transaction().add({ set: vmap }));
-    const reasonOf = async (tx: Transaction): Promise<string | undefined> => (await expectUnchanged(() => nft.commit(tx))).reason;
-    const cases: [Transaction, string][] = [
-      [new Transaction().add({ rule: rule('ip').accept().rule('err', 'nochain') }), 'chain nochain does not exist in table ip err'],
-      [new Transaction().add({ rule: rule('ip').accept().rule('notable', 'c') }), 'table ip notable does not exist'],
-      [new Transaction().add({ rule: rule('ip').inSet(ip.saddr, 'noset').accept().rule('err', 'c') }), 'set noset (of expression 1, lookup) does not exist in table ip err'],
-      [new Transaction().delete({ rule: { ...rule('ip').accept().rule('err', 'c'), handle: 9999 } }), 'chain c has no rule with handle 9999'],
-      [new Transaction().insert({ rule: { ...rule('ip').accept().rule('err', 'c'), position: 9998 } }), 'chain c has no rule with handle 9998 (the position)'],
-      [new Transaction().add({ set: { ...set, name: 'noset' }, elements: [{ key: ['198.18.0.1'] }] }), 'set noset does not exist in table ip err'],
-      [new Transaction().delete({ set, elements: [{ key: ['198.19.0.9'] }] }), 'the element is not in set addrs'],
+    const refusalOf = async (tx: Transaction) => {
+      const err = await expectUnchanged(() => nft.commit(tx));
+      return { reason: err.reason, missing: err.missing };
+    };
+    // What is missing, as text and as an object a caller can act on.
+    const table = (name: string): MissingObject => ({ kind: 'table', family: 'ip', table: name });
+    const inErr = (kind: MissingObject['kind'], name: string, handle?: number): MissingObject =>
+      handle === undefined ? { kind, family: 'ip', table: 'err', name } : { kind, family: 'ip', table: 'err', name, handle };
+    const cases: [Transaction, string, MissingObject][] = [
+      [new Transaction().add({ rule: rule('ip').accept().rule('err', 'nochain') }), 'chain nochain does not exist in table ip err', inErr('chain', 'nochain')],
+      [new Transaction().add({ rule: rule('ip').accept().rule('notable', 'c') }), 'table ip notable does not exist', table('notable')],
+      [
+        new Transaction().add({ rule: rule('ip').inSet(ip.saddr, 'noset').accept().rule('err', 'c') }),
+        'set noset (of expression 1, lookup) does not exist in table ip err',
+        inErr('set', 'noset'),
+      ],
+      [new Transaction().delete({ rule: { ...rule('ip').accept().rule('err', 'c'), handle: 9999 } }), 'chain c has no rule with handle 9999', inErr('rule', 'c', 9999)],
+      [
+        new Transaction().insert({ rule: { ...rule('ip').accept().rule('err', 'c'), position: 9998 } }),
+        'chain c has no rule with handle 9998 (the position)',
+        inErr('rule', 'c', 9998),
+      ],
+      [new Transaction().add({ set: { ...set, name: 'noset' }, elements: [{ key: ['198.18.0.1'] }] }), 'set noset does not exist in table ip err', inErr('set', 'noset')],
+      [new Transaction().delete({ set, elements: [{ key: ['198.19.0.9'] }] }), 'the element is not in set addrs', inErr('element', 'addrs')],
       [
         new Transaction().add({ set: vmap, elements: [{ key: ['198.18.0.1'], value: { kind: 'accept' } }, { key: ['198.18.0.2'], value: { kind: 'goto', chain: 'nochain' } }] }),
         "chain nochain (the element's goto target) does not exist in table ip err",
+        inErr('chain', 'nochain'),
       ],
-      [new Transaction().delete({ chain: { family: 'ip', table: 'err', name: 'nochain' } }), 'chain nochain does not exist in table ip err'],
-      [new Transaction().delete({ set: { ...set, name: 'noset' } }), 'set noset does not exist in table ip err'],
-      [new Transaction().delete({ table: { family: 'ip', name: 'notable' } }), 'table ip notable does not exist'],
-      [new Transaction().add({ chain: { family: 'ip', table: 'notable', name: 'x' } }), 'table ip notable does not exist'],
+      [new Transaction().delete({ chain: { family: 'ip', table: 'err', name: 'nochain' } }), 'chain nochain does not exist in table ip err', inErr('chain', 'nochain')],
+      [new Transaction().delete({ set: { ...set, name: 'noset' } }), 'set noset does not exist in table ip err', inErr('set', 'noset')],
+      [new Transaction().delete({ table: { family: 'ip', name: 'notable' } }), 'table ip notable does not exist', table('notable')],
+      [new Transaction().add({ chain: { family: 'ip', table: 'notable', name: 'x' } }), 'table ip notable does not exist', table('notable')],
     ];
-    for (const [tx, reason] of cases) expect(await reasonOf(tx)).toBe(reason);
+    for (const [tx, reason, missing] of cases) expect(await refusalOf(tx)).toEqual({ reason, missing });
   });
 
   it("a rule's inline map refused for a missing jump target: named from the inline map's element, not read as the rule's attributes", async () => {
@@ -100,6 +116,7 @@ describe('one bad operation in the middle', () => {
     expect(err.operationIndex).toBe(0);
     expect(err.elementIndex).toBe(1);
     expect(err.reason).toBe("chain nowhere (the goto target of element 1 of expression 1's inline map) does not exist in table ip err");
+    expect(err.missing).toEqual({ kind: 'chain', family: 'ip', table: 'err', name: 'nowhere' });
     // In a table that does not exist, the inline map is what the kernel refuses first.
     const elsewhere = await expectUnchanged(() => nft.commit(new Transaction().add({ rule: vmap.rule('notable', 'c') })));
     expect(elsewhere.reason).toBe('table ip notable does not exist');
