@@ -80,9 +80,18 @@ export class RuleBuilder {
     this.l4 = dep.l4;
   }
 
-  /** Loads fields into registers as nft does: one into NFT_REG_1, a concatenation word by word. */
-  private loadKey(fields: readonly Field[]): void {
-    for (const f of fields) this.depend(f.dependency, f.text);
+  /**
+   * Loads fields into registers as nft does: one into NFT_REG_1, a concatenation word by word.
+   * A single field is taken as itself, not wrapped in an array for each match of each rule.
+   */
+  private loadKey(fields: Field | readonly Field[]): void {
+    if (!Array.isArray(fields)) {
+      const f = fields as Field;
+      this.depend(f.dependency, f.text);
+      this.exprs.push(f.load(REG1));
+      return;
+    }
+    for (const f of fields as readonly Field[]) this.depend(f.dependency, f.text);
     let word = 0;
     for (const f of fields) {
       this.exprs.push(f.load(fields.length === 1 ? REG1 : concatReg(word)));
@@ -119,7 +128,7 @@ export class RuleBuilder {
         this.exprs.push({ type: 'cmp', sreg: REG1, op, data: p.bytes.slice(0, len) });
         return this;
       }
-      this.loadKey([field]);
+      this.loadKey(field);
       if (p.length < t.size * 8) {
         this.exprs.push({ type: 'bitwise', sreg: REG1, dreg: REG1, len: t.size, mask: prefixMask(t.size, p.length), xor: new Uint8Array(t.size) });
       }
@@ -130,7 +139,7 @@ export class RuleBuilder {
       const dash = v.indexOf('-');
       const from = t.parse(v.slice(0, dash));
       const to = t.parse(v.slice(dash + 1));
-      this.loadKey([field]);
+      this.loadKey(field);
       if (op === 'neq') this.exprs.push({ type: 'range', sreg: REG1, op: 'neq', from, to });
       else if (op === 'eq') this.exprs.push({ type: 'cmp', sreg: REG1, op: 'gte', data: from }, { type: 'cmp', sreg: REG1, op: 'lte', data: to });
       else throw new RangeError(`${field.text}: a range can only be matched with == or !=`);
@@ -141,20 +150,20 @@ export class RuleBuilder {
       if (op !== 'eq' && op !== 'neq') throw new RangeError(`${field.text}: a wildcard can only be matched with == or !=`);
       const stem = new TextEncoder().encode(v.slice(0, -1));
       if (stem.length === 0 || stem.length > 15) throw new RangeError(`${field.text}: "${v}" needs 1 to 15 bytes before the '*'`);
-      this.loadKey([field]);
+      this.loadKey(field);
       this.exprs.push({ type: 'cmp', sreg: REG1, op, data: stem });
       return this;
     }
     if ((t.name === 'ct_state' || t.name === 'ct_status') && op === 'eq') {
       // nft tests flag types with a mask: (state & bits) != 0.
-      this.loadKey([field]);
+      this.loadKey(field);
       this.exprs.push(
         { type: 'bitwise', sreg: REG1, dreg: REG1, len: t.size, mask: t.parse(v), xor: new Uint8Array(t.size) },
         { type: 'cmp', sreg: REG1, op: 'neq', data: new Uint8Array(t.size) },
       );
       return this;
     }
-    this.loadKey([field]);
+    this.loadKey(field);
     this.exprs.push({ type: 'cmp', sreg: REG1, op, data: t.parse(v) });
     this.noteExplicit(field, v);
     return this;
@@ -162,7 +171,7 @@ export class RuleBuilder {
 
   /** `field & mask == value` (or !=): `meta mark & 0x4000 == 0`. */
   matchMasked(field: Field, mask: Scalar, value: Scalar, op: 'eq' | 'neq' = 'eq'): this {
-    this.loadKey([field]);
+    this.loadKey(field);
     const t = field.dtype;
     this.exprs.push(
       { type: 'bitwise', sreg: REG1, dreg: REG1, len: t.size, mask: t.parse(mask), xor: new Uint8Array(t.size) },
@@ -336,10 +345,10 @@ export class RuleBuilder {
   /** `dnat ip addr . port to <key> map <map>`: one rule that picks an endpoint (kube-proxy's shape). */
   dnatMap(target: NatMapTarget): this {
     this.requireL4('dnat to a map of addr . port');
-    const keys = Array.isArray(target.key) ? (target.key as Field[]) : [target.key as Field];
-    this.loadKey(keys);
+    this.loadKey(target.key);
     const addrType = target.family === 'ip6' ? ipv6_addr : ipv4_addr;
     if ('elements' in target.map) {
+      const keys = Array.isArray(target.key) ? (target.key as Field[]) : [target.key as Field];
       const inline: NftSet = {
         family: this.family,
         table: '',
