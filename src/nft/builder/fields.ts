@@ -106,10 +106,10 @@ export function fibType(...flags: FibFlag[]): Field {
   };
 }
 
-/** `numgen random mod N [offset K]`: a 32-bit host-order number. */
 /** What numgen writes: a 32-bit integer in host order (one object; callers make one numgen per rule). */
 const NUMGEN_TYPE = integer(4, 'host');
 
+/** `numgen random mod N [offset K]`: a 32-bit host-order number. */
 export function numgen(mode: 'random' | 'inc', modulus: number, offset = 0): Field {
   if (!Number.isInteger(modulus) || modulus < 1) throw new RangeError(`numgen modulus must be a positive integer, got ${modulus}`);
   return {

@@ -94,11 +94,13 @@ const BY_NAME = new Map(CODECS.map((c) => [c.name, c]));
 
 /**
  * The encoding of each frozen expression, written once and copied after. The rule builder shares
- * one frozen object for each expression that recurs rule after rule (`meta l4proto`, `cmp eq tcp`,
- * the DNAT of a map's `addr . port`: three of the five expressions of a service's DNAT rule), so a
- * 10k-service load encodes each of them once instead of 10,000 times, and their codecs never get
- * hot enough for V8 to compile them. A frozen expression is taken as immutable, the bytes it holds
- * (a cmp's data) included.
+ * one frozen object for each expression that recurs rule after rule (builder/shared-exprs.ts:
+ * `meta l4proto`, `cmp eq tcp`, a `numgen`, a lookup in a named map, the DNAT of a map's
+ * `addr . port`, which is all five expressions of a service's DNAT rule through a shared endpoint
+ * map), so a 10k-service load encodes each of them once instead of thousands of times, and their
+ * codecs never get hot enough for V8 to compile them. A frozen expression is taken as immutable,
+ * the bytes it holds (a cmp's data) included. Its encoding depends on nothing else: expressions
+ * that name a transaction's own objects by id (an inline set's lookup) are fresh objects.
  */
 const frozenEncodings = new WeakMap<Expr, Uint8Array>();
 
