@@ -93,6 +93,18 @@ export type ElementInspector = (e: SetElement, index: number) => void;
 const NFT_EXPR_CONCAT = 13;
 
 /**
+ * The start of an element in the hot loops: its attribute count and its KEY attribute with the
+ * key's values, at `at`. Returns where the next attribute goes; throws what writeValues throws.
+ */
+function writeElementKey(view: DataView, buf: Uint8Array, at: number, attrs: number, types: readonly Datatype[], key: readonly Scalar[], keyLen: number): number {
+  view.setUint16(at, attrs, true);
+  view.setUint16(at + 2, ELEM_ATTR.KEY, true);
+  view.setUint32(at + 4, keyLen, true);
+  writeValues(types, key, buf, at + 8);
+  return at + 8 + keyLen;
+}
+
+/**
  * Names for anonymous sets: a prefix unique to the writer, then a counter, instead of nft's
  * `__set%d`. Why: for a `%d` name the kernel walks every set in the table parsing each name to
  * find a free number (nf_tables_set_alloc_name); with 10,000 anonymous sets in kube-proxy's layout
@@ -443,14 +455,10 @@ export class RequestEncoder {
       const at = w.reserve(fixed);
       const buf = w.bytes;
       const view = w.dataView;
-      view.setUint16(at, data ? 2 : 1, true);
-      view.setUint16(at + 2, ELEM_ATTR.KEY, true);
-      view.setUint32(at + 4, keyLen, true);
-      let pos = at + 8;
+      let pos = at;
       let part = 'key';
       try {
-        writeValues(s.key, e.key, buf, pos);
-        pos += keyLen;
+        pos = writeElementKey(view, buf, at, data ? 2 : 1, s.key, e.key, keyLen);
         part = 'value';
         if (data) {
           const v = e.value;
@@ -490,8 +498,9 @@ export class RequestEncoder {
         this.generalElement(s, e, true, what, i++, inspect);
         continue;
       }
-      const chain = v.kind === 'jump' || v.kind === 'goto' ? v.chain : undefined;
-      if ((v.kind === 'jump' || v.kind === 'goto') && typeof chain !== 'string') throw new RangeError(`${what} element ${i} value: a ${v.kind} needs a chain name`);
+      const jumps = v.kind === 'jump' || v.kind === 'goto';
+      const chain = jumps ? v.chain : undefined;
+      if (jumps && typeof chain !== 'string') throw new RangeError(`${what} element ${i} value: a ${v.kind} needs a chain name`);
       const chainLen = chain === undefined ? 0 : chain.length;
       const size = fixed + (chain === undefined ? 0 : 6 + chainLen + 1);
       const at = w.reserve(size);
@@ -516,14 +525,10 @@ export class RequestEncoder {
         view.setUint32(pos + 2, chainLen + 1, true);
         pos += 6 + chainLen + 1;
       }
-      view.setUint16(at, chain === undefined ? 2 : 3, true);
-      view.setUint16(at + 2, ELEM_ATTR.KEY, true);
-      view.setUint32(at + 4, keyLen, true);
       let part = 'key';
       try {
-        writeValues(s.key, e.key, buf, at + 8);
+        const verdictAt = writeElementKey(view, buf, at, chain === undefined ? 2 : 3, s.key, e.key, keyLen);
         part = 'value';
-        const verdictAt = at + 8 + keyLen;
         view.setUint16(verdictAt, ELEM_ATTR.VERDICT, true);
         view.setUint32(verdictAt + 2, 4, true);
         view.setUint32(verdictAt + 6, verdictCode(v), true);

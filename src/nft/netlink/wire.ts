@@ -239,14 +239,18 @@ export class WireWriter {
     this.buf.set(bytes, this.pos);
     this.pos += bytes.length;
   }
-  /** One list item whose bytes were encoded before (an expression's, see encodeExpr). */
-  encodedItem(bytes: Uint8Array): void {
-    this.item();
+  /** Short bytes, appended by a byte loop: TypedArray.set costs more than a few dozen stores. */
+  private copyIn(bytes: Uint8Array): void {
     this.ensure(bytes.length);
     const buf = this.buf;
     let at = this.pos;
     for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i]!;
     this.pos = at;
+  }
+  /** One list item whose bytes were encoded before (an expression's, see encodeExpr). */
+  encodedItem(bytes: Uint8Array): void {
+    this.item();
+    this.copyIn(bytes);
   }
   exprName(name: string): void {
     this.item();
@@ -254,12 +258,7 @@ export class WireWriter {
     let bytes = exprNames.get(name);
     if (!bytes) exprNames.set(name, (bytes = textEncoder.encode(name)));
     this.u8(bytes.length);
-    this.ensure(bytes.length);
-    // A byte loop: TypedArray.set costs more than a dozen stores for these short names.
-    const buf = this.buf;
-    let at = this.pos;
-    for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i]!;
-    this.pos = at;
+    this.copyIn(bytes);
   }
 
   finish(): Uint8Array {
