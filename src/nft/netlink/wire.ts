@@ -38,14 +38,24 @@ function exprNameOf(b: Uint8Array): string {
   return name;
 }
 
+/** Lists inside lists: an operation's expressions hold attribute lists and nested expressions (a dynset's). */
+const MAX_LIST_DEPTH = 16;
+
 export class WireWriter {
   private buf: Uint8Array;
   private view: DataView;
   private pos = 0;
-  /** Positions of the u16 counts being filled, innermost last, and how many items each has. */
-  private readonly countAt: number[] = [];
-  private readonly counts: number[] = [];
-  private readonly countWide: boolean[] = [];
+  /**
+   * The lists being filled, innermost at depth - 1: where each one's count sits, how many items
+   * it has so far, and whether the count is a u32. Typed arrays of a fixed depth, not arrays
+   * pushed and popped: every attribute list of every operation opens and closes one, and V8
+   * compiles a typed-array store into a few instructions where push() and pop() carry their
+   * growth and element-kind paths into every function that inlines them (Node 20).
+   */
+  private readonly countAt = new Int32Array(MAX_LIST_DEPTH);
+  private readonly counts = new Int32Array(MAX_LIST_DEPTH);
+  private readonly countWide = new Uint8Array(MAX_LIST_DEPTH);
+  private depth = 0;
 
   constructor(initialSize = 4096) {
     this.buf = new Uint8Array(initialSize);
@@ -77,14 +87,12 @@ export class WireWriter {
 
   /** A point to roll back to when an operation fails to encode half way. */
   mark(): number {
-    if (this.countAt.length !== 0) throw new Error('nftlink: internal error: mark inside an open list');
+    if (this.depth !== 0) throw new Error('nftlink: internal error: mark inside an open list');
     return this.pos;
   }
   reset(mark: number): void {
     this.pos = mark;
-    this.countAt.length = 0;
-    this.counts.length = 0;
-    this.countWide.length = 0;
+    this.depth = 0;
   }
   get length(): number {
     return this.pos;
@@ -138,19 +146,23 @@ export class WireWriter {
 
   /** Opens a counted list (attrs, exprs: u16; elements: u32). Items are counted by `item()`. */
   openList(wide = false): void {
-    this.countAt.push(this.pos);
-    this.counts.push(0);
-    this.countWide.push(wide);
+    const d = this.depth;
+    if (d === MAX_LIST_DEPTH) throw new Error(`nftlink: internal error: lists nested deeper than ${MAX_LIST_DEPTH}`);
+    this.countAt[d] = this.pos;
+    this.counts[d] = 0;
+    this.countWide[d] = wide ? 1 : 0;
+    this.depth = d + 1;
     if (wide) this.u32(0);
     else this.u16(0);
   }
   item(): void {
-    this.counts[this.counts.length - 1]!++;
+    this.counts[this.depth - 1]!++;
   }
   closeList(): void {
-    const at = this.countAt.pop()!;
-    const n = this.counts.pop()!;
-    const wide = this.countWide.pop()!;
+    const d = --this.depth;
+    const at = this.countAt[d]!;
+    const n = this.counts[d]!;
+    const wide = this.countWide[d] === 1;
     if (wide) this.view.setUint32(at, n, true);
     else {
       if (n > 0xffff) throw new RangeError(`nftlink: more than 65535 attributes or expressions in one object`);
@@ -209,15 +221,17 @@ export class WireWriter {
     this.buf[this.pos++] = 0;
   }
   /**
-   * Raw access for the encoder's hot loop: makes room for `n` bytes and returns where they start;
-   * the caller fills them through `bytes`/`dataView` and then calls advance(n).
+   * Raw access for the encoder's hot loops: makes room for `n` bytes and returns where they start;
+   * the caller fills them through `bytes`/`dataView` and then moves the position with seek().
    */
   reserve(n: number): number {
     this.ensure(n);
     return this.pos;
   }
-  advance(n: number): void {
-    this.pos += n;
+  /** Moves the write position to `pos` (at most the buffer's end), after bytes written through `bytes`. */
+  seek(pos: number): void {
+    if (pos > this.buf.length) throw new Error('nftlink: internal error: wire writer position past its buffer');
+    this.pos = pos;
   }
   get dataView(): DataView {
     return this.view;
@@ -262,7 +276,7 @@ export class WireWriter {
   }
 
   finish(): Uint8Array {
-    if (this.countAt.length !== 0) throw new Error('nftlink: internal error: unclosed list in wire writer');
+    if (this.depth !== 0) throw new Error('nftlink: internal error: unclosed list in wire writer');
     return this.buf.subarray(0, this.pos);
   }
 }

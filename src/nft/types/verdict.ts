@@ -16,9 +16,24 @@ const KIND_BY_CODE = new Map<number, VerdictKind>(
 
 /** The kernel's code of a verdict; a kind it does not know is refused (a JS caller's typo would otherwise be sent as 0, NF_DROP). */
 export function verdictCode(v: Verdict): number {
-  const code = Object.hasOwn(VERDICT_CODE, v.kind) ? VERDICT_CODE[v.kind] : undefined;
-  if (typeof code !== 'number') throw new RangeError(`unknown verdict ${JSON.stringify(v.kind)} (accept, drop, return, continue, jump, goto)`);
-  return code;
+  // A switch, not a lookup with Object.hasOwn: this runs for every element of a dispatch map, and
+  // compares interned strings by pointer where hasOwn is a builtin call (Node 20).
+  switch (v.kind) {
+    case 'goto':
+      return VERDICT_CODE.goto;
+    case 'jump':
+      return VERDICT_CODE.jump;
+    case 'accept':
+      return VERDICT_CODE.accept;
+    case 'drop':
+      return VERDICT_CODE.drop;
+    case 'return':
+      return VERDICT_CODE.return;
+    case 'continue':
+      return VERDICT_CODE.continue;
+    default:
+      throw new RangeError(`unknown verdict ${JSON.stringify((v as { kind: unknown }).kind)} (accept, drop, return, continue, jump, goto)`);
+  }
 }
 
 export function verdictFromCode(code: number, chain: string | undefined): Verdict {
