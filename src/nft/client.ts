@@ -147,9 +147,7 @@ function ruleHandlesOf(tx: Transaction, req: EncodedRequest, handles: readonly N
     if (op !== undefined) ruleHandles.set(op, h.handle);
   }
   const missingHandles: number[] = [];
-  tx.operations.forEach((op, i) => {
-    if (op.kind === 'rule' && op.echo && !ruleHandles.has(i)) missingHandles.push(i);
-  });
+  for (const i of tx.echoedRules) if (!ruleHandles.has(i)) missingHandles.push(i);
   return { ruleHandles, missingHandles };
 }
 
@@ -161,7 +159,7 @@ function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): Kernel
     errno: e.errno,
     kernelMessage: e.message,
     operationIndex: op,
-    operation: tx.operations[op]!,
+    operation: tx.operation(op),
   };
   const elements = req.origins.elements(e.op);
   if (e.element >= 0) r.elementIndex = elements ? (elements[e.element] ?? -1) : e.element;

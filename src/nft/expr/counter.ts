@@ -19,6 +19,10 @@ export const counterCodec: ExprCodec<CounterExpr> = {
     if (e.bytes !== undefined) w.attrU64(A.BYTES, e.bytes);
   },
   decode(x: WireExpr): CounterExpr {
-    return { type: 'counter', packets: getU64(x.attrs, A.PACKETS) ?? 0n, bytes: getU64(x.attrs, A.BYTES) ?? 0n };
+    // A dump always has both counts (Linux 6.18); a request read back has them only if they were
+    // set (Transaction.operation), and must then read back as it was queued.
+    const packets = getU64(x.attrs, A.PACKETS);
+    const bytes = getU64(x.attrs, A.BYTES);
+    return packets === undefined && bytes === undefined ? { type: 'counter' } : { type: 'counter', packets: packets ?? 0n, bytes: bytes ?? 0n };
   },
 };

@@ -3,12 +3,13 @@
 
 import { decodeExpr, type Expr } from '../expr/index.js';
 import type { Chain, ChainType, NftSet, Rule, Ruleset, SetElement, SetFlag, Table } from '../objects.js';
+import type { Operation } from '../operations.js';
 import { integer, typesFromId, type Datatype } from '../types/datatypes.js';
 import { parseTypeof } from '../types/typeof.js';
 import { verdictFromCode } from '../types/verdict.js';
 import { decodeValues, rangesFromIntervalElements, readValues, splitFields } from '../values.js';
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
-import { FAMILY_BY_NUMBER, NF_INET_HOOK, NFT_DATA_VERDICT, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, type Family, type Hook } from './constants.js';
+import { FAMILY_BY_NUMBER, NF_INET_HOOK, NFT_DATA_VERDICT, NFT_MSG, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, NLM_F, type Family, type Hook } from './constants.js';
 import { parseUdata, udataString, udataU32 } from './udata.js';
 import {
   getBytes,
@@ -267,6 +268,28 @@ function decodeRule(o: WireObject): Rule {
   const handle = num(getU64(o.attrs, RULE_ATTR.HANDLE));
   if (handle !== undefined) r.handle = handle;
   return r;
+}
+
+/**
+ * A chain or rule operation read back from the request it was encoded into, at `at` (where its one
+ * message starts). A transaction keeps no other copy of these (Transaction.queue says which), so
+ * this is how render() and error messages see them. The verb is in the message: NEWCHAIN with
+ * NLM_F_EXCL is a create; NEWRULE with NLM_F_REPLACE a replace, with NLM_F_APPEND an add, else an
+ * insert (as RequestEncoder writes them).
+ */
+export function decodeRequestOperation(buf: Uint8Array, at: number): Operation {
+  const reader = new WireReader(buf);
+  reader.pos = at;
+  const o = reader.object(true);
+  if (o.msgType === NFT_MSG.NEWCHAIN) return { verb: o.nlFlags & NLM_F.EXCL ? 'create' : 'add', kind: 'chain', chain: decodeChain(o) };
+  if (o.msgType === NFT_MSG.NEWRULE) {
+    const rule = decodeRule(o);
+    const position = num(getU64(o.attrs, RULE_ATTR.POSITION));
+    if (position !== undefined) rule.position = position;
+    const verb = o.nlFlags & NLM_F.REPLACE ? 'replace' : o.nlFlags & NLM_F.APPEND ? 'add' : 'insert';
+    return { verb, kind: 'rule', rule };
+  }
+  throw new Error(`nftlink: internal error: message type ${o.msgType} at byte ${at} of a request is not a chain or rule to read back`);
 }
 
 const setKey = (family: string, table: string, name: string): string => `${family}\0${table}\0${name}`;
