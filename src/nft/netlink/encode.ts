@@ -12,7 +12,10 @@ import { intervalElements, parseIntervalValue, valuesLength, writeValues } from 
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
 import { NF_INET_HOOK, NFPROTO, NFT_DATA_VERDICT, NFT_MSG, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, NLM_F } from './constants.js';
 import { commentUdata, UdataBuilder } from './udata.js';
+import { dataElement, ElementOutput, verdictElement, type ElementInspector } from './element-writer.js';
 import { WireKind, WireWriter, WIRE_FLAG_CHECK, WIRE_FLAG_GENID } from './wire.js';
+
+export type { ElementInspector } from './element-writer.js';
 
 /**
  * Where each wire message came from: the caller's operation index, and for interval element
@@ -86,145 +89,8 @@ export interface ElementRun {
   count: number;
 }
 
-/** Sees an element (and its index in the operation) before it is encoded; throws to refuse it. */
-export type ElementInspector = (e: SetElement, index: number) => void;
-
 /** EXPR_CONCAT in nft's enum expr_types: what nft 1.0.6 writes as the typeof of a `type a . b` key. */
 const NFT_EXPR_CONCAT = 13;
-
-/**
- * The start of an element in the hot loops: its attribute count and its KEY attribute with the
- * key's values, at `at`. Returns where the next attribute goes; throws what writeValues throws.
- */
-function writeElementKey(view: DataView, buf: Uint8Array, at: number, attrs: number, types: readonly Datatype[], key: readonly Scalar[], keyLen: number): number {
-  view.setUint16(at, attrs, true);
-  view.setUint16(at + 2, ELEM_ATTR.KEY, true);
-  view.setUint32(at + 4, keyLen, true);
-  writeValues(types, key, buf, at + 8);
-  return at + 8 + keyLen;
-}
-
-/** One element of a plain set or data map, written in place (see RequestEncoder.dataElements). */
-function dataElement(out: ElementOutput, key: readonly Datatype[], keyLen: number, data: readonly Datatype[] | undefined, dataLen: number, size: number, e: SetElement, what: string, i: number): void {
-  const at = out.room(size);
-  const buf = out.buf;
-  const view = out.view;
-  let part = 'key';
-  try {
-    let pos = writeElementKey(view, buf, at, data ? 2 : 1, key, e.key, keyLen);
-    part = 'value';
-    if (data) {
-      const v = e.value;
-      if (!Array.isArray(v)) throw new RangeError('a map element needs a value');
-      view.setUint16(pos, ELEM_ATTR.DATA, true);
-      view.setUint32(pos + 2, dataLen, true);
-      writeValues(data, v, buf, pos + 6);
-      pos += 6 + dataLen;
-    }
-    view.setUint16(pos, 0, true);
-  } catch (err) {
-    throw new RangeError(`${what} element ${i} ${part}: ${(err as Error).message}`);
-  }
-  out.pos = at + size;
-}
-
-/**
- * One element of a verdict map, written in place (see RequestEncoder.verdictElements); false, with
- * nothing written, for one that needs the general path: a comment, a timeout, no verdict, or a
- * chain name that is not ASCII.
- */
-function verdictElement(out: ElementOutput, key: readonly Datatype[], keyLen: number, e: SetElement, what: string, i: number, inspect: ElementInspector | undefined): boolean {
-  const v = e.value as Verdict | undefined;
-  if (e.comment !== undefined || e.timeout !== undefined || !v || Array.isArray(v)) return false;
-  const jumps = v.kind === 'jump' || v.kind === 'goto';
-  const chain = jumps ? v.chain : undefined;
-  if (jumps && typeof chain !== 'string') throw new RangeError(`${what} element ${i} value: a ${v.kind} needs a chain name`);
-  const chainLen = chain === undefined ? 0 : chain.length;
-  // Attr count, KEY, VERDICT, [CHAIN, its NUL-terminated name], an empty expression list.
-  const size = 2 + 6 + keyLen + 10 + (chain === undefined ? 0 : 6 + chainLen + 1) + 2;
-  const at = out.room(size);
-  const buf = out.buf;
-  const view = out.view;
-  let pos = at + 8 + keyLen + 10;
-  if (chain !== undefined) {
-    // Written first: a name that is not ASCII leaves before anything else is (UTF-8 then).
-    let n = 0;
-    while (n < chainLen) {
-      const c = chain.charCodeAt(n);
-      if (c >= 0x80) return false;
-      buf[pos + 6 + n++] = c;
-    }
-    inspect?.(e, i);
-    buf[pos + 6 + n] = 0;
-    view.setUint16(pos, ELEM_ATTR.CHAIN, true);
-    view.setUint32(pos + 2, chainLen + 1, true);
-    pos += 6 + chainLen + 1;
-  }
-  let part = 'key';
-  try {
-    const verdictAt = writeElementKey(view, buf, at, chain === undefined ? 2 : 3, key, e.key, keyLen);
-    part = 'value';
-    view.setUint16(verdictAt, ELEM_ATTR.VERDICT, true);
-    view.setUint32(verdictAt + 2, 4, true);
-    view.setUint32(verdictAt + 6, verdictCode(v), true);
-  } catch (err) {
-    throw new RangeError(`${what} element ${i} ${part}: ${(err as Error).message}`);
-  }
-  view.setUint16(pos, 0, true);
-  out.pos = at + size;
-  return true;
-}
-
-/**
- * The element hot loops' view of the request buffer: the bytes, a DataView and the write position
- * held in plain fields, and the writer called only to grow. Why: a 10k-element list runs mostly
- * before V8 has optimised its loop (the compile takes tens of ms on a busy 2-core machine), and
- * there each writer method is a real call; four of them per element (reserve, two getters,
- * advance) were a tenth of a 10k-service load's element time (Node 20).
- */
-class ElementOutput {
-  buf: Uint8Array;
-  view: DataView;
-  pos: number;
-  /**
-   * Bytes up to which the writer's buffer is known to hold room: 0 at first, so that the first
-   * room() takes the growing path. V8 then has seen that path before it optimises the loop; one
-   * that ran first when the request buffer doubled mid-list deoptimised the loop (Node 20:
-   * "insufficient type feedback") and had it compiled again.
-   */
-  private end = 0;
-
-  constructor(private readonly w: WireWriter) {
-    this.buf = w.bytes;
-    this.view = w.dataView;
-    this.pos = w.length;
-  }
-
-  /** Makes room for `n` bytes at `pos` and returns `pos`; `buf` and `view` may be new after. */
-  room(n: number): number {
-    if (this.pos + n > this.end) {
-      this.w.seek(this.pos);
-      this.w.reserve(n);
-      this.buf = this.w.bytes;
-      this.view = this.w.dataView;
-      this.end = this.buf.length;
-    }
-    return this.pos;
-  }
-
-  /** Hands the position back to the writer (the loop's end, or an element it writes itself). */
-  handOver(): void {
-    this.w.seek(this.pos);
-  }
-
-  /** Takes the position (and a buffer that may have grown) back after the writer wrote. */
-  takeBack(): void {
-    this.buf = this.w.bytes;
-    this.view = this.w.dataView;
-    this.pos = this.w.length;
-    this.end = this.buf.length;
-  }
-}
 
 /**
  * Names for anonymous sets: a prefix unique to the writer, then a counter, instead of nft's
