@@ -112,16 +112,23 @@ function* dispatchElements(from: number, to: number): Generator<SetElement> {
   for (let i = from; i < to; i++) yield { key: [serviceAddr(i), 'tcp', SERVICE_PORT], value: { kind: 'goto', chain: chainName(i) } };
 }
 
-/** `0 : 198.19.x.y . 8080, 1 : ...` for one service (keys are the numgen results, offset included). */
+/** Endpoint `k` of a service: `keyBase + k : 198.19.x.y . 8080` (keys are the numgen results, offset included). */
+function endpointElement(service: number, k: number, endpoints: number, keyBase: number): SetElement {
+  return { key: [keyBase + k], value: [endpointAddr(endpointSlot(service, k, endpoints)), ENDPOINT_PORT] };
+}
+
+/** `0 : 198.19.x.y . 8080, 1 : ...` for one service. */
 function endpointElements(service: number, endpoints: number, keyBase: number): SetElement[] {
   const out: SetElement[] = [];
-  for (let k = 0; k < endpoints; k++) out.push({ key: [keyBase + k], value: [endpointAddr(endpointSlot(service, k, endpoints)), ENDPOINT_PORT] });
+  for (let k = 0; k < endpoints; k++) out.push(endpointElement(service, k, endpoints, keyBase));
   return out;
 }
 
 /** The elements of the services [from, to) that share one map, each service's keys after the last's. */
 function* bucketElements(from: number, to: number, endpoints: number): Generator<SetElement> {
-  for (let i = from; i < to; i++) yield* endpointElements(i, endpoints, (i - from) * endpoints);
+  for (let i = from; i < to; i++) {
+    for (let k = 0; k < endpoints; k++) yield endpointElement(i, k, endpoints, (i - from) * endpoints);
+  }
 }
 
 /** A named endpoint map keyed by the numgen result (a 32-bit host-order integer). */
@@ -146,66 +153,94 @@ export interface ServiceSizes {
  * The transactions of one shape, in commit order (one for every shape but 2). `nft -f` gets one
  * file per transaction, so both sides commit the same batches.
  */
-export function serviceShape(shape: ShapeId, { services, endpoints }: ServiceSizes): Transaction[] {
-  if (services > 65_536 || services * endpoints > 65_536) throw new RangeError('too many services/endpoints for the address plan');
-  const tx = new Transaction();
-  const serviceIps = addDispatch(tx);
+export function serviceShape(shape: ShapeId, sizes: ServiceSizes): Transaction[] {
+  if (sizes.services > 65_536 || sizes.services * sizes.endpoints > 65_536) throw new RangeError('too many services/endpoints for the address plan');
   switch (shape) {
     case 1:
-    case 2: {
-      // One transaction, or SPLIT_TRANSACTIONS of equal size (the first also holds the dispatch).
-      const chunks = shape === 1 ? 1 : SPLIT_TRANSACTIONS;
-      const per = Math.ceil(services / chunks);
-      const out: Transaction[] = [];
-      for (let c = 0; c < chunks; c++) {
-        const t = c === 0 ? tx : new Transaction();
-        const from = c * per;
-        const to = Math.min(services, from + per);
-        if (from >= to) break; // fewer services than transactions (tiny sizes only)
-        for (let i = from; i < to; i++) {
-          t.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
-          t.add({ rule: dnatRule(i, endpoints, 0, { elements: endpointElements(i, endpoints, 0) }) });
-        }
-        t.add({ set: serviceIps, elements: dispatchElements(from, to) });
-        out.push(t);
-      }
-      return out;
-    }
-    case 3: {
-      for (let i = 0; i < services; i++) {
-        const map = endpointMap(`eps-${i}`);
-        tx.add({ set: map }).add({ set: map, elements: endpointElements(i, endpoints, 0) });
-        tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
-        tx.add({ rule: dnatRule(i, endpoints, 0, { name: map.name, set: map }) });
-      }
-      break;
-    }
+      return inlineMapShape(sizes, 1);
+    case 2:
+      return inlineMapShape(sizes, SPLIT_TRANSACTIONS);
+    case 3:
+      return namedMapShape(sizes);
     case 4:
-    case 5: {
-      // Slots: service i owns keys [i*N, i*N + N) of its map; `numgen ... offset B` picks among them.
-      // Order matters to the kernel here: the maps are declared, the rules bind them, and only then
-      // come the elements. Binding a rule to a map that already holds its elements walks every
-      // element (nf_tables_bind_set checks each against the new binding), so elements-first costs
-      // rules x elements walks: 27-33 s for shape 4 on Linux 6.18 instead of the 7 s measured with
-      // elements last (DESIGN.md's 7.2 s is this order).
-      const perMap = shape === 4 ? services : BUCKET_SERVICES;
-      const maps: NftSet[] = [];
-      for (let b = 0; b * perMap < services; b++) {
-        const map = endpointMap(shape === 4 ? 'eps' : `eps-b${b}`);
-        maps.push(map);
-        tx.add({ set: map });
-      }
-      for (let i = 0; i < services; i++) {
-        const map = maps[Math.floor(i / perMap)]!;
-        tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
-        tx.add({ rule: dnatRule(i, endpoints, (i % perMap) * endpoints, { name: map.name, set: map }) });
-      }
-      maps.forEach((map, b) => {
-        tx.add({ set: map, elements: bucketElements(b * perMap, Math.min(services, (b + 1) * perMap), endpoints) });
-      });
-      break;
-    }
+      return slotsShape(sizes, sizes.services, () => 'eps');
+    case 5:
+      return slotsShape(sizes, BUCKET_SERVICES, (b) => `eps-b${b}`);
   }
+}
+
+/** Shapes 1 and 2: a chain per service with an inline map, in one transaction or `parts` of equal size (the first also holds the dispatch). */
+function inlineMapShape({ services, endpoints }: ServiceSizes, parts: number): Transaction[] {
+  const first = new Transaction();
+  const serviceIps = addDispatch(first);
+  const per = Math.ceil(services / parts);
+  const out: Transaction[] = [];
+  for (let c = 0; c < parts; c++) {
+    const tx = c === 0 ? first : new Transaction();
+    const from = c * per;
+    const to = Math.min(services, from + per);
+    if (from >= to) break; // fewer services than transactions (tiny sizes only)
+    addInlineMapServices(tx, from, to, endpoints);
+    tx.add({ set: serviceIps, elements: dispatchElements(from, to) });
+    out.push(tx);
+  }
+  return out;
+}
+
+function addInlineMapServices(tx: Transaction, from: number, to: number, endpoints: number): void {
+  for (let i = from; i < to; i++) {
+    tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
+    tx.add({ rule: dnatRule(i, endpoints, 0, { elements: endpointElements(i, endpoints, 0) }) });
+  }
+}
+
+/** Shape 3: a named endpoint map per service. */
+function namedMapShape({ services, endpoints }: ServiceSizes): Transaction[] {
+  const tx = new Transaction();
+  const serviceIps = addDispatch(tx);
+  addNamedMapServices(tx, services, endpoints);
   tx.add({ set: serviceIps, elements: dispatchElements(0, services) });
   return [tx];
+}
+
+function addNamedMapServices(tx: Transaction, services: number, endpoints: number): void {
+  for (let i = 0; i < services; i++) {
+    const map = endpointMap(`eps-${i}`);
+    tx.add({ set: map }).add({ set: map, elements: endpointElements(i, endpoints, 0) });
+    tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
+    tx.add({ rule: dnatRule(i, endpoints, 0, { name: map.name, set: map }) });
+  }
+}
+
+/**
+ * Shapes 4 and 5, slots: service i owns keys [i*N, i*N + N) of its map, which it shares with
+ * `perMap` services; `numgen ... offset B` picks among them. Order matters to the kernel here: the
+ * maps are declared, the rules bind them, and only then come the elements. Binding a rule to a map
+ * that already holds its elements walks every element (nf_tables_bind_set checks each against the
+ * new binding), so elements-first costs rules x elements walks: 27-33 s for shape 4 on Linux 6.18
+ * instead of the 7 s measured with elements last (DESIGN.md's 7.2 s is this order).
+ */
+function slotsShape({ services, endpoints }: ServiceSizes, perMap: number, mapName: (bucket: number) => string): Transaction[] {
+  const tx = new Transaction();
+  const serviceIps = addDispatch(tx);
+  const maps: NftSet[] = [];
+  for (let b = 0; b * perMap < services; b++) {
+    const map = endpointMap(mapName(b));
+    maps.push(map);
+    tx.add({ set: map });
+  }
+  addSlotServices(tx, maps, perMap, services, endpoints);
+  maps.forEach((map, b) => {
+    tx.add({ set: map, elements: bucketElements(b * perMap, Math.min(services, (b + 1) * perMap), endpoints) });
+  });
+  tx.add({ set: serviceIps, elements: dispatchElements(0, services) });
+  return [tx];
+}
+
+function addSlotServices(tx: Transaction, maps: readonly NftSet[], perMap: number, services: number, endpoints: number): void {
+  for (let i = 0; i < services; i++) {
+    const map = maps[Math.floor(i / perMap)]!;
+    tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
+    tx.add({ rule: dnatRule(i, endpoints, (i % perMap) * endpoints, { name: map.name, set: map }) });
+  }
 }
