@@ -8,7 +8,7 @@ import type { Datatype, Scalar } from '../types/datatypes.js';
 import { verdictCode, type Verdict } from '../types/verdict.js';
 import { writeValues } from '../values.js';
 import { ELEM_ATTR } from './attrs.js';
-import type { WireWriter } from './wire.js';
+import { writeAscii, type WireWriter } from './wire.js';
 
 /** Sees an element (and its index in the operation) before it is encoded; throws to refuse it. */
 export type ElementInspector = (e: SetElement, index: number) => void;
@@ -69,14 +69,9 @@ export function verdictElement(out: ElementOutput, key: readonly Datatype[], key
   let pos = at + 8 + keyLen + 10;
   if (chain !== undefined) {
     // Written first: a name that is not ASCII leaves before anything else is (UTF-8 then).
-    let n = 0;
-    while (n < chainLen) {
-      const c = chain.charCodeAt(n);
-      if (c >= 0x80) return false;
-      buf[pos + 6 + n++] = c;
-    }
+    if (writeAscii(chain, buf, pos + 6) < chainLen) return false;
     inspect?.(e, i);
-    buf[pos + 6 + n] = 0;
+    buf[pos + 6 + chainLen] = 0;
     view.setUint16(pos, ELEM_ATTR.CHAIN, true);
     view.setUint32(pos + 2, chainLen + 1, true);
     pos += 6 + chainLen + 1;

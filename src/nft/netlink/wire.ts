@@ -41,6 +41,23 @@ function exprNameOf(b: Uint8Array): string {
 /** Lists inside lists: an operation's expressions hold attribute lists and nested expressions (a dynset's). */
 const MAX_LIST_DEPTH = 16;
 
+/**
+ * Copies `s` into `buf` at `at` while it is ASCII, one byte per character, and returns how many
+ * characters it copied (fewer than s.length: a character that is not ASCII stopped it). Names are
+ * almost always ASCII: this spares them the TextEncoder, and the element writers share it with
+ * attrStr, so that V8 has compiled it by the time a dispatch map's chain names come.
+ */
+export function writeAscii(s: string, buf: Uint8Array, at: number): number {
+  const n = s.length;
+  let i = 0;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) break;
+    buf[at + i++] = c;
+  }
+  return i;
+}
+
 export class WireWriter {
   private buf: Uint8Array;
   private view: DataView;
@@ -208,14 +225,8 @@ export class WireWriter {
     const at = this.pos;
     this.ensure(6 + s.length * 3 + 1);
     const buf = this.buf;
-    let written = 0;
-    const n = s.length;
-    while (written < n) {
-      const c = s.charCodeAt(written);
-      if (c >= 0x80) break;
-      buf[at + 6 + written++] = c;
-    }
-    if (written < n) written = textEncoder.encodeInto(s, buf.subarray(at + 6)).written;
+    let written = writeAscii(s, buf, at + 6);
+    if (written < s.length) written = textEncoder.encodeInto(s, buf.subarray(at + 6)).written;
     this.attrHead(id, written + 1);
     this.pos += written;
     this.buf[this.pos++] = 0;
