@@ -46,12 +46,13 @@ interface QueuedOperation {
  * Whether an operation, encoded as one message, reads back from it as it was queued (see
  * decodeRequestOperation): a regular chain's add or create, and a rule's add, insert or replace,
  * when nothing of the object stays out of the message. Base chains are kept (a few per table),
- * and so are objects whose handle the message does not carry, and echoed rules.
+ * and so are objects with a handle or position the message does not carry (a replace carries the
+ * handle, an add or insert the position), and echoed rules.
  */
 function readsBack(op: Operation): boolean {
   if (op.kind === 'chain') return (op.verb === 'add' || op.verb === 'create') && op.chain.base === undefined && op.chain.handle === undefined;
   if (op.kind !== 'rule' || op.echo) return false;
-  if (op.verb === 'replace') return true;
+  if (op.verb === 'replace') return op.rule.position === undefined;
   return (op.verb === 'add' || op.verb === 'insert') && op.rule.handle === undefined;
 }
 
