@@ -4,7 +4,7 @@
 # medians and the median of the paired ratios (B over A). Pairs taken moments apart are what this
 # noisy 2-core VM allows; the ratio of one pair's user times moves by a few percent from pair to pair.
 #
-#   scripts/ab-build.sh REV_A REV_B [N=20] [-- cold-build options, e.g. --shape 3]
+#   scripts/ab-build.sh REV_A REV_B [N=20] [-- cold-build options, e.g. --shape 3, or --elements 100000 for case (a)]
 #
 # REV may be a commit, a branch, or `.` for the working tree's current dist/ (build it first).
 set -euo pipefail

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { inet_service, ipv4_addr, mark } from '../../src/nft/types/datatypes.js';
-import { elementKey, intervalElements, intervalView, parseIntervalValue, rangesFromIntervalElements } from '../../src/nft/values.js';
+import { inet_proto, inet_service, ipv4_addr, mark, type Datatype, type Scalar } from '../../src/nft/types/datatypes.js';
+import { elementKey, encodeValues, intervalElements, intervalView, parseIntervalValue, rangesFromIntervalElements, writeValues } from '../../src/nft/values.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
@@ -41,5 +41,52 @@ describe('interval sets, encoded as nft 1.0.6 writes them', () => {
     const set = { name: 'm', key: [ipv4_addr] };
     expect(elementKey(set, { key: ['198.18.0.1'] })).toBe(elementKey(set, { key: ['198.18.0.1'] }));
     expect(elementKey(set, { key: ['198.18.0.1'] })).not.toBe(elementKey(set, { key: ['198.18.0.2'] }));
+  });
+});
+
+describe('writeValues, whose common fields skip the types\' write()', () => {
+  // The reference: each type's own parse(), field by field (encodeValues).
+  const written = (types: Datatype[], values: Scalar[]): string => {
+    const out = new Uint8Array(40).fill(0xee); // dirty: the padding must be written, not assumed
+    writeValues(types, values, out, 3);
+    return hex(out);
+  };
+  const expected = (types: Datatype[], values: Scalar[]): string => {
+    const out = new Uint8Array(40).fill(0xee);
+    out.set(encodeValues(types, values, 't'), 3);
+    return hex(out);
+  };
+  const concat = [ipv4_addr, inet_proto, inet_service];
+
+  it('writes the bytes the types write, padded in a concatenation and not alone', () => {
+    for (const values of [
+      ['198.18.0.1', 'tcp', 80],
+      ['198.19.255.255', 'udp', 65535],
+      ['0.0.0.0', 'sctp', 0],
+      ['198.18.7.9', 'ipv6-icmp', 8080],
+      ['198.18.7.9', 6, 443], // a protocol number takes write()
+      ['198.18.7.9', 'tcp', '443'], // a port as text too
+    ] as Scalar[][]) {
+      expect(written(concat, values)).toBe(expected(concat, values));
+    }
+    for (const [t, v] of [[ipv4_addr, '198.18.1.2'], [inet_service, 80], [inet_service, '0x50'], [inet_proto, 'udp'], [inet_proto, 17], [mark, 7]] as [Datatype, Scalar][]) {
+      expect(written([t], [v])).toBe(expected([t], [v]));
+    }
+    expect(written([inet_service, mark], [80, 0x10])).toBe(expected([inet_service, mark], [80, 0x10]));
+  });
+
+  it('refuses what the types refuse, with their messages', () => {
+    for (const [values, message] of [
+      [['198.18.0.256', 'tcp', 80], /ipv4_addr: "198.18.0.256" is not an IPv4 address/],
+      [['198.18.0', 'tcp', 80], /is not an IPv4 address/],
+      [[3323068417, 'tcp', 80], /ipv4_addr: "3323068417" is not an IPv4 address/],
+      [['198.18.0.1', 'constructor', 80], /inet_proto: "constructor" is not a number/],
+      [['198.18.0.1', 'tcp', 65536], /inet_service/],
+      [['198.18.0.1', 'tcp', -1], /inet_service/],
+      [['198.18.0.1', 'tcp', 1.5], /inet_service: 1.5 is not an integer/],
+    ] as [Scalar[], RegExp][]) {
+      expect(() => writeValues(concat, values, new Uint8Array(12), 0)).toThrow(message);
+      expect(() => encodeValues(concat, values, 't')).toThrow(message);
+    }
   });
 });

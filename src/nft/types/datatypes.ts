@@ -153,7 +153,8 @@ function symbolicType(
 ): Datatype {
   const byValue = new Map(Object.entries(symbols).map(([k, v]) => [v, k]));
   const write = (v: Scalar, out: Uint8Array, at: number): void => {
-    const known = typeof v === 'string' ? symbols[v] : undefined;
+    // Own names only: an inherited one (`constructor`) would find Object's function.
+    const known = typeof v === 'string' && Object.hasOwn(symbols, v) ? symbols[v] : undefined;
     writeUint(known ?? v, size, order, name, out, at);
   };
   return {
@@ -185,7 +186,7 @@ function bitmaskType(id: number, name: string, size: number, bits: Record<string
     if (typeof v === 'string') {
       let acc = 0;
       for (const part of v.split(',').map((s) => s.trim())) {
-        const bit = bits[part];
+        const bit = Object.hasOwn(bits, part) ? bits[part] : undefined;
         if (bit === undefined) {
           if (/^(0x[0-9a-f]+|\d+)$/i.test(part)) acc |= Number(part);
           else throw new RangeError(`${name}: unknown flag "${part}" (known: ${entries.map((e) => e[0]).join(', ')})`);
@@ -248,11 +249,17 @@ const readIPv4 = (buf: Uint8Array, at: number): string => {
   return p + OCTET[buf[at + 3]!]!;
 };
 
+// nft's TYPE_* ids of the types writeValues (values.ts) writes without calling write(): the fields
+// of kube-proxy's maps, `ipv4_addr . inet_proto . inet_service`.
+export const TYPE_IPV4_ADDR = 7;
+export const TYPE_INET_PROTO = 12;
+export const TYPE_INET_SERVICE = 13;
+
 const writeIPv4 = (v: Scalar, out: Uint8Array, at: number): void => {
   if (typeof v !== 'string' || !parseIPv4Into(v, out, at)) throw new RangeError(`ipv4_addr: "${String(v)}" is not an IPv4 address`);
 };
 export const ipv4_addr: Datatype = {
-  id: 7,
+  id: TYPE_IPV4_ADDR,
   name: 'ipv4_addr',
   size: 4,
   byteorder: 'big',
@@ -294,8 +301,8 @@ export const INET_PROTOCOLS: Record<string, number> = {
   udplite: 136,
 };
 
-export const inet_proto = symbolicType(12, 'inet_proto', 1, 'big', INET_PROTOCOLS);
-export const inet_service = integerType(13, 'inet_service', 2, 'big', false);
+export const inet_proto = symbolicType(TYPE_INET_PROTO, 'inet_proto', 1, 'big', INET_PROTOCOLS);
+export const inet_service = integerType(TYPE_INET_SERVICE, 'inet_service', 2, 'big', false);
 export const mark = integerType(19, 'mark', 4, 'host', true);
 export const nf_proto = symbolicType(2, 'nf_proto', 1, 'host', { ipv4: 2, ipv6: 10 });
 export const ct_state = bitmaskType(26, 'ct_state', 4, CT_STATE_BITS);
