@@ -8,6 +8,7 @@ import { refusalReason } from './refusal-reason.js';
 import type { EncodedRequest } from './netlink/encode.js';
 import type { NftSet, Ruleset, SetElement } from './objects.js';
 import { Transaction } from './transaction.js';
+import { codeOf } from './validate.js';
 
 export interface OpenOptions {
   /** A namespace name (`ip netns add NAME`), a path (/proc/PID/ns/net), or an open fd. Default: the caller's. */
@@ -95,7 +96,7 @@ export class Nftables {
 
   /** Reads tables, chains, sets (with elements) and rules, all from one generation. */
   async dump(opts: DumpOptions = {}): Promise<Ruleset> {
-    const family = opts.family ? NFPROTO[opts.family] : NFPROTO.unspec;
+    const family = opts.family ? codeOf(NFPROTO, opts.family, 'dump family') : NFPROTO.unspec;
     const table = opts.table ?? null;
     const decodeOpts = { elementKeys: opts.elementKeys === true };
     if (opts.chain !== undefined || opts.elements === false) {
@@ -123,7 +124,7 @@ export class Nftables {
     // Streamed: each part is decoded while the kernel produces the next; a higher attempt starts over.
     let attempt = 0;
     let elements: SetElement[] = [];
-    const done = await this.native.dumpSetElementsStream(this.handle, NFPROTO[set.family], set.table, set.name, (part, a) => {
+    const done = await this.native.dumpSetElementsStream(this.handle, codeOf(NFPROTO, set.family, 'set family'), set.table, set.name, (part, a) => {
       if (a !== attempt) (attempt = a), (elements = []);
       decodeSetElements(part, set, elements);
     });

@@ -18,13 +18,20 @@ export interface Table {
   handle?: number;
 }
 
-export type ChainType = 'filter' | 'nat' | 'route';
+// The names of the fields below that take one of a few, as lists the encoder checks callers
+// without TypeScript against (validate.ts).
+export const CHAIN_TYPES = ['filter', 'nat', 'route'] as const;
+export const CHAIN_POLICIES = ['accept', 'drop'] as const;
+export const SET_FLAGS = ['constant', 'interval', 'timeout', 'dynamic'] as const;
+export const SET_POLICIES = ['performance', 'memory'] as const;
+
+export type ChainType = (typeof CHAIN_TYPES)[number];
 
 export interface BaseChainSpec {
   type: ChainType;
   hook: Hook;
   priority: number;
-  policy?: 'accept' | 'drop';
+  policy?: (typeof CHAIN_POLICIES)[number];
 }
 
 export interface Chain {
@@ -49,7 +56,7 @@ export interface Rule {
   position?: number;
 }
 
-export type SetFlag = 'constant' | 'interval' | 'timeout' | 'dynamic';
+export type SetFlag = (typeof SET_FLAGS)[number];
 
 export interface NftSet {
   family: Family;
@@ -69,7 +76,7 @@ export interface NftSet {
   timeout?: number;
   gcInterval?: number;
   size?: number;
-  policy?: 'performance' | 'memory';
+  policy?: (typeof SET_POLICIES)[number];
   comment?: string;
   /** Anonymous sets are bound to one rule and printed inline by nft. */
   anonymous?: boolean;

@@ -4,6 +4,7 @@
 import { NFT_COMMENT_MAXLEN, NFT_NAME_MAXLEN } from './netlink/constants.js';
 import type { Expr } from './expr/index.js';
 import type { NftSet } from './objects.js';
+import type { Datatype } from './types/datatypes.js';
 
 // Buffer.byteLength counts UTF-8 bytes without encoding: these run for every queued operation.
 // A string of n UTF-16 units has at most 3n UTF-8 bytes, so short ones (every name a proxy makes)
@@ -23,6 +24,44 @@ export function checkComment(kind: string, comment: string | undefined): void {
   if (comment === undefined) return;
   if (!utf8AtMost(comment, NFT_COMMENT_MAXLEN)) throw new RangeError(`${kind} comment is ${utf8Length(comment)} bytes; at most ${NFT_COMMENT_MAXLEN}`);
   if (comment.includes('"')) throw new RangeError(`${kind} comment contains a double quote, which nft text cannot carry`);
+}
+
+/** The text of a caller's value in an error: quoted when a string, as it is otherwise. */
+const shown = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : String(v));
+
+/**
+ * The number nf_tables has for a name (a family, a hook, a meta key...), or a RangeError that says
+ * which names the field takes. TypeScript's types promise these names; this checks them for the
+ * callers without (JavaScript, objects read from JSON), whose misspelt name would otherwise go out
+ * as 0: hook 0 is prerouting. An inherited name (`constructor`) finds a function, not a number.
+ */
+export function codeOf(table: Readonly<Record<string, number>>, name: unknown, what: string): number {
+  const code = typeof name === 'string' ? table[name] : undefined;
+  if (typeof code === 'number') return code;
+  throw new RangeError(`${what} ${shown(name)} is not one of: ${Object.keys(table).join(', ')}`);
+}
+
+/** Refuses a value that is not one of `names` (a chain's type or policy, a set flag), as codeOf does. */
+export function checkOneOf(value: unknown, names: readonly string[], what: string): void {
+  if (typeof value !== 'string' || !names.includes(value)) throw new RangeError(`${what} ${shown(value)} is not one of: ${names.join(', ')}`);
+}
+
+/** Refuses a number that is not an integer in [min, max] (a chain's priority, a register). */
+export function checkInteger(value: unknown, min: number, max: number, what: string): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${what} ${shown(value)} is not an integer from ${min} to ${max}`);
+  }
+}
+
+/** Refuses a key or data that is not a non-empty list of data types (`types.ipv4_addr`, ...). */
+export function checkDatatypes(list: unknown, what: string): void {
+  if (!Array.isArray(list) || list.length === 0) throw new RangeError(`${what} is not a list of data types: ${shown(list)}`);
+  list.forEach((t: unknown, i) => {
+    const d = t as Partial<Datatype> | null;
+    if (typeof d !== 'object' || d === null || typeof d.write !== 'function' || typeof d.size !== 'number' || typeof d.id !== 'number') {
+      throw new RangeError(`${what} field ${i} is not a data type (${shown(t)}): use the library's types, such as types.ipv4_addr`);
+    }
+  });
 }
 
 /** Chains a rule's verdicts (immediates and inline verdict maps) jump or go to. */

@@ -8,6 +8,7 @@ import type { NftSet, Rule, SetElement } from '../objects.js';
 import { maskBytes, parsePrefix, prefixMask } from '../types/address.js';
 import { ifname, inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
 import type { Verdict } from '../types/verdict.js';
+import { codeOf } from '../validate.js';
 import { meta, type Dependency, type Field } from './fields.js';
 import { shared } from './shared-exprs.js';
 
@@ -429,14 +430,15 @@ export class RuleBuilder {
       this.exprs.push({ type: 'reject', reject: 'tcp-reset', code: 0 });
     } else if ('icmp' in how) {
       this.depend({ l3: 'ip' }, 'reject with icmp');
-      this.exprs.push({ type: 'reject', reject: 'icmp', code: ICMP_CODE[how.icmp] });
+      this.exprs.push({ type: 'reject', reject: 'icmp', code: codeOf(ICMP_CODE, how.icmp, 'reject with icmp') });
     } else if ('icmpv6' in how) {
       this.depend({ l3: 'ip6' }, 'reject with icmpv6');
-      this.exprs.push({ type: 'reject', reject: 'icmp', code: ICMPV6_CODE[how.icmpv6] });
+      this.exprs.push({ type: 'reject', reject: 'icmp', code: codeOf(ICMPV6_CODE, how.icmpv6, 'reject with icmpv6') });
     } else if (this.family === 'inet' || this.family === 'bridge' || this.family === 'netdev') {
-      this.exprs.push({ type: 'reject', reject: 'icmpx', code: ICMPX_CODE[how.icmpx] });
+      this.exprs.push({ type: 'reject', reject: 'icmpx', code: codeOf(ICMPX_CODE, how.icmpx, 'reject with icmpx') });
     } else {
       // In ip and ip6 tables nft writes the family's own ICMP code for an icmpx name.
+      codeOf(ICMPX_CODE, how.icmpx, 'reject with icmpx');
       const code = this.family === 'ip6' ? ICMPV6_CODE[how.icmpx as keyof typeof ICMPV6_CODE] : ICMP_CODE[how.icmpx as keyof typeof ICMP_CODE];
       if (code === undefined) throw new RangeError(`reject with icmpx ${how.icmpx} has no ${this.family} equivalent`);
       this.exprs.push({ type: 'reject', reject: 'icmp', code });

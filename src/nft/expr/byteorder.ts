@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_BYTEORDER } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 /** nft_byteorder: convert `len` bytes of `size`-byte words between host and network order. */
@@ -21,7 +22,7 @@ export const byteorderCodec: ExprCodec<ByteorderExpr> = {
   encodeAttrs(w: WireWriter, e: ByteorderExpr): void {
     w.attrU32(A.SREG, e.sreg);
     w.attrU32(A.DREG, e.dreg);
-    w.attrU32(A.OP, NFT_BYTEORDER[e.op]);
+    w.attrU32(A.OP, codeOf(NFT_BYTEORDER, e.op, 'byteorder op'));
     w.attrU32(A.LEN, e.len);
     w.attrU32(A.SIZE, e.size);
   },

@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_CMP, type CmpOp } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { copyBytes, required, type ExprCodec } from './codec.js';
 
 /** nft_cmp: compare `sreg` with constant data; the rule stops when it is false. */
@@ -19,7 +20,7 @@ export const cmpCodec: ExprCodec<CmpExpr> = {
   name: 'cmp',
   encodeAttrs(w: WireWriter, e: CmpExpr): void {
     w.attrU32(A.SREG, e.sreg);
-    w.attrU32(A.OP, NFT_CMP[e.op]);
+    w.attrU32(A.OP, codeOf(NFT_CMP, e.op, 'cmp op'));
     w.attrBytes(A.DATA, e.data);
   },
   decode(x: WireExpr): CmpExpr {

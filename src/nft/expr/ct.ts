@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_CT, type CtKey } from '../netlink/constants.js';
 import { getU32, getU8, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 /** nft_ct: load a conntrack field into `dreg` (or set it from `sreg`); `dir` 0 original, 1 reply. */
@@ -19,7 +20,7 @@ export const ctCodec: ExprCodec<CtExpr> = {
   type: 'ct',
   name: 'ct',
   encodeAttrs(w: WireWriter, e: CtExpr): void {
-    w.attrU32(A.KEY, NFT_CT[e.key]);
+    w.attrU32(A.KEY, codeOf(NFT_CT, e.key, 'ct key'));
     if (e.dreg !== undefined) w.attrU32(A.DREG, e.dreg);
     if (e.sreg !== undefined) w.attrU32(A.SREG, e.sreg);
     if (e.dir !== undefined) w.attrU8(A.DIR, e.dir);

@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_DYNSET_F_INV, NFT_DYNSET_OP } from '../netlink/constants.js';
 import { getStr, getU32, getU64, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 /**
@@ -29,7 +30,7 @@ export const dynsetCodec: ExprCodec<DynsetExpr> = {
   encodeAttrs(w: WireWriter, e: DynsetExpr): void {
     w.attrU32(A.SREG_KEY, e.sregKey);
     if (e.sregData !== undefined) w.attrU32(A.SREG_DATA, e.sregData);
-    w.attrU32(A.OP, NFT_DYNSET_OP[e.op]);
+    w.attrU32(A.OP, codeOf(NFT_DYNSET_OP, e.op, 'dynset op'));
     if (e.timeout !== undefined) w.attrU64(A.TIMEOUT, e.timeout);
     w.attrStr(A.SET_NAME, e.set);
     if (e.setId !== undefined) w.attrU32(A.SET_ID, e.setId);

@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFTA_FIB_F, NFT_FIB_RESULT } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 export type FibFlag = keyof typeof NFTA_FIB_F;
@@ -24,8 +25,8 @@ export const fibCodec: ExprCodec<FibExpr> = {
   name: 'fib',
   encodeAttrs(w: WireWriter, e: FibExpr): void {
     w.attrU32(A.DREG, e.dreg);
-    w.attrU32(A.RESULT, NFT_FIB_RESULT[e.result]);
-    w.attrU32(A.FLAGS, e.flags.reduce((acc, f) => acc | NFTA_FIB_F[f], 0));
+    w.attrU32(A.RESULT, codeOf(NFT_FIB_RESULT, e.result, 'fib result'));
+    w.attrU32(A.FLAGS, e.flags.reduce((acc, f) => acc | codeOf(NFTA_FIB_F, f, 'fib flag'), 0));
   },
   decode(x: WireExpr): FibExpr {
     const bits = getU32(x.attrs, A.FLAGS) ?? 0;

@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_META, type MetaKey } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 /** nft_meta: load packet metadata into `dreg`, or set it from `sreg`. */
@@ -18,7 +19,7 @@ export const metaCodec: ExprCodec<MetaExpr> = {
   type: 'meta',
   name: 'meta',
   encodeAttrs(w: WireWriter, e: MetaExpr): void {
-    w.attrU32(A.KEY, NFT_META[e.key]);
+    w.attrU32(A.KEY, codeOf(NFT_META, e.key, 'meta key'));
     if (e.dreg !== undefined) w.attrU32(A.DREG, e.dreg);
     if (e.sreg !== undefined) w.attrU32(A.SREG, e.sreg);
   },

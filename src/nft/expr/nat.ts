@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { FAMILY_BY_NUMBER, NFPROTO, NFT_NAT } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 /** nft_nat: snat/dnat to the address (and port) in registers; flags are NF_NAT_RANGE_*. */
@@ -21,8 +22,8 @@ export const natCodec: ExprCodec<NatExpr> = {
   type: 'nat',
   name: 'nat',
   encodeAttrs(w: WireWriter, e: NatExpr): void {
-    w.attrU32(A.TYPE, NFT_NAT[e.nat]);
-    w.attrU32(A.FAMILY, NFPROTO[e.family]);
+    w.attrU32(A.TYPE, codeOf(NFT_NAT, e.nat, 'nat type'));
+    w.attrU32(A.FAMILY, codeOf(NFPROTO, e.family, 'nat family'));
     if (e.regAddrMin !== undefined) w.attrU32(A.REG_ADDR_MIN, e.regAddrMin);
     if (e.regAddrMax !== undefined) w.attrU32(A.REG_ADDR_MAX, e.regAddrMax);
     if (e.regProtoMin !== undefined) w.attrU32(A.REG_PROTO_MIN, e.regProtoMin);

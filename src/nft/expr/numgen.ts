@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_NG } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 /** nft_numgen: a number in [offset, offset + modulus), random or incrementing, into `dreg` (host order, 4 bytes). */
@@ -20,7 +21,7 @@ export const numgenCodec: ExprCodec<NumgenExpr> = {
   encodeAttrs(w: WireWriter, e: NumgenExpr): void {
     w.attrU32(A.DREG, e.dreg);
     w.attrU32(A.MODULUS, e.modulus);
-    w.attrU32(A.TYPE, NFT_NG[e.mode]);
+    w.attrU32(A.TYPE, codeOf(NFT_NG, e.mode, 'numgen mode'));
     if (e.offset) w.attrU32(A.OFFSET, e.offset);
   },
   decode(x: WireExpr): NumgenExpr {

@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_PAYLOAD_BASE, type PayloadBase } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 
 /** nft_payload: load `len` bytes at `offset` of a header into `dreg` (or, with sreg, write them). */
@@ -26,7 +27,7 @@ export const payloadCodec: ExprCodec<PayloadExpr> = {
   encodeAttrs(w: WireWriter, e: PayloadExpr): void {
     if (e.dreg !== undefined) w.attrU32(A.DREG, e.dreg);
     if (e.sreg !== undefined) w.attrU32(A.SREG, e.sreg);
-    w.attrU32(A.BASE, NFT_PAYLOAD_BASE[e.base]);
+    w.attrU32(A.BASE, codeOf(NFT_PAYLOAD_BASE, e.base, 'payload base'));
     w.attrU32(A.OFFSET, e.offset);
     w.attrU32(A.LEN, e.len);
     if (e.csumType !== undefined) w.attrU32(A.CSUM_TYPE, e.csumType);

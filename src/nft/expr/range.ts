@@ -1,6 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_RANGE } from '../netlink/constants.js';
 import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { codeOf } from '../validate.js';
 import { copyBytes, required, type ExprCodec } from './codec.js';
 
 /** nft_range: `sreg` within [from, to] (eq) or outside it (neq). */
@@ -19,7 +20,7 @@ export const rangeCodec: ExprCodec<RangeExpr> = {
   name: 'range',
   encodeAttrs(w: WireWriter, e: RangeExpr): void {
     w.attrU32(A.SREG, e.sreg);
-    w.attrU32(A.OP, NFT_RANGE[e.op]);
+    w.attrU32(A.OP, codeOf(NFT_RANGE, e.op, 'range op'));
     w.attrBytes(A.FROM_DATA, e.from);
     w.attrBytes(A.TO_DATA, e.to);
   },

@@ -1,12 +1,15 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_REJECT } from '../netlink/constants.js';
 import { getU32, getU8, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { checkOneOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
+
+const REJECT_TYPES = ['icmp', 'tcp-reset', 'icmpx'] as const;
 
 /** nft_reject: answer with an ICMP(v6) error, an ICMPX code (inet: picks the family), or a TCP reset. */
 export interface RejectExpr {
   type: 'reject';
-  reject: 'icmp' | 'tcp-reset' | 'icmpx';
+  reject: (typeof REJECT_TYPES)[number];
   /** ICMP/ICMPv6/ICMPX code (0 for tcp-reset). */
   code: number;
 }
@@ -17,6 +20,7 @@ export const rejectCodec: ExprCodec<RejectExpr> = {
   type: 'reject',
   name: 'reject',
   encodeAttrs(w: WireWriter, e: RejectExpr): void {
+    checkOneOf(e.reject, REJECT_TYPES, 'reject type');
     w.attrU32(A.TYPE, e.reject === 'icmp' ? NFT_REJECT.icmp_unreach : e.reject === 'tcp-reset' ? NFT_REJECT.tcp_rst : NFT_REJECT.icmpx_unreach);
     // libnftnl stores the code as a u8 (NFTA_REJECT_ICMP_CODE is NLA_U8).
     w.attrU8(A.CODE, e.code);

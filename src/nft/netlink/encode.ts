@@ -3,17 +3,21 @@
 // every wire operation back to the caller's operation and element so errors name the right one.
 
 import { encodeExpr, type Expr } from '../expr/index.js';
-import type { Chain, NftSet, Rule, SetElement, Table } from '../objects.js';
+import { CHAIN_POLICIES, CHAIN_TYPES, SET_FLAGS, SET_POLICIES, type Chain, type NftSet, type Rule, type SetElement, type Table } from '../objects.js';
 import type { Operation } from '../operations.js';
 import { typeIdOf, type Datatype, type Scalar } from '../types/datatypes.js';
 import { typeofUdata, verdictTypeofUdata } from '../types/typeof.js';
 import { verdictCode, type Verdict } from '../types/verdict.js';
+import { checkDatatypes, checkInteger, checkOneOf, codeOf } from '../validate.js';
 import { intervalElements, parseIntervalValue, valuesLength, writeValues } from '../values.js';
 import { CHAIN_ATTR, ELEM_ATTR, RULE_ATTR, SET_ATTR, TABLE_ATTR, UDATA } from './attrs.js';
 import { NF_INET_HOOK, NFPROTO, NFT_DATA_VERDICT, NFT_MSG, NFT_SET_ELEM_F, NFT_SET_F, NFT_TABLE_F, NLM_F } from './constants.js';
 import { commentUdata, UdataBuilder } from './udata.js';
 import { dataElement, ElementOutput, verdictElement, type ElementInspector } from './element-writer.js';
 import { WireKind, WireWriter, WIRE_FLAG_CHECK, WIRE_FLAG_GENID } from './wire.js';
+
+// The families an object can be in: NFPROTO less unspec, which only a dump asks for.
+const { unspec: _unspec, ...OBJECT_FAMILY } = NFPROTO;
 
 export type { ElementInspector } from './element-writer.js';
 
@@ -124,7 +128,7 @@ export class RequestEncoder {
   }
 
   private begin(msgType: number, kind: WireKind, nlFlags: number, family: string, elements?: Int32Array): void {
-    this.w.op(msgType, kind, nlFlags, NFPROTO[family as keyof typeof NFPROTO]);
+    this.w.op(msgType, kind, nlFlags, codeOf(OBJECT_FAMILY, family, 'family'));
     this.origins.push(this.opIndex, kind, elements, this.inlineExpr);
   }
 
@@ -208,7 +212,7 @@ export class RequestEncoder {
     w.attrStr(TABLE_ATTR.NAME, t.name);
     if (msg === NFT_MSG.NEWTABLE) {
       // nft always sends the flags, so that `add table` clears a dormant flag left by someone else.
-      w.attrU32(TABLE_ATTR.FLAGS, (t.flags ?? []).reduce((acc, f) => acc | NFT_TABLE_F[f], 0));
+      w.attrU32(TABLE_ATTR.FLAGS, (t.flags ?? []).reduce((acc, f) => acc | codeOf(NFT_TABLE_F, f, 'table flag'), 0));
       const ud = commentUdata(t.comment);
       if (ud) w.attrBytes(TABLE_ATTR.USERDATA, ud);
     } else if (t.handle !== undefined) w.attrU64(TABLE_ATTR.HANDLE, BigInt(t.handle));
@@ -226,10 +230,17 @@ export class RequestEncoder {
     w.attrStr(CHAIN_ATTR.NAME, c.name);
     if (msg === NFT_MSG.NEWCHAIN) {
       if (c.base) {
-        w.attrStr(CHAIN_ATTR.TYPE, c.base.type);
-        w.attrU32(CHAIN_ATTR.HOOKNUM, NF_INET_HOOK[c.base.hook]);
-        w.attrS32(CHAIN_ATTR.PRIO, c.base.priority);
-        if (c.base.policy) w.attrU32(CHAIN_ATTR.POLICY, c.base.policy === 'accept' ? 1 : 0);
+        const { type, hook, priority, policy } = c.base;
+        checkOneOf(type, CHAIN_TYPES, 'chain type');
+        checkInteger(priority, -(2 ** 31), 2 ** 31 - 1, 'chain priority');
+        w.attrStr(CHAIN_ATTR.TYPE, type);
+        w.attrU32(CHAIN_ATTR.HOOKNUM, codeOf(NF_INET_HOOK, hook, 'chain hook'));
+        w.attrS32(CHAIN_ATTR.PRIO, priority);
+        if (policy !== undefined) {
+          // Checked first: anything but 'accept' would otherwise go out as 0, a dropping chain.
+          checkOneOf(policy, CHAIN_POLICIES, 'chain policy');
+          w.attrU32(CHAIN_ATTR.POLICY, policy === 'accept' ? 1 : 0);
+        }
       }
       const ud = commentUdata(c.comment);
       if (ud) w.attrBytes(CHAIN_ATTR.USERDATA, ud);
@@ -318,6 +329,10 @@ export class RequestEncoder {
     w.attrStr(SET_ATTR.TABLE, s.table);
     w.attrStr(SET_ATTR.NAME, s.name);
     if (msg === NFT_MSG.NEWSET) {
+      checkDatatypes(s.key, 'set key');
+      if (s.data !== 'verdict' && s.data !== undefined) checkDatatypes(s.data, 'set data');
+      for (const f of s.flags ?? []) checkOneOf(f, SET_FLAGS, 'set flag');
+      if (s.policy !== undefined) checkOneOf(s.policy, SET_POLICIES, 'set policy');
       const key = typeIdOf(s.key);
       const flags = setFlags(s);
       w.attrU32(SET_ATTR.FLAGS, flags);
@@ -332,7 +347,7 @@ export class RequestEncoder {
         w.attrU32(SET_ATTR.DATA_LEN, data.len);
       }
       w.attrU32(SET_ATTR.ID, id);
-      if (s.policy) w.attrU32(SET_ATTR.POLICY, s.policy === 'memory' ? 1 : 0);
+      if (s.policy !== undefined) w.attrU32(SET_ATTR.POLICY, s.policy === 'memory' ? 1 : 0);
       const size = s.size ?? (s.anonymous ? s.elements?.length : undefined);
       if (size !== undefined) w.attrU32(SET_ATTR.DESC_SIZE, size);
       if (flags & NFT_SET_F.concat) {
