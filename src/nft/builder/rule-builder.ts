@@ -438,6 +438,7 @@ export class RuleBuilder {
       this.exprs.push({ type: 'reject', reject: 'icmpx', code: codeOf(ICMPX_CODE, how.icmpx, 'reject with icmpx') });
     } else {
       // In ip and ip6 tables nft writes the family's own ICMP code for an icmpx name.
+      // An icmpx name first: one that is none is told the names, not that it has no equivalent.
       codeOf(ICMPX_CODE, how.icmpx, 'reject with icmpx');
       const code = this.family === 'ip6' ? ICMPV6_CODE[how.icmpx as keyof typeof ICMPV6_CODE] : ICMP_CODE[how.icmpx as keyof typeof ICMP_CODE];
       if (code === undefined) throw new RangeError(`reject with icmpx ${how.icmpx} has no ${this.family} equivalent`);
