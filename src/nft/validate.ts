@@ -46,7 +46,7 @@ export function checkOneOf(value: unknown, names: readonly string[], what: strin
   if (typeof value !== 'string' || !names.includes(value)) throw new RangeError(`${what} ${shown(value)} is not one of: ${names.join(', ')}`);
 }
 
-/** Refuses a number that is not an integer in [min, max] (a chain's priority, a register). */
+/** Refuses a value that is not an integer in [min, max] (a chain's priority). */
 export function checkInteger(value: unknown, min: number, max: number, what: string): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new RangeError(`${what} ${shown(value)} is not an integer from ${min} to ${max}`);
