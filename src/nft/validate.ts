@@ -4,7 +4,7 @@
 import { NFT_COMMENT_MAXLEN, NFT_NAME_MAXLEN } from './netlink/constants.js';
 import type { Expr } from './expr/index.js';
 import type { NftSet } from './objects.js';
-import type { Datatype } from './types/datatypes.js';
+import { ownCode, type Datatype } from './types/datatypes.js';
 
 // Buffer.byteLength counts UTF-8 bytes without encoding: these run for every queued operation.
 // A string of n UTF-16 units has at most 3n UTF-8 bytes, so short ones (every name a proxy makes)
@@ -33,11 +33,11 @@ const shown = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : String
  * The number nf_tables has for a name (a family, a hook, a meta key...), or a RangeError that says
  * which names the field takes. TypeScript's types promise these names; this checks them for the
  * callers without (JavaScript, objects read from JSON), whose misspelt name would otherwise go out
- * as 0: hook 0 is prerouting. An inherited name (`constructor`) finds a function, not a number.
+ * as 0: hook 0 is prerouting.
  */
 export function codeOf(table: Readonly<Record<string, number>>, name: unknown, what: string): number {
-  const code = typeof name === 'string' ? table[name] : undefined;
-  if (typeof code === 'number') return code;
+  const code = ownCode(table, name);
+  if (code !== undefined) return code;
   throw new RangeError(`${what} ${shown(name)} is not one of: ${Object.keys(table).join(', ')}`);
 }
 

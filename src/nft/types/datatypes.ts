@@ -126,6 +126,17 @@ function parseVia(size: number, write: (v: Scalar, out: Uint8Array, at: number) 
   };
 }
 
+/**
+ * The number a table of names (protocols, flags, hooks...) has for `name`, or undefined. Only a
+ * number counts: an inherited name (`constructor`, `toString`) finds one of Object's functions,
+ * and no table has a number that is not its own. No Object.hasOwn: a call into C++ for every
+ * symbolic value written (`meta l4proto tcp` in every rule).
+ */
+export function ownCode(table: Readonly<Record<string, number>>, name: unknown): number | undefined {
+  const code = typeof name === 'string' ? table[name] : undefined;
+  return typeof code === 'number' ? code : undefined;
+}
+
 function integerType(id: number, name: string, size: number, order: ByteOrder, hex: boolean): Datatype {
   const write = (v: Scalar, out: Uint8Array, at: number): void => writeUint(v, size, order, name, out, at);
   return {
@@ -153,9 +164,7 @@ function symbolicType(
 ): Datatype {
   const byValue = new Map(Object.entries(symbols).map(([k, v]) => [v, k]));
   const write = (v: Scalar, out: Uint8Array, at: number): void => {
-    // Own names only: an inherited one (`constructor`) would find Object's function.
-    const known = typeof v === 'string' && Object.hasOwn(symbols, v) ? symbols[v] : undefined;
-    writeUint(known ?? v, size, order, name, out, at);
+    writeUint(ownCode(symbols, v) ?? v, size, order, name, out, at);
   };
   return {
     id,
@@ -186,7 +195,7 @@ function bitmaskType(id: number, name: string, size: number, bits: Record<string
     if (typeof v === 'string') {
       let acc = 0;
       for (const part of v.split(',').map((s) => s.trim())) {
-        const bit = Object.hasOwn(bits, part) ? bits[part] : undefined;
+        const bit = ownCode(bits, part);
         if (bit === undefined) {
           if (/^(0x[0-9a-f]+|\d+)$/i.test(part)) acc |= Number(part);
           else throw new RangeError(`${name}: unknown flag "${part}" (known: ${entries.map((e) => e[0]).join(', ')})`);
