@@ -11,6 +11,7 @@
         "native/socket.cc",
         "native/wire.cc",
         "native/commit.cc",
+        "native/commit-stream.cc",
         "native/echo.cc",
         "native/dump.cc",
         "native/generation.cc",

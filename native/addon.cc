@@ -12,11 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "commit-stream.h"
 #include "commit.h"
 #include "conntrack.h"
 #include "dump.h"
 #include "relay.h"
 #include "socket.h"
+#include "wire.h"
 
 namespace nftlink {
 namespace {
@@ -144,6 +146,76 @@ Napi::Value Commit(const Napi::CallbackInfo &info) {
     req.data = req.copy.data();
   }
   return startCommit(env, std::move(h), std::move(req));
+}
+
+// ---- streamed commits (commit-stream.h) ---------------------------------------------------------
+
+constexpr napi_type_tag kStreamTag = {0x6e66746c696e6b21ULL, 0x73747265616d0001ULL};
+
+using StreamRef = std::shared_ptr<CommitStream>;
+
+// Returns nullptr and sets *why when `v` is not a stream from commitStream().
+StreamRef streamFrom(const Napi::Value &v, const char *fn, std::string *why) {
+  if (!v.IsExternal() || !v.As<Napi::External<StreamRef>>().CheckTypeTag(&kStreamTag)) {
+    *why = std::string("nftlink: ") + fn + "(): the first argument must be a stream from commitStream()";
+    return nullptr;
+  }
+  return *v.As<Napi::External<StreamRef>>().Data();
+}
+
+Napi::Value CommitStreamStart(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) throw Napi::Error::New(env, why);
+  auto ext = Napi::External<StreamRef>::New(env, new StreamRef(std::make_shared<CommitStream>(std::move(h))),
+                                            [](Napi::Env, StreamRef *s) { delete s; });
+  ext.TypeTag(&kStreamTag);
+  return ext;
+}
+
+Napi::Value CommitStreamFeed(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  StreamRef s = streamFrom(info[0], "commitStreamFeed", &why);
+  if (!s) throw Napi::TypeError::New(env, why);
+  if (info.Length() < 2 || !info[1].IsTypedArray() ||
+      info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    throw Napi::TypeError::New(env, "nftlink: commitStreamFeed(): the part must be a Uint8Array");
+  double count;
+  if (!isInteger(info[2], 0, 4294967295.0, &count))
+    throw Napi::TypeError::New(env, "nftlink: commitStreamFeed(): `operations` must be an integer (0..2^32-1)");
+  auto arr = info[1].As<Napi::Uint8Array>();
+  try {
+    s->feed(env, arr.Data(), arr.ByteLength(), uint32_t(count));
+  } catch (const std::logic_error &e) {
+    throw Napi::Error::New(env, e.what());
+  } catch (const std::bad_alloc &) {
+    throw Napi::Error::New(env, "nftlink: out of memory");
+  }
+  return env.Undefined();
+}
+
+Napi::Value CommitStreamEnd(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  StreamRef s = streamFrom(info[0], "commitStreamEnd", &why);
+  if (!s) return rejected(env, Napi::TypeError::New(env, why));
+  double flags, genid;
+  if (!isInteger(info[1], 0, kFlagCheck | kFlagGenid, &flags))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: commitStreamEnd(): `flags` must be 0..3 (1 CHECK, 2 GENID)"));
+  if (!isInteger(info[2], 0, 4294967295.0, &genid))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: commitStreamEnd(): `genid` must be an integer (0..2^32-1)"));
+  return s->end(env, uint16_t(flags), uint32_t(genid));
+}
+
+Napi::Value CommitStreamCancel(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  StreamRef s = streamFrom(info[0], "commitStreamCancel", &why);
+  if (!s) throw Napi::TypeError::New(env, why);
+  s->cancel();
+  return env.Undefined();
 }
 
 Napi::Value Dump(const Napi::CallbackInfo &info) {
@@ -286,6 +358,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open, "open"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
   exports.Set("commit", Napi::Function::New(env, Commit, "commit"));
+  exports.Set("commitStream", Napi::Function::New(env, CommitStreamStart, "commitStream"));
+  exports.Set("commitStreamFeed", Napi::Function::New(env, CommitStreamFeed, "commitStreamFeed"));
+  exports.Set("commitStreamEnd", Napi::Function::New(env, CommitStreamEnd, "commitStreamEnd"));
+  exports.Set("commitStreamCancel", Napi::Function::New(env, CommitStreamCancel, "commitStreamCancel"));
   exports.Set("dump", Napi::Function::New(env, Dump, "dump"));
   exports.Set("dumpSetElements", Napi::Function::New(env, DumpSetElements, "dumpSetElements"));
   exports.Set("dumpSetElementsStream", Napi::Function::New(env, DumpSetElementsStream, "dumpSetElementsStream"));

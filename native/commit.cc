@@ -126,6 +126,8 @@ std::unique_ptr<nftnl_set_elem, ElemDel> makeElem(const ElemView &ev, size_t op,
   return e;
 }
 
+}  // namespace
+
 // ---- the batch ---------------------------------------------------------------------------------
 
 // The kernel reads an attribute length as u16, so a NFTA_SET_ELEM_LIST_ELEMENTS nest must stay
@@ -142,11 +144,24 @@ struct MsgRec {
   size_t off;         // offset of the message in the batch buffer
 };
 
+// BATCH_BEGIN's room at the head of the buffer: 20 bytes, 28 with NFNL_BATCH_GENID. Whether it
+// carries the generation is known only when the batch is sent (a streamed commit's parts are built
+// before), so BEGIN is written then, ending where the first operation's message starts, and the
+// batch is sent from BEGIN's first byte.
+constexpr size_t kBeginRoom = 32;
+
+// The messages of one batch, in one buffer, each with the record that maps the kernel's replies
+// back to it. Sequence numbers are message indices (BEGIN is 0) until send() rebases them onto
+// numbers the socket hands out.
 class Batch {
  public:
-  // `capacity`: a first guess at the batch size (from the request size). The buffer is malloc'd and
-  // grown with realloc, never zero-filled: pages that are reserved but not written are not resident.
-  Batch(uint32_t baseSeq, size_t capacity) : baseSeq_(baseSeq) { grow(capacity); }
+  // `capacity`: a first guess at the batch size. The buffer is malloc'd and grown with realloc,
+  // never zero-filled: pages that are reserved but not written are not resident.
+  explicit Batch(size_t capacity) {
+    grow(capacity + kBeginRoom);
+    used_ = kBeginRoom;
+    recs_.push_back({-1, -1, false, 0});  // BEGIN, written by begin()
+  }
   ~Batch() { std::free(buf_); }
   Batch(const Batch &) = delete;
   Batch &operator=(const Batch &) = delete;
@@ -157,6 +172,7 @@ class Batch {
   }
   uint32_t nextSeq() const { return baseSeq_ + uint32_t(recs_.size()); }
   nlmsghdr *at(size_t off) { return reinterpret_cast<nlmsghdr *>(buf_ + off); }
+  const nlmsghdr *at(size_t off) const { return reinterpret_cast<const nlmsghdr *>(buf_ + off); }
   // Registers the message just written at the tail.
   void finish(int32_t op, int32_t firstElem, size_t reserved) {
     nlmsghdr *nlh = at(used_);
@@ -169,10 +185,10 @@ class Batch {
     echoes_ += echo ? 1 : 0;
     used_ += MNL_ALIGN(nlh->nlmsg_len);
   }
-  size_t used() const { return used_; }
-  const uint8_t *data() const { return buf_; }
+  // The batch as sent: from BEGIN's first byte to the end of the last message.
+  const uint8_t *wire() const { return buf_ + recs_[0].off; }
+  size_t wireLen() const { return used_ - recs_[0].off; }
   const std::vector<MsgRec> &recs() const { return recs_; }
-  uint32_t baseSeq() const { return baseSeq_; }
   // The messages whose record says the kernel will echo them (one per rule asking for its handle).
   size_t echoes() const { return echoes_; }
   // The record of the message the kernel answers on `seq`, or nullptr for a number we did not send.
@@ -181,23 +197,42 @@ class Batch {
     return idx < recs_.size() ? &recs_[idx] : nullptr;
   }
 
-  void batchMsg(uint16_t type, bool withGenid, uint32_t genid) {
-    char *p = reserve(64);
+  // BATCH_BEGIN, in the room kept for it at the head.
+  void begin(bool withGenid, uint32_t genid) {
+    alignas(4) char tmp[kBeginRoom];
+    nlmsghdr *nlh = batchHeader(tmp, NFNL_MSG_BATCH_BEGIN, baseSeq_);
+    // Compare-and-swap: the kernel (4.19+) answers -ERESTART on BEGIN if the generation moved on.
+    if (withGenid) mnl_attr_put_u32(nlh, NFNL_BATCH_GENID, htonl(genid));
+    const size_t len = MNL_ALIGN(nlh->nlmsg_len);
+    recs_[0].off = kBeginRoom - len;
+    std::memcpy(buf_ + recs_[0].off, tmp, len);
+  }
+  // BATCH_END, after the last operation.
+  void end() {
+    const size_t reserved = 64;
+    batchHeader(reserve(reserved), NFNL_MSG_BATCH_END, nextSeq());
+    finish(-1, -1, reserved);
+  }
+  // Renumbers every message from `base` on (the socket's next free sequence number).
+  void rebase(uint32_t base) {
+    for (size_t i = 1; i < recs_.size(); i++) at(recs_[i].off)->nlmsg_seq = base + uint32_t(i);
+    baseSeq_ = base;
+    at(recs_[0].off)->nlmsg_seq = base;
+  }
+
+ private:
+  static nlmsghdr *batchHeader(char *p, uint16_t type, uint32_t seq) {
     nlmsghdr *nlh = mnl_nlmsg_put_header(p);
     nlh->nlmsg_type = type;
     nlh->nlmsg_flags = NLM_F_REQUEST;
-    nlh->nlmsg_seq = nextSeq();
+    nlh->nlmsg_seq = seq;
     auto *nfg = static_cast<nfgenmsg *>(mnl_nlmsg_put_extra_header(nlh, sizeof(nfgenmsg)));
     nfg->nfgen_family = AF_UNSPEC;
     nfg->version = NFNETLINK_V0;
     // nfnetlink_rcv_batch() picks the subsystem from BEGIN's res_id.
     nfg->res_id = htons(NFNL_SUBSYS_NFTABLES);
-    // Compare-and-swap: the kernel (4.19+) answers -ERESTART on BEGIN if the generation moved on.
-    if (withGenid) mnl_attr_put_u32(nlh, NFNL_BATCH_GENID, htonl(genid));
-    finish(-1, -1, 64);
+    return nlh;
   }
-
- private:
   void grow(size_t want) {
     void *p = std::realloc(buf_, want);
     if (p == nullptr) oom("growing the batch buffer to " + std::to_string(want) + " bytes");
@@ -209,8 +244,10 @@ class Batch {
   size_t used_ = 0;
   std::vector<MsgRec> recs_;
   size_t echoes_ = 0;
-  uint32_t baseSeq_;
+  uint32_t baseSeq_ = 0;
 };
+
+namespace {
 
 // Walks every attribute of a built message and checks each nest's length covers exactly its
 // children: a u16 nest length that wrapped (an oversized rule) shows up as a mismatch.
@@ -371,7 +408,7 @@ void handleError(const nlmsghdr *nlh, const Batch &b, std::vector<CommitError> &
     if (r->op >= 0) {
       ce.op = r->op;
       ce.batch = false;
-      if (offs != UINT32_MAX) ce.attrPath = attrPathAt(reinterpret_cast<const nlmsghdr *>(b.data() + r->off), offs);
+      if (offs != UINT32_MAX) ce.attrPath = attrPathAt(b.at(r->off), offs);
       // An element message: the element nest the kernel pointed into (NFTA_SET_ELEM_LIST_ELEMENTS,
       // then the element's index among the list's nests).
       if (r->firstElem >= 0 && ce.attrPath.size() >= 4 && ce.attrPath[0] == NFTA_SET_ELEM_LIST_ELEMENTS)
@@ -437,56 +474,96 @@ CommitResult drainReplies(NlSocket &sock, const Batch &b) {
 
 }  // namespace
 
-CommitResult runCommit(NlSocket &sock, const uint8_t *request, size_t requestLen) {
-  // Read and build in one pass: each operation (and each element) is validated from the request bytes
-  // and turned into netlink at once. A malformed buffer throws before anything is sent.
-  RequestReader rd(request, requestLen);
+BatchBuilder::BatchBuilder(size_t capacity) : b_(std::make_unique<Batch>(capacity)) {}
+BatchBuilder::~BatchBuilder() = default;
 
-  // The netlink encoding of a typical request is within ~1.25x of its compact size (an element of a
-  // concatenated map: 36 compact bytes, ~44 of netlink); headroom for message headers and one element
-  // message's reservation. Only written pages become resident, so guessing high costs nothing.
-  Batch b(sock.takeSeq(0), requestLen + requestLen / 2 + kElemMsgReserve + 65536);
-  b.batchMsg(NFNL_MSG_BATCH_BEGIN, (rd.flags() & kFlagGenid) != 0, rd.genid());
+void BatchBuilder::add(RequestReader &rd, uint32_t count) {
   OpView op;
   ElemView ev;
-  for (uint32_t i = 0; i < rd.count(); i++) {
+  for (uint32_t i = 0; i < count; i++, ops_++) {
     rd.nextOp(op);
     if (op.kind == kElements)
-      buildElementMsgs(b, rd, op, i, ev);
+      buildElementMsgs(*b_, rd, op, ops_, ev);
     else
-      buildObjectMsg(b, op, i);
+      buildObjectMsg(*b_, op, ops_);
   }
-  rd.finish();
+}
+
+CommitResult BatchBuilder::send(NlSocket &sock, uint16_t flags, uint32_t genid) {
+  Batch &b = *b_;
+  b.begin((flags & kFlagGenid) != 0, genid);
   // CHECK: without BATCH_END nfnetlink validates every message, reports errors, then aborts (and so
   // echoes nothing).
-  const bool check = (rd.flags() & kFlagCheck) != 0;
-  if (!check) b.batchMsg(NFNL_MSG_BATCH_END, false, 0);
-  sock.takeSeq(uint32_t(b.recs().size()));
+  const bool check = (flags & kFlagCheck) != 0;
+  if (!check) b.end();
+  b.rebase(sock.takeSeq(uint32_t(b.recs().size())));
 
   // netlink_sendmsg() refuses a message larger than sk_sndbuf - 32 with EMSGSIZE.
-  const size_t snd = sock.ensureSndBuf(b.used() + 4096);
+  const size_t snd = sock.ensureSndBuf(b.wireLen() + 4096);
   // Every reply is queued while sendmsg() runs: errors, room for one per message (an skb's truesize is
   // about 1 KiB for a capped ack with extack TLVs), or the echoes of a committed batch.
   const size_t maxRcv = size_t(1) << 30;
   const size_t wantRcv = b.recs().size() * 2048 + echoReceiveRoom(check ? 0 : b.echoes()) + 65536;
   sock.ensureRcvBuf(wantRcv < maxRcv ? wantRcv : maxRcv);
 
-  const ssize_t sent = mnl_socket_sendto(sock.mnl(), b.data(), b.used());
+  const ssize_t sent = mnl_socket_sendto(sock.mnl(), b.wire(), b.wireLen());
   if (sent < 0) {
     const int e = errno;
     if (e == EMSGSIZE || e == ENOBUFS)
-      throw std::runtime_error("nftlink: the kernel refused a batch of " + std::to_string(b.used()) +
+      throw std::runtime_error("nftlink: the kernel refused a batch of " + std::to_string(b.wireLen()) +
                                " bytes: the socket send buffer is " + std::to_string(snd) +
                                " bytes (SO_SNDBUFFORCE needs CAP_NET_ADMIN; otherwise raise net.core.wmem_max): " +
                                strerror(e));
     throw std::runtime_error(std::string("nftlink: sendmsg of the batch failed: ") + strerror(e) + " (errno " +
                              std::to_string(e) + ")");
   }
-  if (size_t(sent) != b.used())
-    throw std::runtime_error("nftlink: sendmsg sent " + std::to_string(sent) + " of " + std::to_string(b.used()) +
-                             " bytes");
+  if (size_t(sent) != b.wireLen())
+    throw std::runtime_error("nftlink: sendmsg sent " + std::to_string(sent) + " of " +
+                             std::to_string(b.wireLen()) + " bytes");
 
   return drainReplies(sock, b);
+}
+
+CommitResult runCommit(NlSocket &sock, const uint8_t *request, size_t requestLen) {
+  // Read and build in one pass: each operation (and each element) is validated from the request bytes
+  // and turned into netlink at once. A malformed buffer throws before anything is sent.
+  RequestReader rd(request, requestLen);
+  // The netlink encoding of a typical request is within ~1.25x of its compact size (an element of a
+  // concatenated map: 36 compact bytes, ~44 of netlink); headroom for message headers and one element
+  // message's reservation. Only written pages become resident, so guessing high costs nothing.
+  BatchBuilder bb(requestLen + requestLen / 2 + kElemMsgReserve + 65536);
+  bb.add(rd, rd.count());
+  rd.finish();
+  return bb.send(sock, rd.flags(), rd.genid());
+}
+
+Napi::Object commitResultToJs(Napi::Env env, const CommitResult &res) {
+  Napi::Array arr = Napi::Array::New(env, res.errors.size());
+  for (size_t i = 0; i < res.errors.size(); i++) {
+    const CommitError &e = res.errors[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("op", Napi::Number::New(env, e.op));
+    o.Set("element", Napi::Number::New(env, e.element));
+    o.Set("errno", Napi::Number::New(env, e.err));
+    o.Set("message", Napi::String::New(env, e.message));
+    o.Set("phase", Napi::String::New(env, e.batch ? "batch" : "op"));
+    Napi::Array path = Napi::Array::New(env, e.attrPath.size());
+    for (size_t j = 0; j < e.attrPath.size(); j++) path.Set(uint32_t(j), Napi::Number::New(env, e.attrPath[j]));
+    o.Set("attrPath", path);
+    arr.Set(uint32_t(i), o);
+  }
+  // Handles are allocated from a per-table u64 counter starting at 1: far below 2^53, exact as doubles.
+  Napi::Array handles = Napi::Array::New(env, res.handles.size());
+  for (size_t i = 0; i < res.handles.size(); i++) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("op", Napi::Number::New(env, res.handles[i].op));
+    o.Set("handle", Napi::Number::New(env, double(res.handles[i].handle)));
+    handles.Set(uint32_t(i), o);
+  }
+  Napi::Object r = Napi::Object::New(env);
+  r.Set("errors", arr);
+  r.Set("handles", handles);
+  return r;
 }
 
 namespace {
@@ -498,34 +575,7 @@ class CommitWorker : public PromiseWorker {
 
  protected:
   void run(NlSocket &sock) override { res_ = runCommit(sock, req_.data, req_.len); }
-  Napi::Value result(Napi::Env env) override {
-    Napi::Array arr = Napi::Array::New(env, res_.errors.size());
-    for (size_t i = 0; i < res_.errors.size(); i++) {
-      const CommitError &e = res_.errors[i];
-      Napi::Object o = Napi::Object::New(env);
-      o.Set("op", Napi::Number::New(env, e.op));
-      o.Set("element", Napi::Number::New(env, e.element));
-      o.Set("errno", Napi::Number::New(env, e.err));
-      o.Set("message", Napi::String::New(env, e.message));
-      o.Set("phase", Napi::String::New(env, e.batch ? "batch" : "op"));
-      Napi::Array path = Napi::Array::New(env, e.attrPath.size());
-      for (size_t j = 0; j < e.attrPath.size(); j++) path.Set(uint32_t(j), Napi::Number::New(env, e.attrPath[j]));
-      o.Set("attrPath", path);
-      arr.Set(uint32_t(i), o);
-    }
-    // Handles are allocated from a per-table u64 counter starting at 1: far below 2^53, exact as doubles.
-    Napi::Array handles = Napi::Array::New(env, res_.handles.size());
-    for (size_t i = 0; i < res_.handles.size(); i++) {
-      Napi::Object o = Napi::Object::New(env);
-      o.Set("op", Napi::Number::New(env, res_.handles[i].op));
-      o.Set("handle", Napi::Number::New(env, double(res_.handles[i].handle)));
-      handles.Set(uint32_t(i), o);
-    }
-    Napi::Object r = Napi::Object::New(env);
-    r.Set("errors", arr);
-    r.Set("handles", handles);
-    return r;
-  }
+  Napi::Value result(Napi::Env env) override { return commitResultToJs(env, res_); }
 
  private:
   // Destroyed with the worker, on the JS thread (after OnOK/OnError): the reference (and with it the

@@ -44,8 +44,36 @@ struct CommitRequest {
   size_t len = 0;
 };
 
+class Batch;
+class RequestReader;
+
+// Turns a request's operations into one batch of netlink messages as they arrive (all at once for
+// commit(), part by part for a streamed commit: commit-stream.h), then sends it. Not thread-safe:
+// one thread at a time.
+class BatchBuilder {
+ public:
+  // `capacity`: a first guess at the batch's size in bytes (it grows as needed).
+  explicit BatchBuilder(size_t capacity);
+  ~BatchBuilder();
+  BatchBuilder(const BatchBuilder &) = delete;
+  BatchBuilder &operator=(const BatchBuilder &) = delete;
+  // Builds the messages of the next `count` operations `rd` reads; indices go on from the last call.
+  // Throws WireError for a malformed operation (then nothing may be sent).
+  void add(RequestReader &rd, uint32_t count);
+  // BATCH_BEGIN (with NFNL_BATCH_GENID = genid when `flags` has kFlagGenid), the operations, and
+  // BATCH_END unless kFlagCheck; one sendmsg(); every reply mapped to its operation. Once only.
+  CommitResult send(NlSocket &sock, uint16_t flags, uint32_t genid);
+
+ private:
+  std::unique_ptr<Batch> b_;
+  uint32_t ops_ = 0;
+};
+
 // Synchronous core (exposed for the worker; throws WireError / std::runtime_error).
 CommitResult runCommit(NlSocket &sock, const uint8_t *request, size_t len);
+
+// A commit's result as JavaScript sees it: { errors: [...], handles: [...] } (native/README.md).
+Napi::Object commitResultToJs(Napi::Env env, const CommitResult &res);
 
 Napi::Promise startCommit(Napi::Env env, std::shared_ptr<Handle> h, CommitRequest request);
 

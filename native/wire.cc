@@ -182,7 +182,7 @@ WireError::WireError(size_t offset, const std::string &reason)
 // ---- reader ------------------------------------------------------------------------------------
 
 void Reader::fail(size_t k, const char *what) const {
-  throw WireError(pos_, std::string(what) + " needs " + std::to_string(k) + " bytes, " +
+  throw WireError(pos(), std::string(what) + " needs " + std::to_string(k) + " bytes, " +
                             std::to_string(n_ - pos_) + " left");
 }
 
@@ -520,6 +520,14 @@ RequestReader::RequestReader(const uint8_t *buf, size_t len) : r_(buf, len) {
   if (size_t(count_) * 12 > r.remaining())
     throw WireError(12, "header declares " + std::to_string(count_) + " operations but only " +
                             std::to_string(r.remaining()) + " bytes follow");
+}
+
+RequestReader RequestReader::part(const uint8_t *buf, size_t len, size_t base, uint32_t firstOp, uint32_t count) {
+  // An operation is at least 12 bytes, as in the header check.
+  if (size_t(count) * 12 > len)
+    throw WireError(base, "a part of " + std::to_string(len) + " bytes cannot hold the " + std::to_string(count) +
+                              " operations it declares");
+  return RequestReader(buf, len, base, firstOp, count);
 }
 
 void RequestReader::finish() const {

@@ -144,10 +144,12 @@ class WireError : public std::runtime_error {
 };
 
 // Bounds-checked cursor over the request (every read names what it was reading when it ran out).
+// `base`: where `p` sits in the whole request (a streamed commit's part starts after the parts
+// before it), so that pos() and every error name the byte as in the whole request.
 class Reader {
  public:
-  Reader(const uint8_t *p, size_t n) : p_(p), n_(n) {}
-  size_t pos() const { return pos_; }
+  Reader(const uint8_t *p, size_t n, size_t base = 0) : p_(p), n_(n), base_(base) {}
+  size_t pos() const { return base_ + pos_; }
   size_t remaining() const { return n_ - pos_; }
   const uint8_t *here() const { return p_ + pos_; }
   void need(size_t k, const char *what) const {
@@ -182,6 +184,7 @@ class Reader {
   [[noreturn]] void fail(size_t k, const char *what) const;
   const uint8_t *p_;
   size_t n_;
+  size_t base_;
   size_t pos_ = 0;
 };
 
@@ -197,9 +200,15 @@ class Reader {
 //
 // Every check (and every error message) is the one the contract lists; nothing is sent unless the
 // whole buffer was read without a WireError.
+//
+// A streamed commit reads its request in parts: headerless runs of whole operations, each read by
+// a RequestReader made with part(), its operations numbered on from the parts before it.
 class RequestReader {
  public:
   RequestReader(const uint8_t *buf, size_t len);
+  // `count` operations and nothing else; the first is operation `firstOp`, at byte `base` of the
+  // request the parts make up.
+  static RequestReader part(const uint8_t *buf, size_t len, size_t base, uint32_t firstOp, uint32_t count);
   uint16_t flags() const { return flags_; }
   uint32_t genid() const { return genid_; }
   uint32_t count() const { return count_; }
@@ -208,6 +217,8 @@ class RequestReader {
   void finish() const;
 
  private:
+  RequestReader(const uint8_t *buf, size_t len, size_t base, uint32_t firstOp, uint32_t count)
+      : r_(buf, len, base), count_(count), opIndex_(firstOp) {}
   Reader r_;
   uint16_t flags_ = 0;
   uint32_t genid_ = 0;

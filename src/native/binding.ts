@@ -9,6 +9,11 @@ declare const nativeHandleBrand: unique symbol;
 /** An open netlink socket in one network namespace. Opaque: only the addon can make or read one. */
 export type NativeHandle = { readonly [nativeHandleBrand]: true };
 
+declare const nativeStreamBrand: unique symbol;
+
+/** A streamed commit in progress (commitStream). Opaque. */
+export type NativeCommitStream = { readonly [nativeStreamBrand]: true };
+
 /** One kernel refusal, mapped back to the request. */
 export interface NativeError {
   /** Index of the operation in the request; -1 for a batch-level error. */
@@ -88,6 +93,25 @@ export interface NativeBinding {
    * The addon reads `buf` in place while the promise is pending: do not modify or transfer it until then.
    */
   commit(h: NativeHandle, buf: Uint8Array): Promise<NativeCommitResult>;
+  /**
+   * A streamed commit on `h`: the request is fed in parts while it is still being encoded, and the
+   * addon turns each part into netlink messages on the libuv pool meanwhile; nothing is sent before
+   * commitStreamEnd. See native/README.md, "Streamed commits".
+   */
+  commitStream(h: NativeHandle): NativeCommitStream;
+  /**
+   * `operations` whole operations of the compact format, without the header, continuing where the
+   * previous part ended. Copied at once (the caller may reuse the bytes). Throws once the stream has
+   * ended or was cancelled; a malformed part is reported by commitStreamEnd.
+   */
+  commitStreamFeed(s: NativeCommitStream, part: Uint8Array, operations: number): void;
+  /**
+   * Builds what is left and sends the batch: resolves and rejects as commit() does (`flags`: the
+   * header's, 1 CHECK, 2 GENID with `genid`). Once per stream.
+   */
+  commitStreamEnd(s: NativeCommitStream, flags: number, genid: number): Promise<NativeCommitResult>;
+  /** Drops the stream's parts; nothing is sent. Idempotent. */
+  commitStreamCancel(s: NativeCommitStream): void;
   /**
    * `what`: bitmask 1 tables, 2 chains, 4 sets, 8 elements, 16 rules. `family` 0 = all.
    * Resolves with the compact reply format, one consistent generation (header genid).
