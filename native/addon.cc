@@ -185,9 +185,8 @@ Napi::Value CommitStreamFeed(const Napi::CallbackInfo &info) {
   double count;
   if (!isInteger(info[2], 0, 4294967295.0, &count))
     throw Napi::TypeError::New(env, "nftlink: commitStreamFeed(): `operations` must be an integer (0..2^32-1)");
-  auto arr = info[1].As<Napi::Uint8Array>();
   try {
-    s->feed(env, arr.Data(), arr.ByteLength(), uint32_t(count));
+    s->feed(env, info[1].As<Napi::Uint8Array>(), uint32_t(count));
   } catch (const std::logic_error &e) {
     throw Napi::Error::New(env, e.what());
   } catch (const std::bad_alloc &) {

@@ -53,9 +53,17 @@ class EndWorker : public PromiseWorker {
 
 CommitStream::CommitStream(std::shared_ptr<Handle> h) : handle_(std::move(h)), builder_(kStreamCapacity) {}
 
-void CommitStream::feed(Napi::Env env, const uint8_t *data, size_t len, uint32_t count) {
+void CommitStream::feed(Napi::Env env, Napi::Uint8Array arr, uint32_t count) {
   if (ended_) throw std::logic_error("nftlink: this streamed commit has ended; it takes no more parts");
-  Part part{std::vector<uint8_t>(data, data + len), kHeaderSize + bytesFed_, opsFed_, count};
+  const size_t len = arr.ByteLength();
+  Part part{arr.Data(), len, {}, kHeaderSize + bytesFed_, opsFed_, count};
+  if (arr.ArrayBuffer().IsArrayBuffer()) {
+    keep_.push_back(Napi::Persistent(arr.As<Napi::Object>()));
+  } else {
+    // A SharedArrayBuffer can change under the worker at any time: copy it.
+    part.copy.assign(arr.Data(), arr.Data() + len);
+    part.data = part.copy.data();
+  }
   bytesFed_ += len;
   opsFed_ += count;
   bool startWorker = false;
@@ -85,7 +93,7 @@ void CommitStream::buildQueued(bool fromBuildWorker) {
     // One malformed part spoils the batch: the parts after it are only dropped.
     if (!error_.empty()) continue;
     try {
-      RequestReader rd = RequestReader::part(part.bytes.data(), part.bytes.size(), part.base, part.firstOp, part.count);
+      RequestReader rd = RequestReader::part(part.data, part.len, part.base, part.firstOp, part.count);
       builder_.add(rd, part.count);
       rd.finish();
     } catch (const std::bad_alloc &) {

@@ -5,8 +5,11 @@
 // JS thread:   feed(part) feed(part) ...            end(flags, genid) -> Promise
 // pool:              build(part)   build(part) ...        build(rest), send, replies
 //
-// Parts are copied when fed: the caller may reuse or grow its buffer at once. The batch is built
-// in feed order by one thread at a time (buildMu_); nothing reaches the kernel before end().
+// Parts are read in place, as commit() reads its request: the caller must not modify a part's bytes
+// until the stream is gone (nftlink's encoder only appends after them; when it must roll back over
+// them it cancels the stream and moves to a fresh buffer). A part in a SharedArrayBuffer is copied.
+// The batch is built in feed order by one thread at a time (buildMu_); nothing reaches the kernel
+// before end().
 #pragma once
 
 #include <napi.h>
@@ -27,9 +30,9 @@ class CommitStream : public std::enable_shared_from_this<CommitStream> {
  public:
   explicit CommitStream(std::shared_ptr<Handle> h);
 
-  // JS thread. `count` whole operations, headerless (native/README.md, "Streamed commits").
-  // Throws std::logic_error once the stream has ended or was cancelled.
-  void feed(Napi::Env env, const uint8_t *data, size_t len, uint32_t count);
+  // JS thread. `count` whole operations, headerless (native/README.md, "Streamed commits"), in
+  // `part`, which the stream keeps alive. Throws std::logic_error once it has ended or was cancelled.
+  void feed(Napi::Env env, Napi::Uint8Array part, uint32_t count);
   // JS thread. Builds what is left, sends the batch, resolves like commit(); rejects with the first
   // malformed part's error (nothing sent). Once only.
   Napi::Promise end(Napi::Env env, uint16_t flags, uint32_t genid);
@@ -42,7 +45,9 @@ class CommitStream : public std::enable_shared_from_this<CommitStream> {
 
  private:
   struct Part {
-    std::vector<uint8_t> bytes;
+    const uint8_t *data;
+    size_t len;
+    std::vector<uint8_t> copy;  // the bytes of a part in a SharedArrayBuffer (data points here)
     size_t base;       // byte offset in the whole request (after its 16-byte header)
     uint32_t firstOp;  // index of its first operation in the whole request
     uint32_t count;
@@ -54,6 +59,10 @@ class CommitStream : public std::enable_shared_from_this<CommitStream> {
   uint32_t opsFed_ = 0;
   bool ended_ = false;        // end() or cancel() was called
   bool jsCancelled_ = false;  // cancel() came first
+  // The parts' arrays, alive as long as the stream: they hold the bytes the pool reads. Released on
+  // the JS thread with the stream (every owner of it lets go there: the External's finalizer and
+  // the workers, which are deleted after OnOK/OnError).
+  std::vector<Napi::ObjectReference> keep_;
 
   std::mutex mu_;                // guards the fields below it, up to buildMu_
   std::deque<Part> queue_;

@@ -119,7 +119,8 @@ function companionMedian(r: CaseResult, name: string, f: (p: ProcessFigures) => 
  * encoded beforehand (node, the addon and the kernel: what no library could take away); and the
  * load and its floor again with the map declared with a size (sizeFor), which spares the kernel
  * growing its hash table from 4 buckets: shown, not judged (the case's map is declared as
- * kube-proxy declares its maps, without a size).
+ * kube-proxy declares its maps, without a size). And the load in an unbound transaction, whose
+ * whole request the addon converts at commit instead of part by part while it is encoded.
  */
 export async function caseA(o: BenchOptions): Promise<CaseResult> {
   const [file] = writeNftFiles('a', [bigMapLoad(o.elements)]);
@@ -139,6 +140,7 @@ export async function caseA(o: BenchOptions): Promise<CaseResult> {
       { name: 'input only', args: (ns) => ['input', ns, '--elements', elements] },
       { name: 'sized', args: (ns) => ['load', ns, '--elements', elements, '--size', String(size)] },
       { name: 'sized floor', args: (ns) => ['load-floor', ns, '--wire', sizedWire] },
+      { name: 'unbound', args: (ns) => ['load', ns, '--elements', elements, '--unbound'] },
     ],
   );
   const med = (name: string, f: (p: ProcessFigures) => number): number => companionMedian(result, name, f);
@@ -159,6 +161,9 @@ export async function caseA(o: BenchOptions): Promise<CaseResult> {
     sizedSysS: med('sized', (f) => f.sys),
     sizedFloorWallS: med('sized floor', (f) => f.wall),
     sizedFloorSysS: med('sized floor', (f) => f.sys),
+    unboundWallS: med('unbound', (f) => f.wall),
+    unboundUserS: med('unbound', (f) => f.user),
+    unboundSysS: med('unbound', (f) => f.sys),
   };
   return result;
 }

@@ -86,7 +86,8 @@ async function main(): Promise<Record<string, unknown>> {
       case 'load': {
         const t0 = now();
         const size = args.includes('--size') ? option(args, 'size') : undefined;
-        const tx = bigMapLoad(option(args, 'elements'), args.includes('--array') ? 'array' : 'stream', size);
+        // Bound to the connection (the addon converts parts while the rest is encoded), unless --unbound.
+        const tx = bigMapLoad(option(args, 'elements'), args.includes('--array') ? 'array' : 'stream', size, args.includes('--unbound') ? undefined : nft.transaction());
         const t1 = now();
         await nft.commit(tx);
         const t2 = now();

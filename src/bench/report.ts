@@ -2,7 +2,7 @@
 // and the issue's targets, each PASS or MISS against the median it names (no rounding in its favour).
 
 import { pairedWallRatios, type CaseResult } from './results.js';
-import { ratio } from './stats.js';
+import { median, ratio } from './stats.js';
 
 export interface TargetResult {
   target: string;
@@ -104,6 +104,19 @@ function sizedMapNote(r: CaseResult): string | undefined {
   );
 }
 
+/** (a)'s load in an unbound transaction: what converting the request part by part while it is encoded saves. */
+function unboundNote(r: CaseResult): string | undefined {
+  const wall = Number(r.extra?.unboundWallS);
+  const l = r.median.nftlink;
+  if (!Number.isFinite(wall) || !l) return undefined;
+  const pairs = pairedWallRatios(r, 'unbound');
+  return (
+    `(${r.id}) the same load in an unbound transaction (the addon converts the whole request at commit; not judged): wall ${num(wall, 3)} s` +
+    `; bound over unbound ${num(ratio(l.wall, wall), 3)}x` +
+    (pairs.length ? `, run by run median ${num(median(pairs), 3)}x (${num(Math.min(...pairs), 2)}-${num(Math.max(...pairs), 2)})` : '')
+  );
+}
+
 export function renderTable(results: readonly CaseResult[]): string {
   const rows: string[][] = [['case', 'side', 'wall s', 'user s', 'sys s', 'peak MB', 'user/sys', 'wall/sys', 'nft/nftlink wall']];
   const notes: string[] = [];
@@ -132,8 +145,7 @@ export function renderTable(results: readonly CaseResult[]): string {
       .map(([k, v]) => `${k} ${typeof v === 'number' ? v.toFixed(k.endsWith('S') ? 3 : 1) : v}`)
       .join(', ');
     notes.push(`(${r.id}) ${r.title}${phases ? `; in-process medians: ${phases}` : ''}`);
-    const sized = sizedMapNote(r);
-    if (sized) notes.push(sized);
+    for (const note of [sizedMapNote(r), unboundNote(r)]) if (note) notes.push(note);
   }
   let s = pad(rows) + '\n\n' + notes.join('\n') + '\n';
   const c = results.find((r) => r.id === 'c');

@@ -71,11 +71,13 @@ export function* bigMapElementStream(count: number): Generator<SetElement> {
 /**
  * Table + map + all elements in ONE transaction (case a). By default the elements are streamed,
  * the library's way for a large load (README, "Transactions"); `array` builds them all first.
- * With `size`, the map is declared with that size (see sizeFor).
+ * With `size`, the map is declared with that size (see sizeFor). Queued into `tx`: the load
+ * passes one bound to its connection (Nftables.transaction()), the floor's set-up an unbound one;
+ * both encode the same request.
  */
-export function bigMapLoad(count: number, elements: 'stream' | 'array' = 'stream', size?: number): Transaction {
+export function bigMapLoad(count: number, elements: 'stream' | 'array' = 'stream', size?: number, tx = new Transaction()): Transaction {
   const map = bigMap(size);
-  return new Transaction()
+  return tx
     .add({ table: { family: FAMILY, name: TABLE } })
     .add({ set: map })
     .add({ set: map, elements: elements === 'array' ? bigMapElements(count) : bigMapElementStream(count) });

@@ -101,7 +101,8 @@ export interface NativeBinding {
   commitStream(h: NativeHandle): NativeCommitStream;
   /**
    * `operations` whole operations of the compact format, without the header, continuing where the
-   * previous part ended. Copied at once (the caller may reuse the bytes). Throws once the stream has
+   * previous part ended. Read in place by the pool thread (a SharedArrayBuffer-backed part is copied):
+   * do not modify its bytes while the stream lives; the stream keeps the array alive. Throws once it has
    * ended or was cancelled; a malformed part is reported by commitStreamEnd.
    */
   commitStreamFeed(s: NativeCommitStream, part: Uint8Array, operations: number): void;

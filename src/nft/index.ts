@@ -5,6 +5,7 @@ export * from './operations.js';
 export * from './errors.js';
 export type { MissingObject } from './refusal-reason.js';
 export { Transaction, type TransactionObject, type TransactionOptions } from './transaction.js';
+export type { RequestSink } from './netlink/encode.js';
 export { Nftables, type CommitOptions, type DumpOptions, type OpenOptions } from './client.js';
 export type * from './expr/index.js';
 export { rule, RuleBuilder, type NatTarget, type NatMapTarget, type MatchValue } from './builder/rule-builder.js';

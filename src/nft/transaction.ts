@@ -3,7 +3,7 @@
 
 import { NftValidationError } from './errors.js';
 import { decodeRequestElements, decodeRequestOperation } from './netlink/decode.js';
-import { RequestEncoder, streamsElements, type EncodedRequest, type EncodeOptions, type ElementInspector } from './netlink/encode.js';
+import { RequestEncoder, streamsElements, type EncodedRequest, type EncodeOptions, type ElementInspector, type RequestSink } from './netlink/encode.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
@@ -273,13 +273,14 @@ export class Transaction {
    * the request buffer on first use (render(), error messages): the objects themselves are gone.
    */
   private encodeStream(op: Extract<Operation, { kind: 'element' }>, index: number, source: Iterable<SetElement>, inspect: ElementInspector): void {
-    const { at, count } = this.encoder.addElementStream(op, index, source, inspect);
+    const runs = this.encoder.addElementStream(op, index, source, inspect);
     const encoder = this.encoder;
     Object.defineProperty(op, 'elements', {
       enumerable: true,
       configurable: true,
       get(): SetElement[] {
-        const elements = decodeRequestElements(op.set, encoder.w.bytes, at, count);
+        const elements: SetElement[] = [];
+        for (const { at, count } of runs) decodeRequestElements(op.set, encoder.w.bytes, at, count, elements);
         Object.defineProperty(op, 'elements', { value: elements, enumerable: true, writable: true, configurable: true });
         return elements;
       },
@@ -311,6 +312,20 @@ export class Transaction {
     const k = key(op.chain.family, op.chain.table, op.chain.name);
     if (op.verb === 'add' || op.verb === 'create') this.chains.add(k);
     else if (op.verb === 'delete' || op.verb === 'destroy') this.chains.delete(k);
+  }
+
+  /**
+   * From now on, hands finished operations to `sink` while the transaction is still being built
+   * (what Nftables.transaction() sets up, so that the addon converts them meanwhile).
+   */
+  streamTo(sink: RequestSink): this {
+    this.encoder.streamTo(sink);
+    return this;
+  }
+
+  /** Feeds the rest and lets go of the sink: it then holds every operation (undefined: none). */
+  endStream(): RequestSink | undefined {
+    return this.encoder.endStream();
   }
 
   /** The request buffer for the addon. */

@@ -297,3 +297,79 @@ describe('validation when an operation is queued', () => {
     expect(() => tx.add({ rule: rule('ip').jump('c').rule('err', 'present') })).not.toThrow();
   });
 });
+
+describe('transactions bound to a connection (Nftables.transaction(): streamed commits)', () => {
+  /** The set's elements, as the dump gives them, sorted. */
+  async function keysOf(s: NftSet): Promise<string[]> {
+    return (await nft.dumpSetElements(s)).elements.map((e) => String(e.key[0])).sort();
+  }
+  function* addrs(n: number, from = 0): Generator<{ key: string[] }> {
+    for (let i = from; i < from + n; i++) yield { key: [addr(i)] };
+  }
+
+  it('commits what an unbound transaction commits', async () => {
+    const bound: NftSet = { ...set, name: 'bound' };
+    const plain: NftSet = { ...set, name: 'plain' };
+    await nft.commit(nft.transaction().add({ set: bound }).add({ set: bound, elements: addrs(30_000) }).add({ chain: { family: 'ip', table: 'err', name: 'after-bound' } }));
+    await nft.commit(new Transaction().add({ set: plain }).add({ set: plain, elements: addrs(30_000) }));
+    const keys = await keysOf(bound);
+    expect(keys).toHaveLength(30_000);
+    expect(keys).toEqual(await keysOf(plain));
+    expect((await nft.dump()).chains.map((c) => c.name)).toContain('after-bound');
+    await nft.commit(new Transaction().delete({ set: bound }).delete({ set: plain }));
+  });
+
+  it('a refused element deep in a streamed list is named, and nothing changes', async () => {
+    function* deletes(): Generator<{ key: string[] }> {
+      for (let i = 0; i < 20_000; i++) yield { key: [i === 17_777 ? '198.19.255.253' : addr(i)] };
+    }
+    const tx = nft.transaction().add({ set, elements: addrs(20_000) }).delete({ set, elements: deletes() });
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.code).toBe('ENOENT');
+    expect(err.operationIndex).toBe(1);
+    expect(err.elementIndex).toBe(17_777);
+    expect(err.command).toBe('delete element ip err addrs { 198.19.255.253 }');
+  });
+
+  it('one bad operation among 10,000, at a random position: attributed right', async () => {
+    const bad = Math.floor(Math.random() * 10_000);
+    const tx = nft.transaction();
+    for (let i = 0; i < 10_000; i++) {
+      if (i === bad) tx.add({ rule: rule('ip').match(ip.daddr, '198.18.0.9').jump('nowhere-bound').rule('err', 'c') });
+      else tx.add({ set, elements: [{ key: [addr(i)] }] });
+    }
+    const err = await expectUnchanged(() => nft.commit(tx));
+    expect(err.operationIndex).toBe(bad);
+  });
+
+  it('a stale generation is refused; a rolled-back operation, another connection and a second commit all still work', async () => {
+    const gen = await nft.generation();
+    await nft.commit(new Transaction().add({ chain: { family: 'ip', table: 'err', name: 'bound-moved-on' } }));
+    const stale = nft.transaction().add({ chain: { family: 'ip', table: 'err', name: 'bound-stale' } });
+    expect(await expectUnchanged(() => nft.commit(stale, { generation: gen }))).toBeInstanceOf(NftGenerationError);
+
+    // Element 15,000 is refused when queued, after parts of the list went to the addon.
+    const s2: NftSet = { ...set, name: 'bound2' };
+    const tx = nft.transaction().add({ set: s2 });
+    function* withBad(): Generator<{ key: string[] }> {
+      yield* addrs(15_000);
+      yield { key: ['not-an-address'] };
+    }
+    expect(() => tx.add({ set: s2, elements: withBad() })).toThrow(/element 15000 key/);
+    tx.add({ set: s2, elements: addrs(100, 40_000) });
+    await nft.commit(tx);
+    expect(await keysOf(s2)).toHaveLength(100);
+    // Committed again (unbound now): the same request, idempotent adds.
+    await nft.commit(tx);
+
+    // Bound to one connection, committed on another.
+    const other = Nftables.open({ netns: ns.name });
+    try {
+      await other.commit(nft.transaction().add({ set: s2, elements: addrs(20_000, 1000) }));
+    } finally {
+      other.close();
+    }
+    expect(await keysOf(s2)).toHaveLength(20_100);
+    await nft.commit(new Transaction().delete({ set: s2 }));
+  });
+});

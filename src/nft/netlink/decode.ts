@@ -195,9 +195,10 @@ function decodeElementsOf(s: NftSet, o: WireObject, into: SetElement[], keys?: s
  * The elements a request buffer holds from `at` on: how a transaction gives back the elements it
  * was handed as a stream (an iterable it encoded without keeping), for render() and error messages.
  * The request and a dump's reply share one format (native/README.md), so this is the dump's decoder.
+ * Appended to `into`.
  */
-export function decodeRequestElements(s: NftSet, buf: Uint8Array, at: number, count: number): SetElement[] {
-  return decodePlainElements(s, (visit) => new WireReader(buf).visit(at, count, visit), []);
+export function decodeRequestElements(s: NftSet, buf: Uint8Array, at: number, count: number, into: SetElement[] = []): SetElement[] {
+  return decodePlainElements(s, (visit) => new WireReader(buf).visit(at, count, visit), into);
 }
 
 function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => void, out: SetElement[], keys?: string[]): SetElement[] {

@@ -34,6 +34,8 @@ export class WireOrigins {
   private readonly elementMaps = new Map<number, Int32Array>();
   /** For the messages of a rule's inline set: the index of the rule's expression that holds it. */
   private readonly inlineExprs = new Map<number, number>();
+  /** For the later messages of a long element list: the caller's index of their first element. */
+  private readonly elementBases = new Map<number, number>();
 
   get length(): number {
     return this.ops.length;
@@ -44,11 +46,16 @@ export class WireOrigins {
     this.ops.push(op);
     this.kinds.push(kind);
   }
+  /** The last message pushed holds the caller's elements from `first` on. */
+  setElementBase(first: number): void {
+    this.elementBases.set(this.ops.length - 1, first);
+  }
   /** Forgets the messages from `length` on (an operation that failed to encode). */
   truncate(length: number): void {
     for (let i = length; i < this.ops.length; i++) {
       this.elementMaps.delete(i);
       this.inlineExprs.delete(i);
+      this.elementBases.delete(i);
     }
     this.ops.length = length;
     this.kinds.length = length;
@@ -60,11 +67,14 @@ export class WireOrigins {
   kind(i: number): WireKind | undefined {
     return this.kinds[i];
   }
-  elements(i: number): Int32Array | undefined {
-    return this.elementMaps.get(i);
-  }
   inlineExpr(i: number): number | undefined {
     return this.inlineExprs.get(i);
+  }
+  /** The caller's index of element `element` of wire message i. */
+  callerElement(i: number, element: number): number {
+    const map = this.elementMaps.get(i);
+    if (map) return map[element] ?? -1;
+    return (this.elementBases.get(i) ?? 0) + element;
   }
   copy(): WireOrigins {
     const c = new WireOrigins();
@@ -72,6 +82,7 @@ export class WireOrigins {
     c.kinds = this.kinds.slice();
     for (const [k, v] of this.elementMaps) c.elementMaps.set(k, v);
     for (const [k, v] of this.inlineExprs) c.inlineExprs.set(k, v);
+    for (const [k, v] of this.elementBases) c.elementBases.set(k, v);
     return c;
   }
 }
@@ -91,6 +102,45 @@ export interface EncodeOptions {
 export interface ElementRun {
   at: number;
   count: number;
+}
+
+/**
+ * Where a transaction bound to a connection hands its finished operations while it is still being
+ * built (Nftables.transaction()): the addon turns them into netlink messages meanwhile, and the
+ * commit sends the batch they make.
+ */
+export interface RequestSink {
+  /**
+   * `operations` whole operations, without the header, going on where the previous part ended.
+   * The encoder never writes those bytes again while the sink is attached (the addon reads them
+   * in place), nor after it let go of the sink unless it first moved to a fresh buffer.
+   */
+  feed(part: Uint8Array, operations: number): void;
+  /** What was fed is of no use any more (an operation already fed was rolled back). */
+  cancel(): void;
+}
+
+/** Finished operations are fed once this many bytes of them wait: ~30 parts for 100k elements. */
+const FEED_BYTES = 128 * 1024;
+
+/**
+ * A plain element list is cut into operations of about this many bytes, so that a long one can be
+ * fed before it ends. Below the 64 KiB that one kernel element message holds, so each becomes one
+ * message of the batch, as the addon's own cut would have made it. A refusal still names the
+ * caller's element (WireOrigins.callerElement).
+ */
+const ELEMENT_OP_BYTES = 32 * 1024;
+
+/** A plain element list being written, one operation per ELEMENT_OP_BYTES (nextElementOp). */
+interface ElementList {
+  /** Where the current operation's element count sits. */
+  countAt: number;
+  /** The caller's index of the current operation's first element. */
+  first: number;
+  /** The operations written before it. */
+  runs: ElementRun[];
+  /** Writes the header of the next operation for the same set. */
+  reopen: () => void;
 }
 
 /** EXPR_CONCAT in nft's enum expr_types: what nft 1.0.6 writes as the typeof of a `type a . b` key. */
@@ -122,9 +172,59 @@ export class RequestEncoder {
   private inlineExpr: number | undefined;
 
   private readonly countAt: number;
+  /** Where finished operations go as they are encoded (streamTo), and how far they went. */
+  private sink: RequestSink | undefined;
+  private fedAt: number;
+  private fedOps = 0;
 
   constructor(private readonly anonymousPrefix = DEFAULT_ANON_PREFIX) {
     this.countAt = this.w.header(0, 0);
+    this.fedAt = this.w.length;
+  }
+
+  /** From now on, finished operations go to `sink` in parts (see RequestSink). */
+  streamTo(sink: RequestSink): void {
+    this.dropSink();
+    this.sink = sink;
+    this.offer(this.w.length, this.origins.length);
+  }
+
+  /**
+   * Feeds what is left and lets go of the sink: the request is complete. Returns the sink, which
+   * then holds every operation, or undefined when there is none (never set, or dropped).
+   */
+  endStream(): RequestSink | undefined {
+    this.offer(this.w.length, this.origins.length, 1);
+    // Undefined if that last feed failed (offer dropped it).
+    const sink = this.sink;
+    this.sink = undefined;
+    return sink;
+  }
+
+  /** Feeds the finished operations up to byte `upTo` (`ops` in all) once `min` bytes of them wait. */
+  private offer(upTo: number, ops: number, min = FEED_BYTES): void {
+    const sink = this.sink;
+    if (sink === undefined || upTo - this.fedAt < min) return;
+    try {
+      sink.feed(this.w.bytes.subarray(this.fedAt, upTo), ops - this.fedOps);
+    } catch {
+      // The commit then sends the whole request itself; feeding is only a head start.
+      this.dropSink();
+      return;
+    }
+    this.fedAt = upTo;
+    this.fedOps = ops;
+  }
+
+  private dropSink(): void {
+    const sink = this.sink;
+    this.sink = undefined;
+    // The addon reads fed parts in place, maybe still now: what comes next (a rollback over them)
+    // is written elsewhere.
+    if (sink && this.fedOps > 0) this.w.moveToCopy();
+    this.fedAt = this.w.length;
+    this.fedOps = this.origins.length;
+    sink?.cancel();
   }
 
   private begin(msgType: number, kind: WireKind, nlFlags: number, family: string, elements?: Int32Array): void {
@@ -148,6 +248,7 @@ export class RequestEncoder {
       this.rollback(mark, origins, nextSetId);
       throw err;
     }
+    this.offer(this.w.length, this.origins.length);
     return mark;
   }
 
@@ -160,11 +261,13 @@ export class RequestEncoder {
    * a timeout, a jump) before it is written. Returns where the elements sit in the buffer, so the
    * transaction can decode them back when it must show them (decodeRequestElements).
    */
-  addElementStream(op: Extract<Operation, { kind: 'element' }>, index: number, source: Iterable<SetElement>, inspect: ElementInspector): ElementRun {
-    return this.atomically(() => {
+  addElementStream(op: Extract<Operation, { kind: 'element' }>, index: number, source: Iterable<SetElement>, inspect: ElementInspector): ElementRun[] {
+    const runs = this.atomically(() => {
       this.opIndex = index;
-      return this.elementMessage(op.verb, op.set, undefined, undefined, (isNew, what) => this.plainElements(op.set, source, isNew, what, inspect));
+      return this.elementMessage(op.verb, op.set, undefined, undefined, (isNew, what, reopen) => this.plainElements(op.set, source, isNew, what, reopen, inspect));
     });
+    this.offer(this.w.length, this.origins.length);
+    return runs;
   }
 
   private atomically<T>(encode: () => T): T {
@@ -181,6 +284,8 @@ export class RequestEncoder {
 
   /** Forgets everything written since `mark` (an operation that failed to encode half way). */
   private rollback(mark: number, origins: number, nextSetId: number): void {
+    // Parts of it were fed (a long element list): the sink's batch cannot be used.
+    if (mark < this.fedAt) this.dropSink();
     this.w.reset(mark);
     this.origins.truncate(origins);
     this.nextSetId = nextSetId;
@@ -379,27 +484,31 @@ export class RequestEncoder {
 
   private elements(verb: Operation['verb'], s: NftSet, elements: readonly SetElement[], setId?: number): void {
     const interval = (s.flags ?? []).includes('interval') || s.anonymous === true && elements.some(hasRangeSyntax);
-    if (!interval) this.elementMessage(verb, s, setId, undefined, (isNew, what) => this.plainElements(s, elements, isNew, what));
+    if (!interval) this.elementMessage(verb, s, setId, undefined, (isNew, what, reopen) => this.plainElements(s, elements, isNew, what, reopen));
     else if (s.key.length === 1) this.rangeElements(verb, s, elements, setId);
     else this.elementMessage(verb, s, setId, undefined, (isNew, what) => this.concatRangeElements(s, elements, isNew, what));
   }
 
   /**
    * The element message of a set: its header, then what `body` writes. `sources` maps wire
-   * elements to the caller's where they differ (interval markers).
+   * elements to the caller's where they differ (interval markers). `reopen` writes the header of
+   * one more message for the same elements (a long list cut in parts, nextElementOp).
    */
   private elementMessage<T>(
     verb: Operation['verb'],
     s: NftSet,
     setId: number | undefined,
     sources: Int32Array | undefined,
-    body: (isNew: boolean, what: string) => T,
+    body: (isNew: boolean, what: string, reopen: () => void) => T,
   ): T {
     const msg = elementMsgType(verb);
-    this.begin(msg, WireKind.Elements, createFlags(verb), s.family, sources);
-    this.setNameAttrs(s, setId);
-    this.noExprs();
-    return body(msg === NFT_MSG.NEWSETELEM, describeSet(s));
+    const header = (elementSources: Int32Array | undefined): void => {
+      this.begin(msg, WireKind.Elements, createFlags(verb), s.family, elementSources);
+      this.setNameAttrs(s, setId);
+      this.noExprs();
+    };
+    header(sources);
+    return body(msg === NFT_MSG.NEWSETELEM, describeSet(s), () => header(undefined));
   }
 
   /** A single-field interval set: nft's start and end markers (intervalElements), sorted. */
@@ -452,8 +561,42 @@ export class RequestEncoder {
    * verdict object there) was deoptimised and compiled again when a transaction held both kinds
    * (three TurboFan compiles of 12-13 ms in a 10k-service load, Node 20).
    */
-  private plainElements(s: NftSet, elements: Iterable<SetElement>, isNew: boolean, what: string, inspect?: ElementInspector): ElementRun {
-    return isNew && s.data === 'verdict' ? this.verdictElements(s, elements, what, inspect) : this.dataElements(s, elements, isNew, what, inspect);
+  private plainElements(s: NftSet, elements: Iterable<SetElement>, isNew: boolean, what: string, reopen: () => void, inspect?: ElementInspector): ElementRun[] {
+    const list = this.openElementList(reopen);
+    return isNew && s.data === 'verdict' ? this.verdictElements(s, elements, what, list, inspect) : this.dataElements(s, elements, isNew, what, list, inspect);
+  }
+
+  private openElementList(reopen: () => void): ElementList {
+    const countAt = this.w.length;
+    // The count is patched at the end: an iterable tells it only by ending.
+    this.w.u32(0);
+    return { countAt, first: 0, runs: [], reopen };
+  }
+
+  /**
+   * Ends the list's current operation before element `i` and opens the next for the same set,
+   * then feeds what is finished. Returns the position at which the next one is due.
+   */
+  private nextElementOp(out: ElementOutput, list: ElementList, i: number): number {
+    out.handOver();
+    const w = this.w;
+    w.patchU32(list.countAt, i - list.first);
+    list.runs.push({ at: list.countAt + 4, count: i - list.first });
+    const opAt = w.length;
+    list.reopen();
+    this.origins.setElementBase(i);
+    list.countAt = w.length;
+    list.first = i;
+    w.u32(0);
+    this.offer(opAt, this.origins.length - 1);
+    out.takeBack();
+    return out.pos + ELEMENT_OP_BYTES;
+  }
+
+  private closeElementList(list: ElementList, end: number): ElementRun[] {
+    this.w.patchU32(list.countAt, end - list.first);
+    list.runs.push({ at: list.countAt + 4, count: end - list.first });
+    return list.runs;
   }
 
   /**
@@ -463,27 +606,25 @@ export class RequestEncoder {
    * runs once, as a dispatch map's 10,000 elements do, got its optimised code only after it had
    * ended when loop and element were one function (Node 20).
    */
-  private dataElements(s: NftSet, elements: Iterable<SetElement>, isNew: boolean, what: string, inspect?: ElementInspector): ElementRun {
+  private dataElements(s: NftSet, elements: Iterable<SetElement>, isNew: boolean, what: string, list: ElementList, inspect?: ElementInspector): ElementRun[] {
     const w = this.w;
     const keyLen = valuesLength(s.key);
     const data = isNew && s.data !== undefined && s.data !== 'verdict' ? s.data : undefined;
     const dataLen = data ? valuesLength(data) : 0;
     // One element: attr count, KEY, then DATA, then an empty expression list.
     const fixed = 2 + 6 + keyLen + (data ? 6 + dataLen : 0) + 2;
-    // The count is patched at the end: an iterable tells it only by ending.
-    const countAt = w.length;
-    w.u32(0);
     if (Array.isArray(elements)) w.expect(fixed * elements.length);
     const out = new ElementOutput(w);
+    let due = out.pos + ELEMENT_OP_BYTES;
     let i = 0;
     for (const e of elements) {
+      if (out.pos >= due) due = this.nextElementOp(out, list, i);
       if (e.comment !== undefined || e.timeout !== undefined) this.outOfLine(out, s, e, isNew, what, i, inspect);
       else dataElement(out, s.key, keyLen, data, dataLen, fixed, e, what, i);
       i++;
     }
     out.handOver();
-    w.patchU32(countAt, i);
-    return { at: countAt + 4, count: i };
+    return this.closeElementList(list, i);
   }
 
   /**
@@ -491,20 +632,18 @@ export class RequestEncoder {
    * (kube-proxy's dispatch maps: every element is `... : goto <service chain>`). Elements with a
    * comment, a timeout or a chain name that is not ASCII take the general path.
    */
-  private verdictElements(s: NftSet, elements: Iterable<SetElement>, what: string, inspect?: ElementInspector): ElementRun {
-    const w = this.w;
+  private verdictElements(s: NftSet, elements: Iterable<SetElement>, what: string, list: ElementList, inspect?: ElementInspector): ElementRun[] {
     const keyLen = valuesLength(s.key);
-    const countAt = w.length;
-    w.u32(0);
-    const out = new ElementOutput(w);
+    const out = new ElementOutput(this.w);
+    let due = out.pos + ELEMENT_OP_BYTES;
     let i = 0;
     for (const e of elements) {
+      if (out.pos >= due) due = this.nextElementOp(out, list, i);
       if (!verdictElement(out, s.key, keyLen, e, what, i, inspect)) this.outOfLine(out, s, e, true, what, i, inspect);
       i++;
     }
     out.handOver();
-    w.patchU32(countAt, i);
-    return { at: countAt + 4, count: i };
+    return this.closeElementList(list, i);
   }
 
   /** An element of a hot loop that takes the general path (generalElement). */

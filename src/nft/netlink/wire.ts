@@ -95,6 +95,14 @@ export class WireWriter {
     if (this.pos + n > this.buf.length) this.resize(Math.max(this.pos + n + 4096, this.buf.length * 2));
   }
 
+  /**
+   * Goes on in a copy of the buffer, leaving the bytes written so far untouched in the old one
+   * (which a streamed commit's pool thread may still be reading: RequestEncoder.dropSink).
+   */
+  moveToCopy(): void {
+    this.resize(this.buf.length);
+  }
+
   private resize(size: number): void {
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.pos));
