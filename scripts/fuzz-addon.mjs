@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Fuzz driver for the native addon: random and mutated compact-format buffers into commit(), inside a
-// fresh network namespace (never the caller's). Every call must resolve or reject with an Error; any
-// crash is the sanitizer's to report (scripts/fuzz-asan.sh).
+// Fuzz driver for the native addon: random and mutated compact-format buffers into commit(), and a
+// quarter of them cut into parts for a streamed commit (commitStream: fed, then ended, cancelled or
+// dropped), inside a fresh network namespace (never the caller's). Every call must resolve or reject
+// with an Error; any crash is the sanitizer's to report (scripts/fuzz-asan.sh).
 //
 //   node scripts/fuzz-addon.mjs [iterations=20000] [path/to/nftlink.node]
 import { execFileSync } from "node:child_process";
@@ -114,6 +115,38 @@ function mutate(base) {
   return Buffer.concat([m.subarray(0, cut), other.subarray(Math.floor(Math.random() * other.length))]);
 }
 
+/**
+ * The same bytes as a streamed commit: the body after the 16-byte header cut at up to two random
+ * places, the header's operation count shared out among the parts (a mutated count stays wrong),
+ * then ended with the header's flags, or cancelled, or dropped unended (its finalizer frees it).
+ */
+async function streamed(h, buf) {
+  const s = nat.commitStream(h);
+  const body = buf.subarray(Math.min(16, buf.length));
+  const count = buf.length >= 16 ? buf.readUInt32LE(12) : 0;
+  const cuts = [0, ...Array.from({ length: Math.floor(Math.random() * 3) }, () => Math.floor(Math.random() * (body.length + 1)))].sort((a, b) => a - b);
+  let left = count;
+  cuts.forEach((at, k) => {
+    const end = cuts[k + 1] ?? body.length;
+    const n = k === cuts.length - 1 ? left : Math.floor(Math.random() * (left + 1));
+    left -= n;
+    nat.commitStreamFeed(s, new Uint8Array(body.buffer, body.byteOffset + at, end - at), n);
+  });
+  const r = Math.random();
+  if (r < 0.1) {
+    nat.commitStreamCancel(s);
+    await nat.commitStreamEnd(s, 0, 0).then(
+      () => {
+        throw new Error("a cancelled stream's end resolved");
+      },
+      () => {},
+    );
+    return { errors: [] };
+  }
+  if (r < 0.15) return { errors: [] };
+  return nat.commitStreamEnd(s, buf.length >= 8 ? buf.readUInt16LE(6) & 3 : 0, buf.length >= 12 ? buf.readUInt32LE(8) : 0);
+}
+
 const ns = `nftlink-fz-${randomBytes(5).toString("hex")}`;
 execFileSync("ip", ["netns", "add", ns]);
 let resolved = 0;
@@ -140,7 +173,7 @@ try {
         ? randomBytes(Math.floor(Math.random() * 256))
         : mutate(corpus[Math.floor(Math.random() * corpus.length)]);
     try {
-      const r = await nat.commit(h, new Uint8Array(buf.buffer, buf.byteOffset, buf.length));
+      const r = i % 4 === 3 ? await streamed(h, buf) : await nat.commit(h, new Uint8Array(buf.buffer, buf.byteOffset, buf.length));
       if (!Array.isArray(r.errors)) throw new Error("commit resolved without an errors array");
       resolved++;
     } catch (e) {

@@ -7,27 +7,28 @@ import type { RequestSink } from './netlink/encode.js';
 import { WIRE_FLAG_GENID } from './netlink/wire.js';
 
 export class NativeRequestSink implements RequestSink {
-  private readonly stream: NativeCommitStream;
+  /** Made by the first part: a transaction too small to feed any costs the addon nothing. */
+  private stream: NativeCommitStream | undefined;
 
   /** `owner`: the connection that made it; a transaction committed elsewhere does not use it. */
   constructor(
     private readonly native: NativeBinding,
-    handle: NativeHandle,
+    private readonly handle: NativeHandle,
     readonly owner: object,
-  ) {
-    this.stream = native.commitStream(handle);
-  }
+  ) {}
 
   feed(part: Uint8Array, operations: number): void {
+    this.stream ??= this.native.commitStream(this.handle);
     this.native.commitStreamFeed(this.stream, part, operations);
   }
 
   cancel(): void {
-    this.native.commitStreamCancel(this.stream);
+    if (this.stream) this.native.commitStreamCancel(this.stream);
   }
 
   /** Sends the batch of everything fed, as commit() sends a whole request. */
   end(generation: number | undefined): Promise<NativeCommitResult> {
+    if (!this.stream) return Promise.reject(new Error('nftlink: internal error: a streamed commit ended before its first part'));
     return generation === undefined
       ? this.native.commitStreamEnd(this.stream, 0, 0)
       : this.native.commitStreamEnd(this.stream, WIRE_FLAG_GENID, generation);

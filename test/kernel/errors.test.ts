@@ -345,7 +345,8 @@ describe('transactions bound to a connection (Nftables.transaction(): streamed c
   it('a stale generation is refused; a rolled-back operation, another connection and a second commit all still work', async () => {
     const gen = await nft.generation();
     await nft.commit(new Transaction().add({ chain: { family: 'ip', table: 'err', name: 'bound-moved-on' } }));
-    const stale = nft.transaction().add({ chain: { family: 'ip', table: 'err', name: 'bound-stale' } });
+    // Large enough to be streamed: the generation travels in the streamed batch's BEGIN.
+    const stale = nft.transaction().add({ chain: { family: 'ip', table: 'err', name: 'bound-stale' } }).add({ set, elements: addrs(20_000, 50_000) });
     expect(await expectUnchanged(() => nft.commit(stale, { generation: gen }))).toBeInstanceOf(NftGenerationError);
 
     // Element 15,000 is refused when queued, after parts of the list went to the addon.

@@ -103,6 +103,14 @@ describe('a transaction streaming to a sink', () => {
     expect(Buffer.compare(sink.bytes(), tx.encode().buffer.subarray(HEADER))).toBe(0);
   });
 
+  it('a transaction that never filled a part feeds nothing: the whole request is sent as it is', () => {
+    const sink = new RecordingSink();
+    const tx = new Transaction().streamTo(sink).add({ table: { family: 'ip', name: 't' } }).add({ set: map, elements: elements(500) });
+    expect(tx.endStream()).toBeUndefined();
+    expect(sink.parts).toHaveLength(0);
+    expect(tx.encode().origins.length).toBe(2);
+  });
+
   it('a sink that throws is dropped: the request stays whole', () => {
     let calls = 0;
     const failing: RequestSink = {

@@ -191,9 +191,12 @@ export class RequestEncoder {
 
   /**
    * Feeds what is left and lets go of the sink: the request is complete. Returns the sink, which
-   * then holds every operation, or undefined when there is none (never set, or dropped).
+   * then holds every operation; or undefined (the whole request is to be sent as it is) when there
+   * is none, it was dropped, or nothing had reached it yet: a small transaction is not worth a
+   * stream (its last part would be all of it).
    */
   endStream(): RequestSink | undefined {
+    if (this.sink !== undefined && this.fedOps === 0) this.dropSink();
     this.offer(this.w.length, this.origins.length, 1);
     // Undefined if that last feed failed (offer dropped it).
     const sink = this.sink;

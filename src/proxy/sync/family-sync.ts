@@ -376,11 +376,13 @@ export class FamilySync {
    * A transaction that knows the types of the sets the kernel holds and the layout declares (its
    * rendering shows what their lookups load), naming anonymous sets after the generation this
    * engine read the table at: unique among every writer of the table so far, and short (see
-   * src/nft/netlink/encode.ts).
+   * src/nft/netlink/encode.ts). Bound to the connection (Nftables.transaction()): a cold start's
+   * parts reach the addon while they are built.
    */
   private transaction(): Transaction {
     const sets = [...(this.kernel?.sets.values() ?? []), ...this.index.declaredSets()];
-    return new Transaction({ sets, ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) });
+    const opts = { sets, ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) };
+    return this.nft ? this.nft.transaction(opts) : new Transaction(opts);
   }
 
   /** Writes a chain's rules if they differ from what the kernel holds (flush first when it has any). */
