@@ -7,7 +7,7 @@ import { runTimed, runWall, waitQuiet, type ProcessFigures } from './measure.js'
 import { inNetns, withNetns } from './netns.js';
 import { writeNftFiles, writeWireFile } from './nft-input.js';
 import { medianFigures, medianPhase, type CaseResult, type RunRecord, type Side } from './results.js';
-import { BIG_MAP, bigMapLoad, bigMapUpdate, FAMILY, SHAPE_TITLES, serviceShape, sizeFor, TABLE, type ShapeId } from './shapes.js';
+import { BIG_MAP, bigMapLoad, boundLike, bigMapUpdate, FAMILY, SHAPE_TITLES, serviceShape, sizeFor, TABLE, type ShapeId } from './shapes.js';
 import { median, percentile } from './stats.js';
 import { packagePath } from '../package-root.js';
 
@@ -124,9 +124,10 @@ function companionMedian(r: CaseResult, name: string, f: (p: ProcessFigures) => 
  */
 export async function caseA(o: BenchOptions): Promise<CaseResult> {
   const [file] = writeNftFiles('a', [bigMapLoad(o.elements)]);
-  const wire = writeWireFile('a', bigMapLoad(o.elements));
+  // The floors commit the very batches the bound loads send.
+  const wire = writeWireFile('a', bigMapLoad(o.elements, 'stream', undefined, boundLike()));
   const size = sizeFor(o.elements);
-  const sizedWire = writeWireFile('a-sized', bigMapLoad(o.elements, 'stream', size));
+  const sizedWire = writeWireFile('a-sized', bigMapLoad(o.elements, 'stream', size, boundLike()));
   const elements = String(o.elements);
   const result = await loadCase(
     'a',

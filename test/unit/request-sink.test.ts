@@ -103,6 +103,11 @@ describe('a transaction streaming to a sink', () => {
     expect(Buffer.compare(sink.bytes(), tx.encode().buffer.subarray(HEADER))).toBe(0);
   });
 
+  it('an unbound transaction keeps a long element list in one operation', () => {
+    const tx = new Transaction().add({ table: { family: 'ip', name: 't' } }).add({ set: map }).add({ set: map, elements: elements(100_000) });
+    expect(tx.encode().origins.length).toBe(3);
+  });
+
   it('a transaction that never filled a part feeds nothing: the whole request is sent as it is', () => {
     const sink = new RecordingSink();
     const tx = new Transaction().streamTo(sink).add({ table: { family: 'ip', name: 't' } }).add({ set: map, elements: elements(500) });
@@ -123,7 +128,11 @@ describe('a transaction streaming to a sink', () => {
     const tx = new Transaction().streamTo(failing).add({ table: { family: 'ip', name: 't' } }).add({ set: map }).add({ set: map, elements: elements(20_000) });
     expect(calls).toBe(1);
     expect(tx.endStream()).toBeUndefined();
-    const plain = new Transaction().add({ table: { family: 'ip', name: 't' } }).add({ set: map }).add({ set: map, elements: elements(20_000) });
-    expect(Buffer.compare(tx.encode().buffer, plain.encode().buffer)).toBe(0);
+    // The list that was being fed stays cut where a bound transaction cuts it.
+    const quiet = new Transaction().streamTo({ feed() {}, cancel() {} });
+    quiet.add({ table: { family: 'ip', name: 't' } }).add({ set: map }).add({ set: map, elements: elements(20_000) });
+    expect(Buffer.compare(tx.encode().buffer, quiet.encode().buffer)).toBe(0);
+    const op = tx.operation(2);
+    expect(op.kind === 'element' && op.elements.length).toBe(20_000);
   });
 });
