@@ -376,13 +376,14 @@ export class FamilySync {
    * A transaction that knows the types of the sets the kernel holds and the layout declares (its
    * rendering shows what their lookups load), naming anonymous sets after the generation this
    * engine read the table at: unique among every writer of the table so far, and short (see
-   * src/nft/netlink/encode.ts). Bound to the connection (Nftables.transaction()): a cold start's
-   * parts reach the addon while they are built.
+   * src/nft/netlink/encode.ts). Not bound to the connection (Nftables.transaction()): a cold
+   * start already builds each part while the kernel commits the one before, so both cores are
+   * busy, and converting parts on a third thread made the 10k-service cold start's sync 1.06x
+   * (10 alternated cold starts, `scale-child.js full`, 3 December 13:15).
    */
   private transaction(): Transaction {
     const sets = [...(this.kernel?.sets.values() ?? []), ...this.index.declaredSets()];
-    const opts = { sets, ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) };
-    return this.nft ? this.nft.transaction(opts) : new Transaction(opts);
+    return new Transaction({ sets, ...(this.anonPrefix ? { anonymousSetPrefix: this.anonPrefix } : {}) });
   }
 
   /** Writes a chain's rules if they differ from what the kernel holds (flush first when it has any). */
