@@ -2,8 +2,11 @@
 // process's own (node start-up and module loading included, as `nft`'s start-up is on the other side),
 // measured from outside exactly as `nft` is.
 //
-//   node dist/bundle/load-child.js load   <netns> --elements N [--array] [--size S]  (elements streamed, or built as one array first;
-//                                                                          the map declared with size S)
+//   node dist/bundle/load-child.js load   <netns> --elements N [--array] [--size S] [--unbound]
+//                                              (elements streamed, or built as one array first; the map declared with
+//                                               size S; the transaction bound to the connection unless --unbound)
+//   node dist/bundle/load-child.js loads  <netns> --elements N --rounds R   (load, bound and unbound by turns, R times each
+//                                                                          in one warm process; the table dropped after each)
 //   node dist/bundle/load-child.js input  <netns> --elements N [--array]     (only makes load's elements)
 //   node dist/bundle/load-child.js shape  <netns> --shape 1..5 --services N --endpoints E
 //   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
@@ -14,10 +17,11 @@
 // Prints one JSON line: in-process phase times (ms) and process.resourceUsage() as a cross-check.
 
 import { readFileSync } from 'node:fs';
-import { Nftables } from '../nft/index.js';
+import { Nftables, Transaction } from '../nft/index.js';
 import { NFPROTO } from '../nft/netlink/constants.js';
 import { loadNative } from '../native/binding.js';
-import { bigMap, bigMapElements, bigMapElementStream, bigMapLoad, bigMapUpdate, serviceShape, type ShapeId } from './shapes.js';
+import { waitQuiet } from './measure.js';
+import { bigMap, bigMapElements, bigMapElementStream, bigMapLoad, bigMapUpdate, FAMILY, serviceShape, TABLE, type ShapeId } from './shapes.js';
 
 const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 
@@ -73,7 +77,7 @@ async function loadFloor(netns: string, wireFile: string): Promise<Record<string
 
 async function main(): Promise<Record<string, unknown>> {
   const [what, netns, ...args] = process.argv.slice(2);
-  if (!what || !netns) throw new Error('usage: child.js load|input|shape|update|dump|floor|load-floor <netns> [options]');
+  if (!what || !netns) throw new Error('usage: child.js load|loads|input|shape|update|dump|floor|load-floor <netns> [options]');
   if (what === 'floor') return dumpFloor(netns, option(args, 'elements'));
   if (what === 'load-floor') {
     const i = args.indexOf('--wire');
@@ -92,6 +96,25 @@ async function main(): Promise<Record<string, unknown>> {
         await nft.commit(tx);
         const t2 = now();
         return { buildMs: t1 - t0, commitMs: t2 - t1, encodedBytes: tx.encodedSize };
+      }
+      case 'loads': {
+        // A process that loads again and again (an embedder's daemon): by then V8 has compiled
+        // the encoder, so a core is free while JavaScript encodes, for the addon to convert.
+        const count = option(args, 'elements');
+        const phases: Record<'bound' | 'unbound', { buildMs: number; commitMs: number }[]> = { bound: [], unbound: [] };
+        for (let r = 0; r < option(args, 'rounds'); r++) {
+          for (const side of r % 2 ? (['bound', 'unbound'] as const) : (['unbound', 'bound'] as const)) {
+            const t0 = now();
+            const tx = bigMapLoad(count, 'stream', undefined, side === 'bound' ? nft.transaction() : undefined);
+            const t1 = now();
+            await nft.commit(tx);
+            phases[side].push({ buildMs: t1 - t0, commitMs: now() - t1 });
+            await nft.commit(new Transaction().delete({ table: { family: FAMILY, name: TABLE } }));
+            // The kernel frees the table's 100k elements after an RCU grace period: let it.
+            await waitQuiet();
+          }
+        }
+        return phases;
       }
       case 'input': {
         // What `load` costs before nftlink does anything: node, the modules, and the caller's

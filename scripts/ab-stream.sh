@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Case (a) of bench:load, bound against unbound: N pairs of cold processes, alternated, each loading
+# 100,000 elements into the concatenated map in a fresh namespace, once through a transaction bound
+# to its connection (the addon converts the request part by part while it is encoded) and once
+# through an unbound one (the addon converts it all at commit). Prints the medians of the in-process
+# build and commit times and of the process's wall, and the medians of the paired ratios (bound over
+# unbound). With --warm, one process instead loads N times each way, by turns, after two rounds
+# not counted (`load-child.js loads`): an embedder's daemon, whose encoder V8 has compiled already.
+# Needs root (ip netns) and the built tree (npm run build).
+#
+#   scripts/ab-stream.sh [N=20] [--warm]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-20}
+if [[ ${2:-} == --warm ]]; then
+  unset NODE_EXTRA_CA_CERTS
+  ns="nftlink-abs-$$"
+  ip netns add "$ns"
+  trap 'ip netns del "$ns"' EXIT
+  node dist/bundle/load-child.js loads "$ns" --elements 100000 --rounds $((n + 2)) | node -e '
+const { phases } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+const rows = {};
+for (const side of ["bound", "unbound"]) {
+  rows[side] = phases[side].slice(2).map((p) => ({ build: p.buildMs, commit: p.commitMs, total: p.buildMs + p.commitMs }));
+  const r = rows[side];
+  console.log(`${side.padEnd(8)} build ${med(r.map((x) => x.build)).toFixed(1)} ms, commit ${med(r.map((x) => x.commit)).toFixed(1)} ms, build+commit ${med(r.map((x) => x.total)).toFixed(1)} ms (${r.length} loads in one warm process)`);
+}
+console.log(`bound/unbound, median of the paired ratios: build+commit ${med(rows.bound.map((b, i) => b.total / rows.unbound[i].total)).toFixed(3)}`);
+'
+  exit 0
+fi
+# As bench:load starts its children: without this machine's extra CA certificates (measure.ts).
+unset NODE_EXTRA_CA_CERTS
+out=$(mktemp)
+trap 'rm -f "$out" "$out.t"' EXIT
+run() {
+  local ns="nftlink-abs-$$-$RANDOM"
+  ip netns add "$ns"
+  /usr/bin/time -f '%e' -o "$out.t" node dist/bundle/load-child.js load "$ns" --elements 100000 "$@" >"$out.j" || { ip netns del "$ns"; exit 1; }
+  ip netns del "$ns"
+  echo "$(cat "$out.t") $(cat "$out.j")"
+}
+for _ in $(seq 1 "$n"); do
+  echo "bound $(run)"
+  echo "unbound $(run --unbound)"
+done >"$out"
+rm -f "$out.j"
+node -e '
+const rows = { bound: [], unbound: [] };
+for (const line of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")) {
+  const [side, wall, ...json] = line.split(" ");
+  const { phases } = JSON.parse(json.join(" "));
+  rows[side].push({ wall: +wall, build: phases.buildMs, commit: phases.commitMs, total: phases.buildMs + phases.commitMs });
+}
+const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+for (const side of ["bound", "unbound"]) {
+  const r = rows[side];
+  console.log(`${side.padEnd(8)} build ${med(r.map((x) => x.build)).toFixed(1)} ms, commit ${med(r.map((x) => x.commit)).toFixed(1)} ms, build+commit ${med(r.map((x) => x.total)).toFixed(1)} ms, process wall ${med(r.map((x) => x.wall)).toFixed(3)} s (${r.length} processes)`);
+}
+const pair = (f) => med(rows.bound.map((b, i) => f(b) / f(rows.unbound[i]))).toFixed(3);
+console.log(`bound/unbound, median of the paired ratios: build+commit ${pair((x) => x.total)}, process wall ${pair((x) => x.wall)}`);
+' "$out"
