@@ -196,8 +196,12 @@ function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): Kernel
     inlineExpr: req.origins.inlineExpr(e.op),
   });
   if (explained) {
-    r.reason = explained.reason;
-    if (explained.missing) r.missing = explained.missing;
+    const { reason, missing, full, inUse, conflict } = explained;
+    r.reason = reason;
+    if (missing) r.missing = missing;
+    if (full) r.full = full;
+    if (inUse) r.inUse = inUse;
+    if (conflict) r.conflict = conflict;
   }
   try {
     r.command = tx.renderOperation(op, r.elementIndex);

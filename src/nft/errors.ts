@@ -2,7 +2,7 @@
 
 import { ERRNO_NAME } from './netlink/constants.js';
 import type { Operation } from './operations.js';
-import type { MissingObject } from './refusal-reason.js';
+import type { MissingObject, RefusalExplanation, RefusedObject } from './refusal-reason.js';
 
 const ERRNO_TEXT: Record<number, string> = {
   1: 'Operation not permitted',
@@ -57,6 +57,12 @@ export interface KernelRefusal {
   reason?: string;
   /** For ENOENT, where the kernel said which: the object that does not exist. */
   missing?: MissingObject;
+  /** For ENFILE on an element: the set that is full, with its declared size. */
+  full?: RefusalExplanation['full'];
+  /** For EBUSY on a delete: the set or chain something still refers to. */
+  inUse?: RefusedObject;
+  /** For EEXIST on a map element: the map that has the key with other data. */
+  conflict?: RefusedObject;
 }
 
 /**
@@ -73,6 +79,9 @@ export class NftCommitError extends Error implements KernelRefusal {
   readonly elementIndex?: number;
   readonly reason?: string;
   readonly missing?: MissingObject;
+  readonly full?: RefusalExplanation['full'];
+  readonly inUse?: RefusedObject;
+  readonly conflict?: RefusedObject;
 
   constructor(readonly refusals: KernelRefusal[]) {
     const first = refusals[0]!;
@@ -93,6 +102,9 @@ export class NftCommitError extends Error implements KernelRefusal {
     if (first.elementIndex !== undefined) this.elementIndex = first.elementIndex;
     if (first.reason) this.reason = first.reason;
     if (first.missing) this.missing = first.missing;
+    if (first.full) this.full = first.full;
+    if (first.inUse) this.inUse = first.inUse;
+    if (first.conflict) this.conflict = first.conflict;
   }
 }
 

@@ -3,7 +3,7 @@
 export * from './objects.js';
 export * from './operations.js';
 export * from './errors.js';
-export type { MissingObject } from './refusal-reason.js';
+export type { MissingObject, RefusedObject } from './refusal-reason.js';
 export { Transaction, type TransactionObject, type TransactionOptions } from './transaction.js';
 export type { RequestSink } from './netlink/encode.js';
 export { Nftables, type CommitOptions, type DumpOptions, type OpenOptions } from './client.js';

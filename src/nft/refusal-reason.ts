@@ -25,11 +25,11 @@ export interface RefusalSite {
 }
 
 /**
- * What an ENOENT refusal found missing, for a caller that repairs and retries (a CNI that creates
- * the chain its rule jumps to). `name` is the chain's or set's; for a missing element, its set's;
- * for a missing rule, its chain's, with the handle (or position) that named it.
+ * The object a refusal is about, as data for a caller that repairs and retries (a CNI that creates
+ * the chain its rule jumps to, or declares a full set larger). `name` is the chain's or set's; for
+ * an element, its set's; for a rule, its chain's, with the handle (or position) that named it.
  */
-export interface MissingObject {
+export interface RefusedObject {
   kind: 'table' | 'chain' | 'set' | 'element' | 'rule';
   family: string;
   table: string;
@@ -37,10 +37,21 @@ export interface MissingObject {
   handle?: number;
 }
 
-/** A refusal explained: the words for the error message, and what is missing where that is known. */
+/** What an ENOENT refusal found missing (see RefusedObject). */
+export type MissingObject = RefusedObject;
+
+/**
+ * A refusal explained: the words for the error message and, where the errno says what is wrong
+ * with which object, that object: `missing` (ENOENT), `full` (ENFILE: the set, with its declared
+ * size), `inUse` (EBUSY: the set or chain something still refers to), `conflict` (EEXIST: the map
+ * whose key the element has, with other data).
+ */
 export interface RefusalExplanation {
   reason: string;
   missing?: MissingObject;
+  full?: RefusedObject & { size?: number };
+  inUse?: RefusedObject;
+  conflict?: RefusedObject;
 }
 
 const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
@@ -101,27 +112,40 @@ export function refusalReason(site: RefusalSite): RefusalExplanation | undefined
   // inline set message has other attribute numbers.
   const path = messageKind === KIND_OF_OPERATION[op.kind] ? attrPath : [];
   if (errno === ERRNO.ENOENT) return missing(op, path, elementIndex);
-  const reason = otherReason(errno, op, path);
-  return reason === undefined ? undefined : { reason };
+  return otherReason(errno, op, path);
 }
 
 /** The reasons of the errnos other than ENOENT (see refusalReason). */
-function otherReason(errno: number, op: Operation, path: readonly number[]): string | undefined {
+function otherReason(errno: number, op: Operation, path: readonly number[]): RefusalExplanation | undefined {
   if (errno === ERRNO.ENFILE && op.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
-    const size = op.set.size !== undefined ? ` of ${op.set.size} element(s)` : '';
-    return `set ${op.set.name} is full: it holds its declared size${size}`;
+    const { family, table, name, size } = op.set;
+    const full: RefusalExplanation['full'] = { kind: 'set', family, table, name };
+    if (size !== undefined) full.size = size;
+    return { reason: `set ${name} is full: it holds its declared size${size !== undefined ? ` of ${size} element(s)` : ''}`, full };
   }
   const jumps = op.kind === 'rule' || op.kind === 'element';
-  if (errno === ERRNO.EMLINK && jumps) return `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way`;
-  if (errno === ERRNO.ELOOP && jumps) return 'its jumps loop back to a chain on the way';
+  if (errno === ERRNO.EMLINK && jumps) return { reason: `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way` };
+  if (errno === ERRNO.ELOOP && jumps) return { reason: 'its jumps loop back to a chain on the way' };
   if (errno === ERRNO.EEXIST && op.kind === 'element' && op.verb === 'add' && op.set.data !== undefined) {
-    return `the key is already in map ${op.set.name} with other data (a value is not changed in place: delete the element and add it again, in one transaction)`;
+    const { family, table, name } = op.set;
+    return {
+      reason: `the key is already in map ${name} with other data (a value is not changed in place: delete the element and add it again, in one transaction)`,
+      conflict: { kind: 'element', family, table, name },
+    };
   }
   const deleting = op.verb === 'delete' || op.verb === 'destroy';
-  if (errno === ERRNO.EBUSY && deleting && op.kind === 'set') return `set ${op.set.name} is in use: a rule refers to it`;
-  if (errno === ERRNO.EBUSY && deleting && op.kind === 'chain') return `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`;
+  if (errno === ERRNO.EBUSY && deleting && op.kind === 'set') {
+    const { family, table, name } = op.set;
+    return { reason: `set ${name} is in use: a rule refers to it`, inUse: { kind: 'set', family, table, name } };
+  }
+  if (errno === ERRNO.EBUSY && deleting && op.kind === 'chain') {
+    const { family, table, name } = op.chain;
+    return { reason: `chain ${name} is in use: a rule or a verdict map element jumps or goes to it`, inUse: { kind: 'chain', family, table, name } };
+  }
   if (errno === ERRNO.EINVAL && op.kind === 'element' && path[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
-    return `the element does not fit set ${op.set.name} as the kernel has it (a key or value of another length, a value missing or extra, or a timeout or interval its flags do not allow): compare the set's declared types and flags with the kernel's`;
+    return {
+      reason: `the element does not fit set ${op.set.name} as the kernel has it (a key or value of another length, a value missing or extra, or a timeout or interval its flags do not allow): compare the set's declared types and flags with the kernel's`,
+    };
   }
   return undefined;
 }

@@ -156,6 +156,9 @@ describe('one bad operation in the middle', () => {
     // Not strerror's "Too many open files in system": what ENFILE means for a set.
     expect(err.reason).toBe('set sized is full: it holds its declared size of 4 element(s)');
     expect(err.message).toBe('nftlink: kernel refused operation 1 (add element ip err sized { 198.18.0.4 }), element 4: set sized is full: it holds its declared size of 4 element(s) (ENFILE)');
+    // As data, for a caller that declares the set larger and retries.
+    expect(err.full).toEqual({ kind: 'set', family: 'ip', table: 'err', name: 'sized', size: 4 });
+    expect([err.missing, err.inUse, err.conflict]).toEqual([undefined, undefined, undefined]);
   });
 
   it('a loop of jumps: EMLINK (or ELOOP), named and explained, not in strerror\'s words', async () => {
@@ -189,12 +192,16 @@ describe('one bad operation in the middle', () => {
     expect(changed.code).toBe('EEXIST');
     expect(changed.elementIndex).toBe(0);
     expect(changed.reason).toBe('the key is already in map ports with other data (a value is not changed in place: delete the element and add it again, in one transaction)');
+    expect(changed.conflict).toEqual({ kind: 'element', family: 'ip', table: 'err', name: 'ports' });
     const setInUse = await expectUnchanged(() => nft.commit(new Transaction().delete({ set })));
     expect(setInUse.code).toBe('EBUSY');
     expect(setInUse.message).toBe('nftlink: kernel refused operation 0 (delete set ip err addrs): set addrs is in use: a rule refers to it (EBUSY)');
+    expect(setInUse.inUse).toEqual({ kind: 'set', family: 'ip', table: 'err', name: 'addrs' });
     const chainInUse = await expectUnchanged(() => nft.commit(new Transaction().delete({ chain: { family: 'ip', table: 'err', name: 'target' } })));
     expect(chainInUse.code).toBe('EBUSY');
     expect(chainInUse.reason).toBe('chain target is in use: a rule or a verdict map element jumps or goes to it');
+    expect(chainInUse.inUse).toEqual({ kind: 'chain', family: 'ip', table: 'err', name: 'target' });
+    expect([changed.full, changed.inUse, setInUse.conflict, chainInUse.missing]).toEqual([undefined, undefined, undefined, undefined]);
     // The same element again is no error at all: `add` is idempotent.
     await nft.commit(new Transaction().add({ set: map, elements: [{ key: ['198.18.0.1'], value: [80] }] }));
   });
