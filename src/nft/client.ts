@@ -71,8 +71,11 @@ export class Nftables {
   /**
    * A transaction bound to this connection: while it is built, each part it finishes goes to the
    * addon, which turns it into netlink messages on a pool thread meanwhile, so that commit() is
-   * left with the last part to convert (a 100,000-element load: ~30 ms of the addon's work moved
-   * off its wall). Nothing reaches the kernel before commit(), which still sends one atomic batch.
+   * left with the last part to convert. That pays where a core is free while JavaScript encodes:
+   * in a process that has loaded before, a 100,000-element load's build and commit took
+   * 0.91-0.96x; in a cold process on two cores, where V8's compiler threads want that core, about
+   * the same (scripts/ab-stream.sh). Nothing reaches the kernel before commit(), which still sends
+   * one atomic batch.
    * Otherwise it is a Transaction like any other: check(), render(), or a commit on another
    * connection (which sends the whole request, as for an unbound one).
    */
