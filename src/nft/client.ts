@@ -73,8 +73,8 @@ export class Nftables {
    * addon, which turns it into netlink messages on a pool thread meanwhile, so that commit() is
    * left with the last part to convert. That pays where a core is free while JavaScript encodes:
    * in a process that has loaded before, a 100,000-element load's build and commit took
-   * 0.91-0.96x; in a cold process on two cores, where V8's compiler threads want that core, about
-   * the same (scripts/ab-stream.sh). Nothing reaches the kernel before commit(), which still sends
+   * 0.91-0.96x; in a cold process on two cores, where V8's compiler threads want that core,
+   * 0.94-0.99x (scripts/ab-stream.sh). Nothing reaches the kernel before commit(), which still sends
    * one atomic batch.
    * Otherwise it is a Transaction like any other: check(), render(), or a commit on another
    * connection (which sends the whole request, as for an unbound one).
