@@ -132,20 +132,7 @@ Napi::Value Commit(const Napi::CallbackInfo &info) {
   if (info.Length() < 2 || !info[1].IsTypedArray() ||
       info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
     return rejected(env, Napi::TypeError::New(env, "nftlink: commit(): the request must be a Uint8Array"));
-  auto arr = info[1].As<Napi::Uint8Array>();
-  CommitRequest req;
-  req.len = arr.ByteLength();
-  if (arr.ArrayBuffer().IsArrayBuffer()) {
-    // Read in place by the worker (no copy of a multi-megabyte request): the reference keeps the
-    // array alive; the contract asks the caller not to modify or transfer it until the promise settles.
-    req.data = arr.Data();
-    req.ref = Napi::Persistent(arr.As<Napi::Object>());
-  } else {
-    // A SharedArrayBuffer can change under the worker at any time: copy it.
-    req.copy.assign(arr.Data(), arr.Data() + req.len);
-    req.data = req.copy.data();
-  }
-  return startCommit(env, std::move(h), std::move(req));
+  return startCommit(env, std::move(h), requestOf(info[1].As<Napi::Uint8Array>()));
 }
 
 // ---- streamed commits (commit-stream.h) ---------------------------------------------------------

@@ -55,15 +55,11 @@ CommitStream::CommitStream(std::shared_ptr<Handle> h) : handle_(std::move(h)), b
 
 void CommitStream::feed(Napi::Env env, Napi::Uint8Array arr, uint32_t count) {
   if (ended_) throw std::logic_error("nftlink: this streamed commit has ended; it takes no more parts");
-  const size_t len = arr.ByteLength();
-  Part part{arr.Data(), len, {}, kHeaderSize + bytesFed_, opsFed_, count};
-  if (arr.ArrayBuffer().IsArrayBuffer()) {
-    keep_.push_back(Napi::Persistent(arr.As<Napi::Object>()));
-  } else {
-    // A SharedArrayBuffer can change under the worker at any time: copy it.
-    part.copy.assign(arr.Data(), arr.Data() + len);
-    part.data = part.copy.data();
-  }
+  CommitRequest bytes = requestOf(arr);
+  const size_t len = bytes.len;
+  // A moved vector keeps its buffer: `data` stays valid for a copied part.
+  Part part{bytes.data, len, std::move(bytes.copy), kHeaderSize + bytesFed_, opsFed_, count};
+  if (!bytes.ref.IsEmpty()) keep_.push_back(std::move(bytes.ref));
   bytesFed_ += len;
   opsFed_ += count;
   bool startWorker = false;

@@ -213,11 +213,10 @@ class Batch {
     batchHeader(reserve(reserved), NFNL_MSG_BATCH_END, nextSeq());
     finish(-1, -1, reserved);
   }
-  // Renumbers every message from `base` on (the socket's next free sequence number).
+  // Renumbers every message from `base` on (the socket's next free sequence number); after begin().
   void rebase(uint32_t base) {
-    for (size_t i = 1; i < recs_.size(); i++) at(recs_[i].off)->nlmsg_seq = base + uint32_t(i);
+    for (size_t i = 0; i < recs_.size(); i++) at(recs_[i].off)->nlmsg_seq = base + uint32_t(i);
     baseSeq_ = base;
-    at(recs_[0].off)->nlmsg_seq = base;
   }
 
  private:
@@ -535,6 +534,22 @@ CommitResult runCommit(NlSocket &sock, const uint8_t *request, size_t requestLen
   bb.add(rd, rd.count());
   rd.finish();
   return bb.send(sock, rd.flags(), rd.genid());
+}
+
+CommitRequest requestOf(const Napi::Uint8Array &arr) {
+  CommitRequest req;
+  req.len = arr.ByteLength();
+  if (arr.ArrayBuffer().IsArrayBuffer()) {
+    // Read in place by the worker (no copy of a multi-megabyte request): the reference keeps the
+    // array alive; the contract asks the caller not to modify or transfer it meanwhile.
+    req.data = arr.Data();
+    req.ref = Napi::Persistent(arr.As<Napi::Object>());
+  } else {
+    // A SharedArrayBuffer can change under the worker at any time: copy it.
+    req.copy.assign(arr.Data(), arr.Data() + req.len);
+    req.data = req.copy.data();
+  }
+  return req;
 }
 
 Napi::Object commitResultToJs(Napi::Env env, const CommitResult &res) {

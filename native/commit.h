@@ -44,6 +44,9 @@ struct CommitRequest {
   size_t len = 0;
 };
 
+// JS thread: `arr`'s bytes as a worker reads them (a commit's request, or a streamed commit's part).
+CommitRequest requestOf(const Napi::Uint8Array &arr);
+
 class Batch;
 class RequestReader;
 

@@ -69,13 +69,6 @@ export function* bigMapElementStream(count: number): Generator<SetElement> {
 }
 
 /**
- * Table + map + all elements in ONE transaction (case a). By default the elements are streamed,
- * the library's way for a large load (README, "Transactions"); `array` builds them all first.
- * With `size`, the map is declared with that size (see sizeFor). Queued into `tx`: the load
- * passes one bound to its connection (Nftables.transaction()); the floor's set-up one streaming
- * to a sink that drops its parts (boundLike()), so that both encode the same request.
- */
-/**
  * A transaction encoded as a bound one is (its element lists cut in parts: RequestEncoder), with
  * nowhere to send them: for requests written to a file, such as (a)'s floor's.
  */
@@ -83,6 +76,13 @@ export function boundLike(): Transaction {
   return new Transaction().streamTo({ feed() {}, cancel() {} });
 }
 
+/**
+ * Table + map + all elements in ONE transaction (case a). By default the elements are streamed,
+ * the library's way for a large load (README, "Transactions"); `array` builds them all first.
+ * With `size`, the map is declared with that size (see sizeFor). Queued into `tx`: the load
+ * passes one bound to its connection (Nftables.transaction()); the floor's set-up one streaming
+ * to a sink that drops its parts (boundLike()), so that both encode the same request.
+ */
 export function bigMapLoad(count: number, elements: 'stream' | 'array' = 'stream', size?: number, tx = new Transaction()): Transaction {
   const map = bigMap(size);
   return tx

@@ -198,14 +198,8 @@ function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): Kernel
     elementIndex: r.elementIndex,
     inlineExpr: req.origins.inlineExpr(e.op),
   });
-  if (explained) {
-    const { reason, missing, full, inUse, conflict } = explained;
-    r.reason = reason;
-    if (missing) r.missing = missing;
-    if (full) r.full = full;
-    if (inUse) r.inUse = inUse;
-    if (conflict) r.conflict = conflict;
-  }
+  // Its reason and whichever object it names (missing, full, inUse, conflict): KernelRefusal's fields.
+  if (explained) Object.assign(r, explained);
   try {
     r.command = tx.renderOperation(op, r.elementIndex);
   } catch {

@@ -143,8 +143,10 @@ interface ElementList {
   first: number;
   /** The operations written before it. */
   runs: ElementRun[];
-  /** Writes the header of the next operation for the same set. */
-  reopen: () => void;
+  /** What the next operation's header names (elementHeader). */
+  verb: Operation['verb'];
+  set: NftSet;
+  setId: number | undefined;
 }
 
 /** EXPR_CONCAT in nft's enum expr_types: what nft 1.0.6 writes as the typeof of a `type a . b` key. */
@@ -271,7 +273,7 @@ export class RequestEncoder {
   addElementStream(op: Extract<Operation, { kind: 'element' }>, index: number, source: Iterable<SetElement>, inspect: ElementInspector): ElementRun[] {
     const runs = this.atomically(() => {
       this.opIndex = index;
-      return this.elementMessage(op.verb, op.set, undefined, undefined, (isNew, what, reopen) => this.plainElements(op.set, source, isNew, what, reopen, inspect));
+      return this.elementMessage(op.verb, op.set, undefined, undefined, (isNew, what) => this.plainElements(op.verb, op.set, undefined, source, isNew, what, inspect));
     });
     this.offer(this.w.length, this.origins.length);
     return runs;
@@ -491,31 +493,31 @@ export class RequestEncoder {
 
   private elements(verb: Operation['verb'], s: NftSet, elements: readonly SetElement[], setId?: number): void {
     const interval = (s.flags ?? []).includes('interval') || s.anonymous === true && elements.some(hasRangeSyntax);
-    if (!interval) this.elementMessage(verb, s, setId, undefined, (isNew, what, reopen) => this.plainElements(s, elements, isNew, what, reopen));
+    if (!interval) this.elementMessage(verb, s, setId, undefined, (isNew, what) => this.plainElements(verb, s, setId, elements, isNew, what));
     else if (s.key.length === 1) this.rangeElements(verb, s, elements, setId);
     else this.elementMessage(verb, s, setId, undefined, (isNew, what) => this.concatRangeElements(s, elements, isNew, what));
   }
 
   /**
    * The element message of a set: its header, then what `body` writes. `sources` maps wire
-   * elements to the caller's where they differ (interval markers). `reopen` writes the header of
-   * one more message for the same elements (a long list cut in parts, nextElementOp).
+   * elements to the caller's where they differ (interval markers).
    */
   private elementMessage<T>(
     verb: Operation['verb'],
     s: NftSet,
     setId: number | undefined,
     sources: Int32Array | undefined,
-    body: (isNew: boolean, what: string, reopen: () => void) => T,
+    body: (isNew: boolean, what: string) => T,
   ): T {
-    const msg = elementMsgType(verb);
-    const header = (elementSources: Int32Array | undefined): void => {
-      this.begin(msg, WireKind.Elements, createFlags(verb), s.family, elementSources);
-      this.setNameAttrs(s, setId);
-      this.noExprs();
-    };
-    header(sources);
-    return body(msg === NFT_MSG.NEWSETELEM, describeSet(s), () => header(undefined));
+    this.elementHeader(verb, s, setId, sources);
+    return body(elementMsgType(verb) === NFT_MSG.NEWSETELEM, describeSet(s));
+  }
+
+  /** The header of an element message, also of each later one of a long list (nextElementOp). */
+  private elementHeader(verb: Operation['verb'], s: NftSet, setId: number | undefined, sources: Int32Array | undefined): void {
+    this.begin(elementMsgType(verb), WireKind.Elements, createFlags(verb), s.family, sources);
+    this.setNameAttrs(s, setId);
+    this.noExprs();
   }
 
   /** A single-field interval set: nft's start and end markers (intervalElements), sorted. */
@@ -568,16 +570,24 @@ export class RequestEncoder {
    * verdict object there) was deoptimised and compiled again when a transaction held both kinds
    * (three TurboFan compiles of 12-13 ms in a 10k-service load, Node 20).
    */
-  private plainElements(s: NftSet, elements: Iterable<SetElement>, isNew: boolean, what: string, reopen: () => void, inspect?: ElementInspector): ElementRun[] {
-    const list = this.openElementList(reopen);
+  private plainElements(
+    verb: Operation['verb'],
+    s: NftSet,
+    setId: number | undefined,
+    elements: Iterable<SetElement>,
+    isNew: boolean,
+    what: string,
+    inspect?: ElementInspector,
+  ): ElementRun[] {
+    const list = this.openElementList(verb, s, setId);
     return isNew && s.data === 'verdict' ? this.verdictElements(s, elements, what, list, inspect) : this.dataElements(s, elements, isNew, what, list, inspect);
   }
 
-  private openElementList(reopen: () => void): ElementList {
+  private openElementList(verb: Operation['verb'], set: NftSet, setId: number | undefined): ElementList {
     const countAt = this.w.length;
     // The count is patched at the end: an iterable tells it only by ending.
     this.w.u32(0);
-    return { countAt, first: 0, runs: [], reopen };
+    return { countAt, first: 0, runs: [], verb, set, setId };
   }
 
   /**
@@ -590,7 +600,7 @@ export class RequestEncoder {
     w.patchU32(list.countAt, i - list.first);
     list.runs.push({ at: list.countAt + 4, count: i - list.first });
     const opAt = w.length;
-    list.reopen();
+    this.elementHeader(list.verb, list.set, list.setId, undefined);
     this.origins.setElementBase(i);
     list.countAt = w.length;
     list.first = i;
