@@ -40,10 +40,12 @@ beforeAll(async () => {
   api = await ApiServer.start(c.node);
   await api.set('bookmarkMs', 300);
   await api.upsert('nodes', NODE);
-  startedAt = Date.now();
   proxy = ProxyProcess.start(c.node, ['--config', files.config(), '--node-ip', CLUSTER.nodeIPv4, '--service-cidr', CLUSTER.serviceCIDRv4, '-v', process.env.E2E_V ?? '2']);
   // The first sync after the informers' first lists (an empty cluster) writes the table.
   await until('the first sync', () => proxy.lines.some((l) => l.msg === 'proxy started') && c.node.exec('nft', ['list', 'tables']).includes('kube-proxy'), 15_000, detail);
+  // Taken once the proxy has said it started, so its change tracker (made before that) started
+  // earlier: a node slowed by the other test files can take seconds to get there.
+  startedAt = Date.now();
 }, 60_000);
 
 afterAll(async () => {
@@ -75,9 +77,12 @@ describe('informers drive the ruleset', () => {
     await sleep(Math.max(0, startedAt + 4000 - Date.now()));
     await api.upsert('endpointslices', webSlice(pods(1, 2), new Date(Date.now() - 1500)));
     await until('traffic to move to pods 1 and 2', () => onlyPods(answers(VIP, 30), 1, 2), 10_000, detail);
+    // Observed when the whole sync ends, which may be just after the traffic has moved.
+    const observed = (text: string): number => sample(text, 'kubeproxy_network_programming_duration_seconds_count{ip_family="IPv4"}') ?? 0;
+    await until('the programming latency to be observed', () => observed(scrapeMetrics(c.node)) >= 1, 5_000, detail);
     const m = scrapeMetrics(c.node);
     expect(m).toContain('# TYPE kubeproxy_network_programming_duration_seconds histogram');
-    const count = sample(m, 'kubeproxy_network_programming_duration_seconds_count{ip_family="IPv4"}') ?? 0;
+    const count = observed(m);
     const sum = sample(m, 'kubeproxy_network_programming_duration_seconds_sum{ip_family="IPv4"}') ?? 0;
     expect(count).toBeGreaterThanOrEqual(1);
     // At least the 1.5 s head start (trigger times are whole seconds: up to 1 s more), well under a minute.
