@@ -12,6 +12,14 @@ let nft: Nftables;
 const set: NftSet = { family: 'ip', table: 'err', name: 'addrs', key: [ipv4_addr] };
 /** The i-th address of 198.18.0.0/16: the elements of the large lists below. */
 const addr = (i: number): string => `198.18.${(i >> 8) & 255}.${i & 255}`;
+/** Elements addr(from) .. addr(from + n - 1), made as they are read. */
+function* addrs(n: number, from = 0): Generator<{ key: string[] }> {
+  for (let i = from; i < from + n; i++) yield { key: [addr(i)] };
+}
+/** addrs(n), but element `at` is `missing`, an address the set does not hold. */
+function* addrsWithMissing(n: number, at: number, missing: string): Generator<{ key: string[] }> {
+  for (let i = 0; i < n; i++) yield { key: [i === at ? missing : addr(i)] };
+}
 
 beforeAll(async () => {
   ns = Netns.create();
@@ -41,6 +49,14 @@ async function expectUnchanged(run: () => Promise<unknown>): Promise<NftCommitEr
   expect(renderRuleset(await nft.dump())).toBe(before);
   expect(await nft.generation()).toBe(genBefore);
   return err as NftCommitError;
+}
+
+/** The refusal of a delete (operation 1) whose element `index`, `missing`, is not in the set. */
+function expectMissingElement(err: NftCommitError, index: number, missing: string): void {
+  expect(err.code).toBe('ENOENT');
+  expect(err.operationIndex).toBe(1);
+  expect(err.elementIndex).toBe(index);
+  expect(err.command).toBe(`delete element ip err addrs { ${missing} }`);
 }
 
 function goodOps(tx: Transaction, n: number, prefix: string): Transaction {
@@ -212,34 +228,17 @@ describe('one bad operation in the middle', () => {
     // Delete one element that does not exist, at position 3777 of a 5000-element delete.
     const del = elements.slice(0, 5000).map((e, i) => (i === 3777 ? { key: ['198.19.255.255'] } : e));
     tx.delete({ set, elements: del });
-    const err = await expectUnchanged(() => nft.commit(tx));
-    expect(err.code).toBe('ENOENT');
-    expect(err.operationIndex).toBe(1);
-    expect(err.elementIndex).toBe(3777);
-    expect(err.command).toBe('delete element ip err addrs { 198.19.255.255 }');
+    expectMissingElement(await expectUnchanged(() => nft.commit(tx)), 3777, '198.19.255.255');
   });
 
   it('the same with the elements streamed from generators: the refused element is named from the request', async () => {
-    function* adds(): Generator<{ key: string[] }> {
-      for (let i = 0; i < 5000; i++) yield { key: [addr(i)] };
-    }
-    function* deletes(): Generator<{ key: string[] }> {
-      for (let i = 0; i < 5000; i++) yield { key: [i === 3777 ? '198.19.255.254' : addr(i)] };
-    }
-    const tx = new Transaction().add({ set, elements: adds() }).delete({ set, elements: deletes() });
-    const err = await expectUnchanged(() => nft.commit(tx));
-    expect(err.code).toBe('ENOENT');
-    expect(err.operationIndex).toBe(1);
-    expect(err.elementIndex).toBe(3777);
-    expect(err.command).toBe('delete element ip err addrs { 198.19.255.254 }');
+    const tx = new Transaction().add({ set, elements: addrs(5000) }).delete({ set, elements: addrsWithMissing(5000, 3777, '198.19.255.254') });
+    expectMissingElement(await expectUnchanged(() => nft.commit(tx)), 3777, '198.19.255.254');
   });
 
   it('streamed elements commit as the array would: the dump holds every one', async () => {
     const streamed: NftSet = { ...set, name: 'streamed' };
-    function* adds(): Generator<{ key: string[] }> {
-      for (let i = 0; i < 20_000; i++) yield { key: [addr(i)] };
-    }
-    await nft.commit(new Transaction().add({ set: streamed }).add({ set: streamed, elements: adds() }));
+    await nft.commit(new Transaction().add({ set: streamed }).add({ set: streamed, elements: addrs(20_000) }));
     const { elements } = await nft.dumpSetElements(streamed);
     expect(new Set(elements.map((e) => e.key[0])).size).toBe(20_000);
     expect(elements.map((e) => e.key[0])).toContain('198.18.78.31');
@@ -310,9 +309,6 @@ describe('transactions bound to a connection (Nftables.transaction(): streamed c
   async function keysOf(s: NftSet): Promise<string[]> {
     return (await nft.dumpSetElements(s)).elements.map((e) => String(e.key[0])).sort();
   }
-  function* addrs(n: number, from = 0): Generator<{ key: string[] }> {
-    for (let i = from; i < from + n; i++) yield { key: [addr(i)] };
-  }
 
   it('commits what an unbound transaction commits', async () => {
     const bound: NftSet = { ...set, name: 'bound' };
@@ -327,15 +323,8 @@ describe('transactions bound to a connection (Nftables.transaction(): streamed c
   });
 
   it('a refused element deep in a streamed list is named, and nothing changes', async () => {
-    function* deletes(): Generator<{ key: string[] }> {
-      for (let i = 0; i < 20_000; i++) yield { key: [i === 17_777 ? '198.19.255.253' : addr(i)] };
-    }
-    const tx = nft.transaction().add({ set, elements: addrs(20_000) }).delete({ set, elements: deletes() });
-    const err = await expectUnchanged(() => nft.commit(tx));
-    expect(err.code).toBe('ENOENT');
-    expect(err.operationIndex).toBe(1);
-    expect(err.elementIndex).toBe(17_777);
-    expect(err.command).toBe('delete element ip err addrs { 198.19.255.253 }');
+    const tx = nft.transaction().add({ set, elements: addrs(20_000) }).delete({ set, elements: addrsWithMissing(20_000, 17_777, '198.19.255.253') });
+    expectMissingElement(await expectUnchanged(() => nft.commit(tx)), 17_777, '198.19.255.253');
   });
 
   it('one bad operation among 10,000, at a random position: attributed right', async () => {
