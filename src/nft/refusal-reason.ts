@@ -115,11 +115,16 @@ export function refusalReason(site: RefusalSite): RefusalExplanation | undefined
   return otherReason(errno, op, path);
 }
 
+/** The object a refusal is about: a set or chain, or for an element its set, as `kind`. */
+function refused(kind: RefusedObject['kind'], o: { family: string; table: string; name: string }): RefusedObject {
+  return { kind, family: o.family, table: o.table, name: o.name };
+}
+
 /** The reasons of the errnos other than ENOENT (see refusalReason). */
 function otherReason(errno: number, op: Operation, path: readonly number[]): RefusalExplanation | undefined {
   if (errno === ERRNO.ENFILE && op.kind === 'element' && (op.verb === 'add' || op.verb === 'create')) {
-    const { family, table, name, size } = op.set;
-    const full: RefusalExplanation['full'] = { kind: 'set', family, table, name };
+    const { name, size } = op.set;
+    const full: RefusalExplanation['full'] = refused('set', op.set);
     if (size !== undefined) full.size = size;
     return { reason: `set ${name} is full: it holds its declared size${size !== undefined ? ` of ${size} element(s)` : ''}`, full };
   }
@@ -127,20 +132,17 @@ function otherReason(errno: number, op: Operation, path: readonly number[]): Ref
   if (errno === ERRNO.EMLINK && jumps) return { reason: `its jumps nest chains more than ${JUMP_STACK} deep, or loop back to a chain on the way` };
   if (errno === ERRNO.ELOOP && jumps) return { reason: 'its jumps loop back to a chain on the way' };
   if (errno === ERRNO.EEXIST && op.kind === 'element' && op.verb === 'add' && op.set.data !== undefined) {
-    const { family, table, name } = op.set;
     return {
-      reason: `the key is already in map ${name} with other data (a value is not changed in place: delete the element and add it again, in one transaction)`,
-      conflict: { kind: 'element', family, table, name },
+      reason: `the key is already in map ${op.set.name} with other data (a value is not changed in place: delete the element and add it again, in one transaction)`,
+      conflict: refused('element', op.set),
     };
   }
   const deleting = op.verb === 'delete' || op.verb === 'destroy';
   if (errno === ERRNO.EBUSY && deleting && op.kind === 'set') {
-    const { family, table, name } = op.set;
-    return { reason: `set ${name} is in use: a rule refers to it`, inUse: { kind: 'set', family, table, name } };
+    return { reason: `set ${op.set.name} is in use: a rule refers to it`, inUse: refused('set', op.set) };
   }
   if (errno === ERRNO.EBUSY && deleting && op.kind === 'chain') {
-    const { family, table, name } = op.chain;
-    return { reason: `chain ${name} is in use: a rule or a verdict map element jumps or goes to it`, inUse: { kind: 'chain', family, table, name } };
+    return { reason: `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`, inUse: refused('chain', op.chain) };
   }
   if (errno === ERRNO.EINVAL && op.kind === 'element' && path[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
     return {
@@ -209,7 +211,7 @@ function missing(op: Operation, path: readonly number[], elementIndex: number | 
       if (at === NFTA.SET_ELEM_LIST_TABLE) return missingTable(s.family, s.table);
       if (at === NFTA.SET_ELEM_LIST_SET) return missingSet(s.family, s.table, s.name);
       if (at !== NFTA.SET_ELEM_LIST_ELEMENTS) return undefined;
-      if (op.verb === 'delete') return { reason: `the element is not in set ${s.name}`, missing: { kind: 'element', family: s.family, table: s.table, name: s.name } };
+      if (op.verb === 'delete') return { reason: `the element is not in set ${s.name}`, missing: refused('element', s) };
       const value = elementIndex !== undefined && elementIndex >= 0 ? op.elements[elementIndex]?.value : undefined;
       if (value && !Array.isArray(value) && 'chain' in value) return missingChain(s.family, s.table, value.chain, `the element's ${value.kind} target`);
       return undefined;
