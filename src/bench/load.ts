@@ -15,7 +15,7 @@ import { caseA, caseB, caseC, caseD } from './cases.js';
 import { loadChart } from './load-chart.js';
 import { machineInfo, speedText, type MachineInfo } from './machine.js';
 import { GNU_TIME, measuredEnvText } from './measure.js';
-import { renderTable, renderTargets, targets } from './report.js';
+import { referenceNote, renderTable, renderTargets, targets } from './report.js';
 import type { CaseResult } from './results.js';
 import type { ShapeId } from './shapes.js';
 
@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   const run: SavedRun = opts.from ? (JSON.parse(readFileSync(opts.from, 'utf8')) as SavedRun) : await measure(opts);
   const { machine, options } = run;
   const list = targets(run.cases);
+  const reference = referenceNote(run.cases);
   const when = run.finishedAt ? `, ${run.finishedAt.slice(0, 16).replace('T', ' ')} UTC` : '';
   const chart = resolve(opts.chart);
   mkdirSync(dirname(chart), { recursive: true });
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
       renderTable(run.cases) +
       `\nTargets (nftlink medians):\n` +
       renderTargets(list) +
+      (reference ? `${reference}\n` : '') +
       `\n${opts.from ? `from the saved run ${resolve(opts.from)}` : `raw runs and medians: ${resolve(opts.out)}`} (${run.elapsedS.toFixed(0)} s); chart: ${chart}\n`,
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderTable, renderTargets, targets } from '../../src/bench/report.js';
+import { referenceNote, renderTable, renderTargets, targets } from '../../src/bench/report.js';
 import type { CaseResult } from '../../src/bench/results.js';
 import type { ProcessFigures } from '../../src/bench/measure.js';
 
@@ -72,5 +72,16 @@ describe('load benchmark targets', () => {
     const out = renderTargets(targets([b5]));
     expect(out).toMatch(/^MISS {2}\(b5\) user <= 1\.25 x sys: 1\.43 x sys$/m);
     expect(out).toMatch(/^PASS {2}\(b5\) nftlink's own user <= 1\.25 x its sys \(whole process minus node's start-up\): 1\.15 x sys$/m);
+  });
+
+  it("sets this run's reference workloads against the figures the issue's targets were set by", () => {
+    // nft -f of (a) 1.66 s against 0.83 s, (a)'s floor 0.44 against the C floor's 0.22, nft list of the map 3.3 against 2.2.
+    const results = [{ ...loadA(0.5, 0.44), median: { nftlink: figures(0.5), nft: figures(1.66) } }, dumpD(0.6, 0.5)];
+    results[1]!.median.nft = figures(3.3);
+    expect(referenceNote(results)).toBe(
+      'This machine against the figures the targets were set by (DESIGN.md; not judged): `nft -f` of (a) 1.660 s (0.83 s then: 2.00x); ' +
+        "(a)'s floor 0.440 s (0.22 s then: 2.00x); `nft list` of the map (d) 3.300 s (2.2 s then: 1.50x)",
+    );
+    expect(referenceNote([])).toBeUndefined();
   });
 });
