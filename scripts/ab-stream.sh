@@ -12,52 +12,51 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20}
-if [[ ${2:-} == --warm ]]; then
-  unset NODE_EXTRA_CA_CERTS
-  ns="nftlink-abs-$$"
-  ip netns add "$ns"
-  trap 'ip netns del "$ns"' EXIT
-  node dist/bundle/load-child.js loads "$ns" --elements 100000 --rounds $((n + 2)) | node -e '
-const { phases } = JSON.parse(require("fs").readFileSync(0, "utf8"));
-const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
-const rows = {};
-for (const side of ["bound", "unbound"]) {
-  rows[side] = phases[side].slice(2).map((p) => ({ build: p.buildMs, commit: p.commitMs, total: p.buildMs + p.commitMs }));
-  const r = rows[side];
-  console.log(`${side.padEnd(8)} build ${med(r.map((x) => x.build)).toFixed(1)} ms, commit ${med(r.map((x) => x.commit)).toFixed(1)} ms, build+commit ${med(r.map((x) => x.total)).toFixed(1)} ms (${r.length} loads in one warm process)`);
-}
-console.log(`bound/unbound, median of the paired ratios: build+commit ${med(rows.bound.map((b, i) => b.total / rows.unbound[i].total)).toFixed(3)}`);
-'
-  exit 0
-fi
 # As bench:load starts its children: without this machine's extra CA certificates (measure.ts).
 unset NODE_EXTRA_CA_CERTS
 out=$(mktemp)
-trap 'rm -f "$out" "$out.t"' EXIT
-run() {
-  local ns="nftlink-abs-$$-$RANDOM"
+trap 'rm -f "$out" "$out.t" "$out.j"' EXIT
+
+# Each load as one line, `bound|unbound WALL_S {"phases":{"buildMs":..,"commitMs":..}}` (WALL_S is
+# NaN for the loads of one warm process, which have no process of their own).
+if [[ ${2:-} == --warm ]]; then
+  ns="nftlink-abs-$$"
   ip netns add "$ns"
-  /usr/bin/time -f '%e' -o "$out.t" node dist/bundle/load-child.js load "$ns" --elements 100000 "$@" >"$out.j" || { ip netns del "$ns"; exit 1; }
-  ip netns del "$ns"
-  echo "$(cat "$out.t") $(cat "$out.j")"
-}
-for _ in $(seq 1 "$n"); do
-  echo "bound $(run)"
-  echo "unbound $(run --unbound)"
-done >"$out"
-rm -f "$out.j"
-node -e '
+  trap 'ip netns del "$ns"; rm -f "$out" "$out.t" "$out.j"' EXIT
+  node dist/bundle/load-child.js loads "$ns" --elements 100000 --rounds $((n + 2)) | node -e '
+const { phases } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+for (const side of ["bound", "unbound"]) for (const p of phases[side].slice(2)) console.log(`${side} NaN ${JSON.stringify({ phases: p })}`);
+' >"$out"
+else
+  run() {
+    local ns="nftlink-abs-$$-$RANDOM"
+    ip netns add "$ns"
+    /usr/bin/time -f '%e' -o "$out.t" node dist/bundle/load-child.js load "$ns" --elements 100000 "$@" >"$out.j" || { ip netns del "$ns"; exit 1; }
+    ip netns del "$ns"
+    echo "$(cat "$out.t") $(cat "$out.j")"
+  }
+  for _ in $(seq 1 "$n"); do
+    echo "bound $(run)"
+    echo "unbound $(run --unbound)"
+  done >"$out"
+fi
+
+node --input-type=module -e '
+import { readFileSync } from "node:fs";
+import { median } from "./dist/bench/stats.js";
 const rows = { bound: [], unbound: [] };
-for (const line of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")) {
+for (const line of readFileSync(process.argv[1], "utf8").trim().split("\n")) {
   const [side, wall, ...json] = line.split(" ");
   const { phases } = JSON.parse(json.join(" "));
-  rows[side].push({ wall: +wall, build: phases.buildMs, commit: phases.commitMs, total: phases.buildMs + phases.commitMs });
+  rows[side].push({ wall: Number(wall), build: phases.buildMs, commit: phases.commitMs, total: phases.buildMs + phases.commitMs });
 }
-const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+const warm = rows.bound.every((x) => Number.isNaN(x.wall));
+const med = (r, f) => median(r.map(f));
 for (const side of ["bound", "unbound"]) {
   const r = rows[side];
-  console.log(`${side.padEnd(8)} build ${med(r.map((x) => x.build)).toFixed(1)} ms, commit ${med(r.map((x) => x.commit)).toFixed(1)} ms, build+commit ${med(r.map((x) => x.total)).toFixed(1)} ms, process wall ${med(r.map((x) => x.wall)).toFixed(3)} s (${r.length} processes)`);
+  const wall = warm ? "" : `, process wall ${med(r, (x) => x.wall).toFixed(3)} s`;
+  console.log(`${side.padEnd(8)} build ${med(r, (x) => x.build).toFixed(1)} ms, commit ${med(r, (x) => x.commit).toFixed(1)} ms, build+commit ${med(r, (x) => x.total).toFixed(1)} ms${wall} (${r.length} ${warm ? "loads in one warm process" : "processes"})`);
 }
-const pair = (f) => med(rows.bound.map((b, i) => f(b) / f(rows.unbound[i]))).toFixed(3);
-console.log(`bound/unbound, median of the paired ratios: build+commit ${pair((x) => x.total)}, process wall ${pair((x) => x.wall)}`);
+const pair = (f) => median(rows.bound.map((b, i) => f(b) / f(rows.unbound[i]))).toFixed(3);
+console.log(`bound/unbound, median of the paired ratios: build+commit ${pair((x) => x.total)}${warm ? "" : `, process wall ${pair((x) => x.wall)}`}`);
 ' "$out"

@@ -123,7 +123,7 @@ function unboundNote(r: CaseResult): string | undefined {
  * file, a C program committing (a)'s batch with libnftnl (the floor under (a): 0.025 s building,
  * 0.19 s in the kernel), `nft list` of the 100k map, and `nft -f` of shape 5's 10k services.
  */
-export const ISSUE_REFERENCE = { nftLoadS: 0.83, cFloorS: 0.22, nftListS: 2.2, nftShape5S: 0.9 } as const;
+const ISSUE_REFERENCE = { nftLoadS: 0.83, cFloorS: 0.22, nftListS: 2.2, nftShape5S: 0.9 } as const;
 
 /**
  * How fast this run's machine ran the issue's reference workloads, against the figures the targets
