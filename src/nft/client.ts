@@ -10,44 +10,13 @@ import type { NftSet, Ruleset, SetElement } from './objects.js';
 import { NativeRequestSink } from './native-sink.js';
 import { Transaction, type TransactionOptions } from './transaction.js';
 import { codeOf } from './validate.js';
+import type { CommitOptions, CommitResult, DumpOptions, NftConnection } from './connection.js';
+
+export type { CommitOptions, CommitResult, DumpOptions } from './connection.js';
 
 export interface OpenOptions {
   /** A namespace name (`ip netns add NAME`), a path (/proc/PID/ns/net), or an open fd. Default: the caller's. */
   netns?: string | number;
-}
-
-/** What a committed transaction tells back. */
-export interface CommitResult {
-  /**
-   * Operation index -> the kernel handle of the rule it added, inserted or replaced, for every
-   * operation queued with `{ echo: true }`. An echoed operation missing here had its echo dropped by
-   * the kernel (see `missingHandles`).
-   */
-  ruleHandles: Map<number, number>;
-  /**
-   * Echoed operations the kernel sent no handle for, in index order; normally empty. The rule is
-   * committed all the same: dump its chain to find it.
-   */
-  missingHandles: number[];
-}
-
-export interface CommitOptions {
-  /** Refuse the batch unless the ruleset is still at this generation (compare-and-swap). */
-  generation?: number;
-}
-
-export interface DumpOptions {
-  family?: Family;
-  table?: string;
-  /** Only this chain's rules (with `table`): nothing else is dumped. */
-  chain?: string;
-  /** Leave out set elements (faster when only the structure is needed). */
-  elements?: boolean;
-  /**
-   * Also give each set's element identities as the kernel's bytes spell them (NftSet.elementKeys),
-   * so that a caller keying elements by identity need not encode every decoded value back.
-   */
-  elementKeys?: boolean;
 }
 
 const DUMP_TABLES = 1;
@@ -56,7 +25,7 @@ const DUMP_SETS = 4;
 const DUMP_ELEMENTS = 8;
 const DUMP_RULES = 16;
 
-export class Nftables {
+export class Nftables implements NftConnection {
   private constructor(
     private readonly native: NativeBinding,
     private readonly handle: NativeHandle,

@@ -1,0 +1,65 @@
+// What a program needs of a connection to nf_tables: commit, check, dump, generation. `Nftables`
+// (client.ts) is the kernel's; `FakeNftables` (src/testing) keeps a ruleset in memory with the
+// kernel's semantics, for tests that cannot or need not run as root. Code that programs nftables
+// takes this interface from its caller, as kube-proxy takes knftables.Interface, so that the same
+// code runs against either.
+
+import type { NftSet, Ruleset, SetElement } from './objects.js';
+import type { Transaction, TransactionOptions } from './transaction.js';
+import type { Family } from './netlink/constants.js';
+
+/** What a committed transaction tells back. */
+export interface CommitResult {
+  /**
+   * Operation index -> the kernel handle of the rule it added, inserted or replaced, for every
+   * operation queued with `{ echo: true }`. An echoed operation missing here had its echo dropped by
+   * the kernel (see `missingHandles`).
+   */
+  ruleHandles: Map<number, number>;
+  /**
+   * Echoed operations the kernel sent no handle for, in index order; normally empty. The rule is
+   * committed all the same: dump its chain to find it.
+   */
+  missingHandles: number[];
+}
+
+export interface CommitOptions {
+  /** Refuse the batch unless the ruleset is still at this generation (compare-and-swap). */
+  generation?: number;
+}
+
+export interface DumpOptions {
+  family?: Family;
+  table?: string;
+  /** Only this chain's rules (with `table`): nothing else is dumped. */
+  chain?: string;
+  /** Leave out set elements (faster when only the structure is needed). */
+  elements?: boolean;
+  /**
+   * Also give each set's element identities as the kernel's bytes spell them (NftSet.elementKeys),
+   * so that a caller keying elements by identity need not encode every decoded value back.
+   */
+  elementKeys?: boolean;
+}
+
+export interface NftConnection {
+  /**
+   * A transaction for this connection (the kernel's may convert its parts while it is built);
+   * a plain `new Transaction(opts)` commits on any connection as well.
+   */
+  transaction(opts?: TransactionOptions): Transaction;
+  /**
+   * Applies the transaction atomically; throws NftCommitError (nothing applied) if it is refused,
+   * NftGenerationError if `generation` no longer holds.
+   */
+  commit(tx: Transaction, opts?: CommitOptions): Promise<CommitResult>;
+  /** Validates the transaction without applying it. */
+  check(tx: Transaction): Promise<void>;
+  /** Reads tables, chains, sets (with elements) and rules, all from one generation. */
+  dump(opts?: DumpOptions): Promise<Ruleset>;
+  /** One set's elements, decoded with the set's types. */
+  dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }>;
+  /** The ruleset's generation: every committed transaction moves it on. */
+  generation(): Promise<number>;
+  close(): void;
+}
