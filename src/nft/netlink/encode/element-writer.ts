@@ -1,14 +1,14 @@
-// The hot path of large element lists (RequestEncoder.dataElements and verdictElements): one
+// The hot path of large element lists (dataElements and verdictElements in elements.ts): one
 // element of a plain set, a data map or a verdict map written straight into the request buffer,
 // with no attribute writer calls and nothing allocated. Elements these cannot write (a comment, a
 // timeout, a chain name that is not ASCII) go through the encoder's general path instead.
 
-import type { SetElement } from '../objects.js';
-import type { Datatype, Scalar } from '../types/datatypes.js';
-import { verdictCode, type Verdict } from '../types/verdict.js';
-import { writeValues } from '../values.js';
-import { ELEM_ATTR } from './attrs.js';
-import { writeAscii, type WireWriter } from './wire.js';
+import type { SetElement } from '../../objects.js';
+import type { Datatype, Scalar } from '../../types/datatypes.js';
+import { verdictCode, type Verdict } from '../../types/verdict.js';
+import { writeValues } from '../../values.js';
+import { ELEM_ATTR } from '../attrs.js';
+import { writeAscii, type WireWriter } from '../wire.js';
 
 /** Sees an element (and its index in the operation) before it is encoded; throws to refuse it. */
 export type ElementInspector = (e: SetElement, index: number) => void;
@@ -25,7 +25,7 @@ function writeElementKey(view: DataView, buf: Uint8Array, at: number, attrs: num
   return at + 8 + keyLen;
 }
 
-/** One element of a plain set or data map, written in place (see RequestEncoder.dataElements). */
+/** One element of a plain set or data map, written in place (see dataElements in elements.ts). */
 export function dataElement(out: ElementOutput, key: readonly Datatype[], keyLen: number, data: readonly Datatype[] | undefined, dataLen: number, size: number, e: SetElement, what: string, i: number): void {
   const at = out.room(size, i);
   const buf = out.buf;
@@ -50,7 +50,7 @@ export function dataElement(out: ElementOutput, key: readonly Datatype[], keyLen
 }
 
 /**
- * One element of a verdict map, written in place (see RequestEncoder.verdictElements); false, with
+ * One element of a verdict map, written in place (see verdictElements in elements.ts); false, with
  * nothing written, for one that needs the general path: a comment, a timeout, no verdict, or a
  * chain name that is not ASCII.
  */
@@ -97,9 +97,9 @@ export function verdictElement(out: ElementOutput, key: readonly Datatype[], key
  * V8 has optimised its writer (the compile takes tens of ms on a busy 2-core machine), and until
  * then each writer method is a real call; this leaves one per element (room) instead of four.
  *
- * It also ends the list's operation where it is due (`cutAt`, RequestEncoder.nextElementOp) on the
+ * It also ends the list's operation where it is due (`cutAt`, nextElementOp in elements.ts) on the
  * same slow path, so the hot loops carry no check of their own: one in the loop made V8 stop
- * inlining the key writer into the element writer (paired cold builds of a 100k load, 1.07-1.12x).
+ * inlining the key writer into the element writer (docs/decisions.md).
  */
 export class ElementOutput {
   buf: Uint8Array;
@@ -138,7 +138,7 @@ export class ElementOutput {
    * The slow path of room(), and where an element written by the general path starts (n = 0).
    * It asks `cut` every time, due or not: so the first slow path (the first element) has made the
    * call before V8 optimises the loop. A call first made from optimised code deoptimised the loop
-   * and had TurboFan compile it again (15 ms of compile time, 1.11x the wall of a cold 100k build).
+   * and had TurboFan compile it again (docs/decisions.md).
    */
   slowRoom(n: number, i: number): void {
     this.w.seek(this.pos);

@@ -1,0 +1,65 @@
+// A rule's message; a rule with inline anonymous sets is preceded by their NEWSET and NEWSETELEM
+// messages, as nft sends it, and refers to them by transaction id.
+
+import { encodeExpr, type Expr } from '../../expr/index.js';
+import type { NftSet, Rule } from '../../objects.js';
+import type { Verb } from '../../operations.js';
+import { RULE_ATTR } from '../attrs.js';
+import { NFT_MSG, NLM_F } from '../constants.js';
+import { commentUdata } from '../udata.js';
+import { WireKind } from '../wire.js';
+import type { MessageWriter } from './message-writer.js';
+import { encodeSet } from './set.js';
+
+export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean): void {
+  // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
+  const exprs = verb === 'delete' || verb === 'destroy' ? [] : bindInlineSets(m, r);
+  const msg = verb === 'delete' ? NFT_MSG.DELRULE : verb === 'destroy' ? NFT_MSG.DESTROYRULE : NFT_MSG.NEWRULE;
+  if (echo && msg !== NFT_MSG.NEWRULE) throw new RangeError(`echo applies to add, insert and replace, not ${verb}`);
+  const nlFlags =
+    verb === 'add' ? NLM_F.CREATE | NLM_F.APPEND : verb === 'insert' ? NLM_F.CREATE : verb === 'replace' ? NLM_F.REPLACE : 0;
+  // ECHO only on the rule's own message (not on its inline sets): the addon returns its handle.
+  m.begin(msg, WireKind.Rule, echo ? nlFlags | NLM_F.ECHO : nlFlags, r.family);
+  const w = m.w;
+  w.openList();
+  w.attrStr(RULE_ATTR.TABLE, r.table);
+  w.attrStr(RULE_ATTR.CHAIN, r.chain);
+  if (verb !== 'add' && verb !== 'insert' && r.handle !== undefined) w.attrU64(RULE_ATTR.HANDLE, BigInt(r.handle));
+  if ((verb === 'add' || verb === 'insert') && r.position !== undefined) w.attrU64(RULE_ATTR.POSITION, BigInt(r.position));
+  if (msg === NFT_MSG.NEWRULE) {
+    const ud = commentUdata(r.comment);
+    if (ud) w.attrBytes(RULE_ATTR.USERDATA, ud);
+  }
+  w.closeList();
+  w.openList();
+  for (const e of exprs) encodeExpr(w, e);
+  w.closeList();
+}
+
+/** The rule's expressions, each inline set first encoded and then referred to by its id. */
+function bindInlineSets(m: MessageWriter, r: Rule): readonly Expr[] {
+  const exprs = r.exprs;
+  for (let i = 0; i < exprs.length; i++) {
+    const e = exprs[i]!;
+    if (e.type === 'lookup' && e.inline !== undefined) {
+      // A packed array as the builder makes (see RuleBuilder.build): no second array map for V8.
+      const bound: Expr[] = [];
+      for (let j = 0; j < exprs.length; j++) bound.push(bindInline(m, exprs[j]!, r, j));
+      return bound;
+    }
+  }
+  return exprs;
+}
+
+function bindInline(m: MessageWriter, e: Expr, r: Rule, exprIndex: number): Expr {
+  if (e.type !== 'lookup' || !e.inline) return e;
+  const s: NftSet = { ...e.inline, family: r.family, table: r.table, anonymous: true };
+  if (!s.name || s.name.includes('%d')) s.name = m.anonymousSetName();
+  m.inlineExpr = exprIndex;
+  try {
+    const id = encodeSet(m, 'add', s);
+    return { ...e, set: s.name, setId: id };
+  } finally {
+    m.inlineExpr = undefined;
+  }
+}
