@@ -3,7 +3,7 @@
 
 import { NftValidationError } from './errors.js';
 import { decodeRequestElements, decodeRequestOperation } from './netlink/decode.js';
-import { RequestEncoder, streamsElements, type EncodedRequest, type EncodeOptions, type ElementInspector, type RequestSink } from './netlink/encode.js';
+import { RequestEncoder, streamsElements, type ElementRun, type EncodedRequest, type EncodeOptions, type ElementInspector, type RequestSink } from './netlink/encode.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
@@ -43,6 +43,32 @@ interface QueuedOperation {
 }
 
 /**
+ * An element operation whose elements were encoded from a stream and not kept: the operation is
+ * made, its elements decoded from the request, when it is first shown (render(), error messages).
+ */
+class StreamedElements {
+  private materialized: Operation | undefined;
+
+  constructor(
+    private readonly verb: Extract<Operation, { kind: 'element' }>['verb'],
+    private readonly set: NftSet,
+    private readonly runs: readonly ElementRun[],
+  ) {}
+
+  operation(request: Uint8Array): Operation {
+    if (this.materialized === undefined) {
+      const elements: SetElement[] = [];
+      for (const { at, count } of this.runs) decodeRequestElements(this.set, request, at, count, elements);
+      this.materialized = { verb: this.verb, kind: 'element', set: this.set, elements };
+    }
+    return this.materialized;
+  }
+}
+
+/** In Transaction.messageAt: the operation is not read back from the request (kept, or streamed). */
+const NOT_READ_BACK = -1;
+
+/**
  * Whether an operation, encoded as one message, reads back from it as it was queued (see
  * decodeRequestOperation): a regular chain's add or create, and a rule's add, insert or replace,
  * when nothing of the object stays out of the message. Base chains are kept (a few per table),
@@ -58,13 +84,17 @@ function readsBack(op: Operation): boolean {
 
 export class Transaction {
   /**
-   * Each operation as queued, or, for most chains and rules, where its message starts in the
-   * request (a number): those are read back from the request when shown (operation()), not kept.
-   * Why: a 10k-service cold start queues 20k of them, and kept, they and the caller's objects
-   * they hold survived every young-generation collection of the build, which copied them twice
-   * and then marked them: 7% of the build's CPU (Node 20).
+   * For each queued operation, where its message starts in the request when it is read back from
+   * there when shown (most chains and rules, see readsBack), else NOT_READ_BACK. Why: a 10k-service
+   * cold start queues 20k of them, and kept, they and the caller's objects they hold survived every
+   * young-generation collection of the build, which copied and then marked them (Node 20,
+   * docs/decisions.md).
    */
-  private readonly queued: (Operation | number)[] = [];
+  private readonly messageAt: number[] = [];
+  /** The operations not read back, by index: kept as queued. */
+  private readonly kept = new Map<number, Operation>();
+  /** The element operations encoded from a stream, by index. */
+  private readonly streamed = new Map<number, StreamedElements>();
   /** The indices of the rules queued with `echo` (the commit maps the kernel's handles to them). */
   private readonly echoed: number[] = [];
   private readonly encoder: RequestEncoder;
@@ -82,7 +112,7 @@ export class Transaction {
   }
 
   get size(): number {
-    return this.queued.length;
+    return this.messageAt.length;
   }
 
   /**
@@ -91,15 +121,17 @@ export class Transaction {
    */
   get operations(): readonly Operation[] {
     const out: Operation[] = [];
-    for (let i = 0; i < this.queued.length; i++) out.push(this.operation(i));
+    for (let i = 0; i < this.messageAt.length; i++) out.push(this.operation(i));
     return out;
   }
 
   /** One queued operation (see operations). */
   operation(index: number): Operation {
-    const q = this.queued[index];
-    if (q === undefined) throw new RangeError(`no operation ${index} in a transaction of ${this.queued.length}`);
-    return typeof q === 'number' ? decodeRequestOperation(this.encoder.w.bytes, q) : q;
+    const at = this.messageAt[index];
+    if (at === undefined) throw new RangeError(`no operation ${index} in a transaction of ${this.messageAt.length}`);
+    const request = this.encoder.w.bytes;
+    if (at !== NOT_READ_BACK) return decodeRequestOperation(request, at);
+    return this.kept.get(index) ?? this.streamed.get(index)!.operation(request);
   }
 
   /** The indices of the rules queued with `echo`, in order. */
@@ -164,7 +196,7 @@ export class Transaction {
       elements.forEach(inspect);
       return { op: { verb, kind: 'element', set, elements } };
     }
-    // Filled in (lazily decoded from the request buffer) once the elements are encoded.
+    // Its elements are not kept: operation() decodes them from the request (StreamedElements).
     return { op: { verb, kind: 'element', set, elements: [] }, stream: { source: obj.elements, inspect } };
   }
 
@@ -244,15 +276,19 @@ export class Transaction {
   }
 
   private queue(verb: Verb, obj: TransactionObject, opts?: OperationOptions): this {
-    const index = this.queued.length;
+    const index = this.messageAt.length;
     let op: Operation | undefined;
     let at = -1;
     let messages = 0;
+    let streamed: StreamedElements | undefined;
     try {
       const queued = this.toOperation(verb, obj, opts);
       op = queued.op;
-      if (queued.stream) this.encodeStream(op as Extract<Operation, { kind: 'element' }>, index, queued.stream.source, queued.stream.inspect);
-      else {
+      if (queued.stream) {
+        const elementOp = op as Extract<Operation, { kind: 'element' }>;
+        const runs = this.encoder.addElementStream(elementOp, index, queued.stream.source, queued.stream.inspect);
+        streamed = new StreamedElements(elementOp.verb, elementOp.set, runs);
+      } else {
         const before = this.encoder.origins.length;
         at = this.encoder.add(op, index);
         messages = this.encoder.origins.length - before;
@@ -262,29 +298,17 @@ export class Transaction {
       const what = op ? `${verb} ${describeTarget(op)}` : `${verb} operation ${index}`;
       throw new NftValidationError(`nftlink: ${what}: ${(err as Error).message}`, shown, index);
     }
-    this.queued.push(messages === 1 && readsBack(op) ? at : op);
+    if (streamed !== undefined) {
+      this.messageAt.push(NOT_READ_BACK);
+      this.streamed.set(index, streamed);
+    } else if (messages === 1 && readsBack(op)) this.messageAt.push(at);
+    else {
+      this.messageAt.push(NOT_READ_BACK);
+      this.kept.set(index, op);
+    }
     if (op.kind === 'rule' && op.echo) this.echoed.push(index);
     this.track(op);
     return this;
-  }
-
-  /**
-   * Encodes streamed elements, and gives the operation an `elements` that decodes them back from
-   * the request buffer on first use (render(), error messages): the objects themselves are gone.
-   */
-  private encodeStream(op: Extract<Operation, { kind: 'element' }>, index: number, source: Iterable<SetElement>, inspect: ElementInspector): void {
-    const runs = this.encoder.addElementStream(op, index, source, inspect);
-    const encoder = this.encoder;
-    Object.defineProperty(op, 'elements', {
-      enumerable: true,
-      configurable: true,
-      get(): SetElement[] {
-        const elements: SetElement[] = [];
-        for (const { at, count } of runs) decodeRequestElements(op.set, encoder.w.bytes, at, count, elements);
-        Object.defineProperty(op, 'elements', { value: elements, enumerable: true, writable: true, configurable: true });
-        return elements;
-      },
-    });
   }
 
   private track(op: Operation): void {
@@ -300,7 +324,7 @@ export class Transaction {
       const first = !this.strict && this.strictTables.size === 0;
       this.strictTables.add(`${op.table.family} ${op.table.name}`);
       if (first) {
-        for (let i = 0; i < this.queued.length; i++) {
+        for (let i = 0; i < this.messageAt.length; i++) {
           const earlier = this.operation(i);
           if (earlier.kind === 'chain') this.trackChain(earlier);
         }
