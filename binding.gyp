@@ -13,6 +13,7 @@
         "native/commit.cc",
         "native/commit-stream.cc",
         "native/echo.cc",
+        "native/netlink-request.cc",
         "native/dump.cc",
         "native/generation.cc",
         "native/conntrack.cc",

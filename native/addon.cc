@@ -16,6 +16,7 @@
 #include "commit.h"
 #include "conntrack.h"
 #include "dump.h"
+#include "generation.h"
 #include "relay.h"
 #include "socket.h"
 #include "wire.h"

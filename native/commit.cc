@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "echo.h"
+#include "nftnl-objects.h"
 #include "wire.h"
 #include "worker.h"
 
@@ -26,23 +27,7 @@ namespace nftlink {
 
 namespace {
 
-// ---- libnftnl object ownership -----------------------------------------------------------------
-
-struct TableDel { void operator()(nftnl_table *p) const { nftnl_table_free(p); } };
-struct ChainDel { void operator()(nftnl_chain *p) const { nftnl_chain_free(p); } };
-struct RuleDel { void operator()(nftnl_rule *p) const { nftnl_rule_free(p); } };
-struct SetDel { void operator()(nftnl_set *p) const { nftnl_set_free(p); } };
-struct ElemDel { void operator()(nftnl_set_elem *p) const { nftnl_set_elem_free(p); } };
-struct ExprDel { void operator()(nftnl_expr *p) const { nftnl_expr_free(p); } };
-using ExprPtr = std::unique_ptr<nftnl_expr, ExprDel>;
-
 [[noreturn]] void oom(const std::string &what) { throw std::runtime_error("nftlink: out of memory while " + what); }
-
-template <typename T>
-T *checkAlloc(T *p, const char *what) {
-  if (p == nullptr) oom(std::string("allocating a libnftnl ") + what);
-  return p;
-}
 
 // Every value goes through a zeroed scratch buffer larger than any libnftnl field: the expression
 // setters memcpy sizeof(field) regardless of the length they are given, so they must never read past
@@ -108,14 +93,14 @@ void applyAttrs(Obj *o, const std::vector<AttrView> &attrs, SetFn set, const cha
   }
 }
 
-std::unique_ptr<nftnl_set, SetDel> makeSet(const OpView &ov, size_t op) {
-  std::unique_ptr<nftnl_set, SetDel> s(checkAlloc(nftnl_set_alloc(), "set"));
+SetPtr makeSet(const OpView &ov, size_t op) {
+  SetPtr s(checkAlloc(nftnl_set_alloc(), "set"));
   applyAttrs(s.get(), ov.attrs, nftnl_set_set_data, "set", op);
   return s;
 }
 
-std::unique_ptr<nftnl_set_elem, ElemDel> makeElem(const ElemView &ev, size_t op, Scratch &s) {
-  std::unique_ptr<nftnl_set_elem, ElemDel> e(checkAlloc(nftnl_set_elem_alloc(), "set element"));
+ElemPtr makeElem(const ElemView &ev, size_t op, Scratch &s) {
+  ElemPtr e(checkAlloc(nftnl_set_elem_alloc(), "set element"));
   for (uint16_t i = 0; i < ev.attrCount; i++) {
     const AttrView &a = ev.attrs[i];
     if (nftnl_set_elem_set(e.get(), a.id, s.copy(a), a.len) < 0)
@@ -270,19 +255,19 @@ void buildObjectMsg(Batch &b, const OpView &ov, size_t opIndex) {
   nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, ov.msgType, ov.family, ov.nlFlags, b.nextSeq());
   switch (ov.kind) {
     case kTable: {
-      std::unique_ptr<nftnl_table, TableDel> t(checkAlloc(nftnl_table_alloc(), "table"));
+      TablePtr t(checkAlloc(nftnl_table_alloc(), "table"));
       applyAttrs(t.get(), ov.attrs, nftnl_table_set_data, "table", opIndex);
       nftnl_table_nlmsg_build_payload(nlh, t.get());
       break;
     }
     case kChain: {
-      std::unique_ptr<nftnl_chain, ChainDel> c(checkAlloc(nftnl_chain_alloc(), "chain"));
+      ChainPtr c(checkAlloc(nftnl_chain_alloc(), "chain"));
       applyAttrs(c.get(), ov.attrs, nftnl_chain_set_data, "chain", opIndex);
       nftnl_chain_nlmsg_build_payload(nlh, c.get());
       break;
     }
     case kRule: {
-      std::unique_ptr<nftnl_rule, RuleDel> r(checkAlloc(nftnl_rule_alloc(), "rule"));
+      RulePtr r(checkAlloc(nftnl_rule_alloc(), "rule"));
       applyAttrs(r.get(), ov.attrs, nftnl_rule_set_data, "rule", opIndex);
       for (const auto &x : ov.exprs) nftnl_rule_add_expr(r.get(), makeExpr(x, opIndex).release());
       nftnl_rule_nlmsg_build_payload(nlh, r.get());

@@ -19,7 +19,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "dump.h"
+#include "netlink-request.h"
 #include "worker.h"
 
 namespace nftlink {

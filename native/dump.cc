@@ -13,223 +13,27 @@
 #include <linux/netlink.h>
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
-#include <unordered_set>
 
+#include "generation.h"
+#include "identity-set.h"
+#include "netlink-request.h"
+#include "nftnl-objects.h"
 #include "wire.h"
 #include "worker.h"
 
 namespace nftlink {
 
-// ---- request/reply loop ------------------------------------------------------------------------
-
 namespace {
-
-// Is this datagram the end of request `seq`'s dump reply? The same tests netlinkRequest applies to
-// each message (NLMSG_DONE, or an NLMSG_ERROR that is not an ACK).
-bool endsDump(const uint8_t *buf, ssize_t n, uint32_t seq, uint32_t portid) {
-  int len = int(n);
-  for (auto *nlh = reinterpret_cast<const nlmsghdr *>(buf); mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-    if (nlh->nlmsg_seq != seq || (nlh->nlmsg_pid != 0 && nlh->nlmsg_pid != portid)) continue;
-    if (nlh->nlmsg_type == NLMSG_DONE) return true;
-    if (nlh->nlmsg_type == NLMSG_ERROR) {
-      if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(nlmsgerr)) return true;
-      if (static_cast<const nlmsgerr *>(mnl_nlmsg_get_payload(nlh))->error != 0) return true;
-    }
-  }
-  return false;
-}
-
-// Reads a long dump's datagrams on a thread of its own. The kernel builds each next part of a dump
-// inside the recvmsg() that takes the previous one, so while this thread sits in the kernel the
-// caller's thread parses what has arrived: for a 100k-element set the kernel's walk (~0.25 s) and
-// libnftnl's parsing no longer add up. The thread stops after the datagram that ends the reply (or a
-// receive error); if the caller gives up early, it still reads to the end, discarding, so the socket
-// stays in step.
-class Receiver {
- public:
-  Receiver(NlSocket &sock, uint32_t seq) : sock_(sock), seq_(seq), thread_([this] { loop(); }) {}
-  ~Receiver() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      abandoned_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Receiver(const Receiver &) = delete;
-  Receiver &operator=(const Receiver &) = delete;
-
-  // The next datagram, swapped into `buf` (whose old storage goes back to the pool). Returns its
-  // length, or -1 with *err set, as mnl_socket_recvfrom would.
-  ssize_t next(std::vector<uint8_t> &buf, int *err) {
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [&] { return !queue_.empty(); });
-    Datagram d = std::move(queue_.front());
-    queue_.pop_front();
-    buf.swap(d.buf);
-    if (!d.buf.empty()) pool_.push_back(std::move(d.buf));
-    l.unlock();
-    cv_.notify_all();
-    *err = d.err;
-    return d.n;
-  }
-
- private:
-  static constexpr size_t kMaxQueued = 64;  // 64 x 64 KiB at most waiting for the parser
-  struct Datagram {
-    std::vector<uint8_t> buf;
-    ssize_t n;
-    int err;
-  };
-
-  void loop() {
-    for (;;) {
-      std::vector<uint8_t> b;
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return abandoned_ || queue_.size() < kMaxQueued; });
-        if (!pool_.empty()) {
-          b = std::move(pool_.back());
-          pool_.pop_back();
-        }
-      }
-      if (b.size() != 65536) b.assign(65536, 0);
-      ssize_t n;
-      int e = 0;
-      do {
-        n = mnl_socket_recvfrom(sock_.mnl(), b.data(), b.size());
-        e = n < 0 ? errno : 0;
-      } while (n < 0 && e == EINTR);
-      const bool last = n < 0 || endsDump(b.data(), n, seq_, sock_.portid());
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        if (!abandoned_) queue_.push_back({std::move(b), n, e});
-      }
-      cv_.notify_all();
-      if (last) return;
-    }
-  }
-
-  NlSocket &sock_;
-  const uint32_t seq_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Datagram> queue_;
-  std::vector<std::vector<uint8_t>> pool_;
-  bool abandoned_ = false;
-  std::thread thread_;  // last: starts once everything above is initialised
-};
-
-// A dump still going after this many datagrams gets a Receiver thread (short dumps, e.g. one per set
-// in a ruleset with 10k sets, never pay for a thread).
-constexpr int kReceiverAfter = 4;
-
-}  // namespace
-
-// Not mnl_cb_run(): it returns at the first NLM_F_DUMP_INTR message and would leave the rest of the
-// dump queued on the socket. We need to read every dump to its NLMSG_DONE to keep the stream in step,
-// and merely note the interruption (the caller retries the whole dump).
-RequestResult netlinkRequest(NlSocket &sock, const char *what, const nlmsghdr *req, bool dump,
-                             const std::function<void(const nlmsghdr *)> &each) {
-  const uint32_t seq = req->nlmsg_seq;
-  if (mnl_socket_sendto(sock.mnl(), req, req->nlmsg_len) < 0)
-    throw std::runtime_error(std::string("nftlink: sending the ") + what + " request failed: " + strerror(errno));
-  // Dump skbs are at most 32 KiB (netlink caps its allocation there); 64 KiB leaves room for one
-  // oversized message, and MSG_TRUNC (ENOSPC from libmnl) catches anything larger.
-  std::vector<uint8_t> rb(65536);
-  RequestResult res;
-  std::exception_ptr failure;
-  std::unique_ptr<Receiver> rx;
-  for (int datagrams = 0;; datagrams++) {
-    if (dump && !rx && datagrams == kReceiverAfter) rx.reset(new Receiver(sock, seq));
-    ssize_t n;
-    int e = 0;
-    if (rx) {
-      n = rx->next(rb, &e);
-    } else {
-      n = mnl_socket_recvfrom(sock.mnl(), rb.data(), rb.size());
-      e = n < 0 ? errno : 0;
-    }
-    if (n < 0) {
-      if (e == EINTR) continue;
-      if (e == EAGAIN || e == EWOULDBLOCK)
-        throw std::runtime_error(std::string("nftlink: no reply to the ") + what + " request within 30 s");
-      if (e == ENOSPC)
-        throw std::runtime_error(std::string("nftlink: a ") + what + " reply did not fit a 64 KiB buffer");
-      throw std::runtime_error(std::string("nftlink: receiving the ") + what + " reply failed: " + strerror(e));
-    }
-    int len = int(n);
-    bool done = false;
-    for (auto *nlh = reinterpret_cast<const nlmsghdr *>(rb.data()); mnl_nlmsg_ok(nlh, len);
-         nlh = mnl_nlmsg_next(nlh, &len)) {
-      if (nlh->nlmsg_seq != seq || (nlh->nlmsg_pid != 0 && nlh->nlmsg_pid != sock.portid()))
-        continue;  // not ours (a leftover); drainStale() normally prevents this
-      if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) res.interrupted = true;
-      if (nlh->nlmsg_type == NLMSG_DONE) {
-        // A dump that failed half-way ends with NLMSG_DONE carrying a negative errno.
-        if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(int)) {
-          int code;
-          std::memcpy(&code, mnl_nlmsg_get_payload(nlh), sizeof code);
-          if (code < 0) res.error = -code;
-        }
-        done = true;
-        break;
-      }
-      if (nlh->nlmsg_type == NLMSG_ERROR) {
-        if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(nlmsgerr)) {
-          const auto *err = static_cast<const nlmsgerr *>(mnl_nlmsg_get_payload(nlh));
-          if (err->error == 0) continue;  // an ACK: not expected, harmless
-          res.error = err->error < 0 ? -err->error : err->error;
-        } else {
-          res.error = EPROTO;
-        }
-        done = true;  // the kernel sends nothing after a request's error
-        break;
-      }
-      if (nlh->nlmsg_type == NLMSG_NOOP || nlh->nlmsg_type == NLMSG_OVERRUN) continue;
-      if (!failure) {
-        try {
-          each(nlh);
-        } catch (...) {
-          failure = std::current_exception();
-        }
-      }
-      if (!dump) {
-        done = true;
-        break;
-      }
-    }
-    if (done) break;
-  }
-  if (failure) std::rethrow_exception(failure);
-  return res;
-}
-
-namespace {
-
-struct TableDel { void operator()(nftnl_table *p) const { nftnl_table_free(p); } };
-struct ChainDel { void operator()(nftnl_chain *p) const { nftnl_chain_free(p); } };
-struct RuleDel { void operator()(nftnl_rule *p) const { nftnl_rule_free(p); } };
-struct SetDel { void operator()(nftnl_set *p) const { nftnl_set_free(p); } };
-
-template <typename T>
-T *checkAlloc(T *p, const char *what) {
-  if (p == nullptr) throw std::runtime_error(std::string("nftlink: out of memory allocating a libnftnl ") + what);
-  return p;
-}
 
 uint8_t familyOf(const nlmsghdr *nlh) {
   return static_cast<const nfgenmsg *>(mnl_nlmsg_get_payload(nlh))->nfgen_family;
@@ -326,76 +130,6 @@ int collectExpr(nftnl_expr *e, void *d) {
   static_cast<std::vector<nftnl_expr *> *>(d)->push_back(e);
   return 0;
 }
-
-// Exact set of element identities for the repeated-element check, without an allocation per element:
-// identities live back to back in one arena; the table holds (hash, offset) pairs, linear probing.
-class IdentitySet {
- public:
-  void clear() {
-    arena_.clear();
-    std::fill(slots_.begin(), slots_.end(), 0);
-    count_ = 0;
-  }
-  // False if `p[0..n)` was inserted before.
-  bool insert(const uint8_t *p, size_t n) {
-    if ((count_ + 1) * 4 > slots_.size() * 3) rehash(slots_.empty() ? 4096 : slots_.size() * 2);
-    const uint64_t h = hash(p, n);
-    const uint32_t tag = uint32_t(h >> 32) | 1;  // never 0: 0 marks an empty slot
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = size_t(h) & mask;; i = (i + 1) & mask) {
-      const uint64_t s = slots_[i];
-      if (s == 0) {
-        const size_t off = arena_.size();
-        if (off > UINT32_MAX - 65536) throw std::runtime_error("nftlink: too many set elements to check for repeats");
-        arena_.push_back(uint8_t(n));
-        arena_.push_back(uint8_t(n >> 8));
-        arena_.insert(arena_.end(), p, p + n);
-        slots_[i] = (uint64_t(tag) << 32) | uint32_t(off);
-        count_++;
-        return true;
-      }
-      if (uint32_t(s >> 32) == tag && same(uint32_t(s), p, n)) return false;
-    }
-  }
-
- private:
-  static uint64_t hash(const uint8_t *p, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-      h ^= h >> 29;
-    }
-    uint64_t w = 0;
-    std::memcpy(&w, p + i, n - i);
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    h ^= h >> 32;
-    h *= 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 29);
-  }
-  bool same(uint32_t off, const uint8_t *p, size_t n) const {
-    const size_t len = size_t(arena_[off]) | size_t(arena_[off + 1]) << 8;
-    return len == n && std::memcmp(arena_.data() + off + 2, p, n) == 0;
-  }
-  void rehash(size_t size) {
-    std::vector<uint64_t> old(size, 0);
-    old.swap(slots_);
-    const size_t mask = size - 1;
-    for (uint64_t s : old) {
-      if (s == 0) continue;
-      const uint32_t off = uint32_t(s);
-      const size_t len = size_t(arena_[off]) | size_t(arena_[off + 1]) << 8;
-      size_t i = size_t(hash(arena_.data() + off + 2, len)) & mask;
-      while (slots_[i] != 0) i = (i + 1) & mask;
-      slots_[i] = s;
-    }
-  }
-  std::vector<uint8_t> arena_;
-  std::vector<uint64_t> slots_;
-  size_t count_ = 0;
-};
 
 // dumpSetElementsStream: the elements leave in parts, each a complete reply message (header + one
 // kind-4 op holding some of the elements), while the kernel is still producing the rest.
@@ -530,7 +264,7 @@ class Dumper {
 
   void tables() {
     run("table", request(NFT_MSG_GETTABLE, spec_.family), [&](const nlmsghdr *nlh) {
-      std::unique_ptr<nftnl_table, TableDel> t(checkAlloc(nftnl_table_alloc(), "table"));
+      TablePtr t(checkAlloc(nftnl_table_alloc(), "table"));
       if (nftnl_table_nlmsg_parse(nlh, t.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a table from the kernel");
       if (!tableMatches(nftnl_table_get_str(t.get(), NFTNL_TABLE_NAME))) return;
@@ -545,7 +279,7 @@ class Dumper {
 
   void chains() {
     run("chain", request(NFT_MSG_GETCHAIN, spec_.family), [&](const nlmsghdr *nlh) {
-      std::unique_ptr<nftnl_chain, ChainDel> c(checkAlloc(nftnl_chain_alloc(), "chain"));
+      ChainPtr c(checkAlloc(nftnl_chain_alloc(), "chain"));
       if (nftnl_chain_nlmsg_parse(nlh, c.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a chain from the kernel");
       if (!tableMatches(nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TABLE))) return;
@@ -561,7 +295,7 @@ class Dumper {
   std::vector<SetRef> sets(bool emit) {
     std::vector<SetRef> out;
     run("set", request(NFT_MSG_GETSET, spec_.family), [&](const nlmsghdr *nlh) {
-      std::unique_ptr<nftnl_set, SetDel> s(checkAlloc(nftnl_set_alloc(), "set"));
+      SetPtr s(checkAlloc(nftnl_set_alloc(), "set"));
       if (nftnl_set_nlmsg_parse(nlh, s.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a set from the kernel");
       const char *table = nftnl_set_get_str(s.get(), NFTNL_SET_TABLE);
@@ -584,7 +318,7 @@ class Dumper {
   void elements(const SetRef &ref) {
     nlmsghdr *req = request(NFT_MSG_GETSETELEM, ref.family);
     {
-      std::unique_ptr<nftnl_set, SetDel> s(checkAlloc(nftnl_set_alloc(), "set"));
+      SetPtr s(checkAlloc(nftnl_set_alloc(), "set"));
       nftnl_set_set_str(s.get(), NFTNL_SET_TABLE, ref.table.c_str());
       nftnl_set_set_str(s.get(), NFTNL_SET_NAME, ref.name.c_str());
       nftnl_set_elems_nlmsg_build_payload(req, s.get());  // no elements attached: names the set only
@@ -614,7 +348,7 @@ class Dumper {
     run("set element", req, [&](const nlmsghdr *nlh) {
       // One libnftnl set per message, written out and freed at once: a 200k-element set never sits in
       // libnftnl's lists as a whole.
-      std::unique_ptr<nftnl_set, SetDel> s(checkAlloc(nftnl_set_alloc(), "set"));
+      SetPtr s(checkAlloc(nftnl_set_alloc(), "set"));
       if (nftnl_set_elems_nlmsg_parse(nlh, s.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse set elements from the kernel");
       ctx.w = parts_ ? &parts_->w() : w_;
@@ -663,7 +397,7 @@ class Dumper {
     nlmsghdr *req = request(NFT_MSG_GETRULE, spec_.family);
     if (spec_.hasTable) {
       // nf_tables_dump_rules_start() filters by table name without looking it up (no ENOENT).
-      std::unique_ptr<nftnl_rule, RuleDel> r(checkAlloc(nftnl_rule_alloc(), "rule"));
+      RulePtr r(checkAlloc(nftnl_rule_alloc(), "rule"));
       nftnl_rule_set_str(r.get(), NFTNL_RULE_TABLE, spec_.table.c_str());
       // With a chain too, the kernel walks only that chain's rules (a metrics scrape of one counter
       // need not decode 30,000 service rules).
@@ -671,7 +405,7 @@ class Dumper {
       nftnl_rule_nlmsg_build_payload(req, r.get());
     }
     run("rule", req, [&](const nlmsghdr *nlh) {
-      std::unique_ptr<nftnl_rule, RuleDel> r(checkAlloc(nftnl_rule_alloc(), "rule"));
+      RulePtr r(checkAlloc(nftnl_rule_alloc(), "rule"));
       if (nftnl_rule_nlmsg_parse(nlh, r.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a rule from the kernel");
       if (!tableMatches(nftnl_rule_get_str(r.get(), NFTNL_RULE_TABLE))) return;
@@ -691,7 +425,7 @@ class Dumper {
   const DumpSpec &spec_;
   Writer *w_ = nullptr;
   Parts *parts_ = nullptr;  // dumpSetElementsStream: elements go out in parts instead of into *w_
-  IdentitySet seen_;
+  IdentitySet seen_;  // the element identities of this dump (repeats: see elements())
   uint32_t count_ = 0;
   bool intr_ = false;
   std::vector<uint8_t> req_;

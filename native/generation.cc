@@ -1,4 +1,3 @@
-// getGeneration: NFT_MSG_GETGEN, the ruleset generation counter (bumped by every committed batch).
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/common.h>
@@ -10,7 +9,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "dump.h"
+#include "generation.h"
+#include "netlink-request.h"
+#include "nftnl-objects.h"
 #include "worker.h"
 
 namespace nftlink {
@@ -22,11 +23,7 @@ uint32_t runGetGeneration(NlSocket &sock) {
   uint32_t id = 0;
   RequestResult r = netlinkRequest(sock, "generation", req, false, [&](const nlmsghdr *nlh) {
     if (nlh->nlmsg_type != ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWGEN)) return;
-    struct GenDel {
-      void operator()(nftnl_gen *g) const { nftnl_gen_free(g); }
-    };
-    std::unique_ptr<nftnl_gen, GenDel> g(nftnl_gen_alloc());
-    if (!g) throw std::runtime_error("nftlink: out of memory allocating a libnftnl generation");
+    GenPtr g(checkAlloc(nftnl_gen_alloc(), "generation"));
     if (nftnl_gen_nlmsg_parse(nlh, g.get()) < 0 || !nftnl_gen_is_set(g.get(), NFTNL_GEN_ID))
       throw std::runtime_error("nftlink: libnftnl could not parse the kernel's NEWGEN reply");
     id = nftnl_gen_get_u32(g.get(), NFTNL_GEN_ID);
