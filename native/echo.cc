@@ -33,7 +33,7 @@ bool echoedRuleHandle(const nlmsghdr *nlh, uint64_t *handle) {
 size_t echoReceiveRoom(size_t echoes) {
   // NLMSG_GOODSIZE is a page (at most 8 KiB) minus skb overhead, and nlmsg_new(NLMSG_GOODSIZE) a little
   // more: an skb's truesize (what the receive queue counts) stays under two pages plus the sk_buff.
-  // Measured on 6.18 (4 KiB pages): ~4.4 KiB per skb, so this is about twice what is needed.
+  // On 6.18 (4 KiB pages) an echo skb is charged about half of this bound (docs/decisions.md).
   const long page = sysconf(_SC_PAGESIZE);
   const size_t good = page > 0 && page < 8192 ? size_t(page) : 8192;
   return echoes * (2 * good + 1024);

@@ -39,8 +39,8 @@ bool endsDump(const uint8_t *buf, ssize_t n, uint32_t seq, uint32_t portid) {
 
 // Reads a long dump's datagrams on a thread of its own. The kernel builds each next part of a dump
 // inside the recvmsg() that takes the previous one, so while this thread sits in the kernel the
-// caller's thread parses what has arrived: for a 100k-element set the kernel's walk (~0.25 s) and
-// libnftnl's parsing no longer add up. The thread stops after the datagram that ends the reply (or a
+// caller's thread parses what has arrived: for a large set the kernel's walk and libnftnl's parsing
+// no longer add up (docs/decisions.md). The thread stops after the datagram that ends the reply (or a
 // receive error); if the caller gives up early, it still reads to the end, discarding, so the socket
 // stays in step.
 class Receiver {

@@ -27,7 +27,7 @@ export interface TransactionOptions {
    * `known` turns on: element operations find their types, and render() knows what a lookup loads.
    */
   sets?: readonly NftSet[];
-  /** Prefix of the names given to anonymous sets (default: random per process); see encode.ts. */
+  /** Prefix of the names given to anonymous sets (default: random per process); see netlink/encode/request-encoder.ts. */
   anonymousSetPrefix?: string;
 }
 
