@@ -84,8 +84,9 @@ function readsBack(op: Operation): boolean {
 
 export class Transaction {
   /**
-   * For each queued operation, where its message starts in the request when it is read back from
-   * there when shown (most chains and rules, see readsBack), else NOT_READ_BACK. Why: a 10k-service
+   * For each queued operation: where its message starts in the request, if the operation is read
+   * back from there when shown (most chains and rules, see readsBack); else NOT_READ_BACK, and it is
+   * in `kept` or `streamed`. Why: a 10k-service
    * cold start queues 20k of them, and kept, they and the caller's objects they hold survived every
    * young-generation collection of the build, which copied and then marked them (Node 20,
    * docs/decisions.md).
@@ -325,6 +326,8 @@ export class Transaction {
       this.strictTables.add(`${op.table.family} ${op.table.name}`);
       if (first) {
         for (let i = 0; i < this.messageAt.length; i++) {
+          // Streamed element operations are not chains: not decoded for nothing.
+          if (this.streamed.has(i)) continue;
           const earlier = this.operation(i);
           if (earlier.kind === 'chain') this.trackChain(earlier);
         }
