@@ -1,0 +1,190 @@
+// FakeNftables against the kernel (needs root: a fresh network namespace): the same transactions,
+// refused ones included, go to both, and after every step both must agree on the outcome (success,
+// or the same refusals: errno, operation, element and explained reason), on the generation's step
+// and on the ruleset as `nft -f` text. What the render shows is compared as it is; anonymous set
+// names, which differ by design, never appear in it (inline sets render by their elements).
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NftCommitError, Nftables, renderRuleset, rule, ip, tcp, Transaction, types } from '../../src/index.js';
+import type { Chain, NftConnection, NftSet, Rule, Ruleset, Table } from '../../src/index.js';
+import { FakeNftables } from '../../src/testing/index.js';
+import { Netns } from '../helpers/netns.js';
+
+const { ipv4_addr, inet_service } = types;
+const table: Table = { family: 'ip', name: 'eq' };
+const chain = (name: string, base?: Chain['base']): Chain => (base ? { family: 'ip', table: 'eq', name, base } : { family: 'ip', table: 'eq', name });
+const input = chain('input', { type: 'filter', hook: 'input', priority: 0, policy: 'accept' });
+const addrs: NftSet = { family: 'ip', table: 'eq', name: 'addrs', key: [ipv4_addr], size: 3 };
+const ports: NftSet = { family: 'ip', table: 'eq', name: 'ports', key: [ipv4_addr], data: [inet_service] };
+const jumps: NftSet = { family: 'ip', table: 'eq', name: 'jumps', key: [ipv4_addr], data: 'verdict' };
+const inInput = (r: ReturnType<typeof rule>, comment: string): Rule => r.rule('eq', 'input', comment);
+
+/** One step: the transaction, built for a connection whose rules' handles `handleOf` finds by comment. */
+interface Step {
+  name: string;
+  tx(handleOf: (comment: string) => number): Transaction;
+}
+
+const steps: Step[] = [
+  {
+    name: 'the objects',
+    tx: () =>
+      new Transaction()
+        .add({ table })
+        .add({ chain: input })
+        .add({ chain: chain('a') })
+        .add({ chain: chain('b') })
+        .add({ set: addrs })
+        .add({ set: ports })
+        .add({ set: jumps }),
+  },
+  { name: 'add of an existing table', tx: () => new Transaction().add({ table }) },
+  { name: 'add of an existing chain', tx: () => new Transaction().add({ chain: chain('a') }) },
+  { name: 'add of an existing base chain', tx: () => new Transaction().add({ chain: input }) },
+  { name: 'add of an existing set', tx: () => new Transaction().add({ set: addrs }) },
+  { name: 'flush of an empty set', tx: () => new Transaction().flush({ set: addrs }) },
+  { name: 'flush of an empty chain', tx: () => new Transaction().flush({ chain: chain('a') }) },
+  { name: 'flush of a table without rules', tx: () => new Transaction().flush({ table }) },
+  { name: 'create of an existing table', tx: () => new Transaction().create({ table }) },
+  { name: 'create of an existing chain', tx: () => new Transaction().create({ chain: chain('a') }) },
+  { name: 'create of an existing set', tx: () => new Transaction().create({ set: addrs }) },
+  { name: 'add of a set with another key', tx: () => new Transaction().add({ set: { ...addrs, key: [inet_service] } }) },
+  { name: 'add of a map with other data', tx: () => new Transaction().add({ set: { ...ports, data: [ipv4_addr] } }) },
+  { name: 'add of a set with other flags', tx: () => new Transaction().add({ set: { ...addrs, flags: ['timeout'] } }) },
+  { name: 'add of a base chain at another priority', tx: () => new Transaction().add({ chain: chain('input', { type: 'filter', hook: 'input', priority: 10 }) }) },
+  { name: 'add of a base chain on another hook', tx: () => new Transaction().add({ chain: chain('input', { type: 'filter', hook: 'output', priority: 0 }) }) },
+  { name: 'add of a base chain of another type', tx: () => new Transaction().add({ chain: chain('input', { type: 'nat', hook: 'input', priority: 0 }) }) },
+  { name: 'add of a regular chain as a base chain', tx: () => new Transaction().add({ chain: chain('a', { type: 'filter', hook: 'input', priority: 0 }) }) },
+  { name: 'a base chain changes its policy', tx: () => new Transaction().add({ chain: chain('input', { type: 'filter', hook: 'input', priority: 0, policy: 'drop' }) }) },
+  { name: 'delete of a missing chain', tx: () => new Transaction().delete({ chain: chain('missing') }) },
+  { name: 'destroy of a missing chain', tx: () => new Transaction().destroy({ chain: chain('missing') }) },
+  { name: 'destroy of a chain in a missing table', tx: () => new Transaction().destroy({ chain: { family: 'ip', table: 'nothere', name: 'c' } }) },
+  { name: 'delete of a missing table', tx: () => new Transaction().delete({ table: { family: 'ip', name: 'nothere' } }) },
+  { name: 'destroy of a missing table', tx: () => new Transaction().destroy({ table: { family: 'ip', name: 'nothere' } }) },
+  { name: 'delete of a missing set', tx: () => new Transaction().delete({ set: { ...addrs, name: 'nothere' } }) },
+  { name: 'destroy of a missing set', tx: () => new Transaction().destroy({ set: { ...addrs, name: 'nothere' } }) },
+  {
+    name: 'rules that jump, look up and map',
+    tx: () =>
+      new Transaction()
+        .add({ rule: inInput(rule('ip').match(tcp.dport, 80).jump('a'), 'jump') }, { echo: true })
+        .add({ rule: inInput(rule('ip').inSet(ip.saddr, 'addrs').accept(), 'lookup') }, { echo: true })
+        .add({ rule: inInput(rule('ip').vmap(ip.daddr, 'jumps'), 'vmap') }),
+  },
+  { name: 'delete of a chain a rule jumps to', tx: () => new Transaction().delete({ chain: chain('a') }) },
+  { name: 'delete of a set a rule uses', tx: () => new Transaction().delete({ set: addrs }) },
+  { name: 'a jump to a missing chain', tx: () => new Transaction().add({ rule: inInput(rule('ip').jump('missing'), 'bad') }) },
+  { name: 'a lookup in a missing set', tx: () => new Transaction().add({ rule: inInput(rule('ip').inSet(ip.saddr, 'missing').accept(), 'bad') }) },
+  { name: 'a rule in a missing chain', tx: () => new Transaction().add({ rule: rule('ip').accept().rule('eq', 'missing') }) },
+  { name: 'a rule in a missing table', tx: () => new Transaction().add({ rule: rule('ip').accept().rule('nothere', 'c') }) },
+  { name: 'elements up to the size', tx: () => new Transaction().add({ set: addrs, elements: [{ key: ['198.18.0.1'] }, { key: ['198.18.0.2'] }, { key: ['198.18.0.3'] }] }) },
+  { name: 'an element past the size', tx: () => new Transaction().add({ set: addrs, elements: [{ key: ['198.18.0.4'] }] }) },
+  { name: 'add of an existing element', tx: () => new Transaction().add({ set: addrs, elements: [{ key: ['198.18.0.1'] }] }) },
+  { name: 'create of an existing element', tx: () => new Transaction().create({ set: addrs, elements: [{ key: ['198.18.0.2'] }] }) },
+  { name: 'delete of a missing element', tx: () => new Transaction().delete({ set: addrs, elements: [{ key: ['198.18.0.1'] }, { key: ['198.18.0.9'] }] }) },
+  { name: 'destroy of a missing element', tx: () => new Transaction().destroy({ set: addrs, elements: [{ key: ['198.18.0.1'] }, { key: ['198.18.0.9'] }] }) },
+  { name: 'map elements', tx: () => new Transaction().add({ set: ports, elements: [{ key: ['198.18.0.1'], value: [80] }, { key: ['198.18.0.2'], value: [443] }] }) },
+  { name: 'add of a map element with the same data', tx: () => new Transaction().add({ set: ports, elements: [{ key: ['198.18.0.1'], value: [80] }] }) },
+  { name: 'add of a map element with other data', tx: () => new Transaction().add({ set: ports, elements: [{ key: ['198.18.0.2'], value: [444] }] }) },
+  { name: 'a verdict map element to a chain', tx: () => new Transaction().add({ set: jumps, elements: [{ key: ['198.18.0.1'], value: { kind: 'goto', chain: 'b' } }] }) },
+  { name: 'a verdict map element to a missing chain', tx: () => new Transaction().add({ set: jumps, elements: [{ key: ['198.18.0.2'], value: { kind: 'jump', chain: 'missing' } }] }) },
+  { name: 'delete of a chain a map element goes to', tx: () => new Transaction().delete({ chain: chain('b') }) },
+  { name: 'elements in a missing set', tx: () => new Transaction().add({ set: { ...addrs, name: 'nothere' }, elements: [{ key: ['198.18.0.1'] }] }) },
+  { name: 'elements added with an existing set', tx: () => new Transaction().add({ set: { ...ports, elements: [{ key: ['198.18.0.3'], value: [8080] }] } }) },
+  {
+    name: 'rules at positions',
+    tx: (h) =>
+      new Transaction()
+        .insert({ rule: { ...inInput(rule('ip').match(tcp.dport, 22).drop(), 'before-lookup'), position: h('lookup') } }, { echo: true })
+        .add({ rule: { ...inInput(rule('ip').match(tcp.dport, 23).drop(), 'after-jump'), position: h('jump') } })
+        .insert({ rule: inInput(rule('ip').match(tcp.dport, 21).drop(), 'first') }),
+  },
+  { name: 'replace of a rule', tx: (h) => new Transaction().replace({ rule: { ...inInput(rule('ip').match(tcp.dport, 2222).drop(), 'replaced'), handle: h('before-lookup') } }, { echo: true }) },
+  { name: 'delete of a rule', tx: (h) => new Transaction().delete({ rule: { ...inInput(rule('ip'), 'x'), handle: h('first') } }) },
+  { name: 'delete of a missing rule', tx: () => new Transaction().delete({ rule: { ...inInput(rule('ip'), 'x'), handle: 999999 } }) },
+  { name: 'destroy of a missing rule', tx: () => new Transaction().destroy({ rule: { ...inInput(rule('ip'), 'x'), handle: 999999 } }) },
+  { name: 'a rule at a missing position', tx: () => new Transaction().add({ rule: { ...inInput(rule('ip').drop(), 'bad'), position: 999999 } }) },
+  {
+    name: 'rules with inline sets',
+    tx: () =>
+      new Transaction()
+        .add({ rule: inInput(rule('ip').lookupElements([ip.saddr], [{ key: ['198.18.1.1'] }, { key: ['198.18.1.2'] }]).accept(), 'inline') }, { echo: true })
+        .add({ rule: inInput(rule('ip').vmap(ip.saddr, [{ key: ['198.18.1.3'], value: { kind: 'jump', chain: 'a' } }]), 'inline-vmap') }),
+  },
+  { name: 'an inline verdict map to a missing chain', tx: () => new Transaction().add({ rule: inInput(rule('ip').vmap(ip.saddr, [{ key: ['198.18.1.4'], value: { kind: 'jump', chain: 'missing' } }]), 'bad') }) },
+  {
+    name: 'one refusal in a batch of good operations',
+    tx: () =>
+      new Transaction()
+        .add({ chain: chain('c') })
+        .add({ set: addrs, elements: [{ key: ['198.18.0.7'] }] })
+        .add({ rule: rule('ip').jump('a').rule('eq', 'c') })
+        .delete({ chain: chain('missing') })
+        .add({ chain: chain('d') }),
+  },
+  { name: 'flush of a set', tx: () => new Transaction().flush({ set: addrs }) },
+  { name: 'flush of a chain', tx: () => new Transaction().add({ rule: rule('ip').accept().rule('eq', 'b') }).flush({ chain: chain('input') }) },
+  { name: 'delete of a chain with rules', tx: () => new Transaction().add({ chain: chain('e') }).add({ rule: rule('ip').accept().rule('eq', 'e') }).add({ rule: rule('ip').drop().rule('eq', 'e') }) },
+  { name: 'delete of a chain with rules (2)', tx: () => new Transaction().delete({ chain: chain('e') }) },
+  { name: 'flush of a table', tx: () => new Transaction().add({ rule: rule('ip').accept().rule('eq', 'b') }).add({ rule: inInput(rule('ip').jump('a'), 'again') }).flush({ table }) },
+  { name: 'flush of a missing chain', tx: () => new Transaction().flush({ chain: chain('missing') }) },
+  { name: 'delete of a table', tx: () => new Transaction().add({ rule: inInput(rule('ip').jump('a'), 'again') }).delete({ table }) },
+];
+
+/**
+ * What a commit came to, comparable: 'ok' with the echoed rules' handles, or each refusal's errno,
+ * operation, element and reason.
+ */
+async function outcome(conn: NftConnection, tx: Transaction): Promise<string[]> {
+  try {
+    const { ruleHandles } = await conn.commit(tx);
+    return [`ok ${[...ruleHandles].map(([op, handle]) => `${op}:${handle}`).join(' ')}`.trim()];
+  } catch (err) {
+    if (!(err instanceof NftCommitError)) throw err;
+    return err.refusals.map((r) => `${r.errno} op ${r.operationIndex}${r.elementIndex !== undefined ? ` element ${r.elementIndex}` : ''}: ${r.reason ?? ''}`);
+  }
+}
+
+/** Every object's handle, in dump order: the fake allocates them as the kernel does. */
+function handlesOf(rs: Ruleset): string {
+  return [rs.tables, rs.chains, rs.sets, rs.rules].map((list) => list.map((o) => o.handle).join(',')).join(' | ');
+}
+
+/** A connection's rule handles by comment. */
+async function handles(conn: NftConnection): Promise<(comment: string) => number> {
+  const rules = (await conn.dump({ table: 'eq' })).rules;
+  return (comment) => {
+    const r = rules.find((x) => x.comment === comment);
+    if (r?.handle === undefined) throw new Error(`no rule "${comment}"`);
+    return r.handle;
+  };
+}
+
+describe('FakeNftables behaves as the kernel', () => {
+  let ns: Netns;
+  let kernel: Nftables;
+  const fake = new FakeNftables();
+  beforeAll(() => {
+    ns = Netns.create();
+    kernel = Nftables.open({ netns: ns.name });
+  });
+  afterAll(() => {
+    kernel?.close();
+    ns?.remove();
+  });
+
+  it('step by step: outcome, generation and ruleset', async () => {
+    const seen: string[] = [];
+    for (const step of steps) {
+      const gens = [await kernel.generation(), await fake.generation()];
+      const kernelOutcome = await outcome(kernel, step.tx(await handles(kernel)));
+      const fakeOutcome = await outcome(fake, step.tx(await handles(fake)));
+      seen.push(`${step.name}: ${kernelOutcome.join('; ')}`);
+      expect({ step: step.name, outcome: fakeOutcome }).toEqual({ step: step.name, outcome: kernelOutcome });
+      expect({ step: step.name, steps: (await fake.generation()) - gens[1]! }).toEqual({ step: step.name, steps: (await kernel.generation()) - gens[0]! });
+      expect({ step: step.name, handles: handlesOf(await fake.dump()) }).toEqual({ step: step.name, handles: handlesOf(await kernel.dump()) });
+      expect({ step: step.name, ruleset: fake.render() }).toEqual({ step: step.name, ruleset: renderRuleset(await kernel.dump()) });
+    }
+    console.log(seen.join('\n'));
+  });
+});
