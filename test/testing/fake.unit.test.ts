@@ -49,7 +49,7 @@ describe('commits', () => {
       .delete({ chain: chain('missing') })
       .add({ rule: rule('ip').jump('nowhere').rule('t', 'c') });
     const err = await refused(fake, tx);
-    expect(err.refusals.map((r) => [r.code ?? r.errno, r.operationIndex])).toEqual([
+    expect(err.refusals.map((r) => [r.errno, r.operationIndex])).toEqual([
       [2, 2],
       [2, 3],
     ]);
