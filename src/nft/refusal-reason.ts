@@ -54,7 +54,7 @@ export interface RefusalExplanation {
   conflict?: RefusedObject;
 }
 
-const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
+export const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
   table: WireKind.Table,
   chain: WireKind.Chain,
   rule: WireKind.Rule,

@@ -37,10 +37,17 @@ function applyTable(state: RulesetState, op: Of<'table'>): Fault[] {
   switch (op.verb) {
     case 'add':
     case 'create':
-      if (!t) return state.addTable(withoutHandle(op.table)), [];
+      if (!t) {
+        state.addTable(withoutHandle(op.table));
+        return [];
+      }
       if (op.verb === 'create') return [fault(ERRNO.EEXIST, WireKind.Table, [NFTA.TABLE_NAME])];
-      // The table's flags are sent with every add (see encode.ts), and replace the table's.
-      if ((t.table.flags ?? []).join() !== (flags ?? []).join()) (t.table = withFlags(t.table, flags)), state.changes++;
+      // The table's flags are sent with every add (see encode.ts), and replace the table's; an
+      // add that changes nothing records nothing.
+      if ((t.table.flags ?? []).join() !== (flags ?? []).join()) {
+        t.table = withFlags(t.table, flags);
+        state.changes++;
+      }
       return [];
     case 'delete':
     case 'destroy':
@@ -81,8 +88,8 @@ function applyChain(state: RulesetState, op: Of<'chain'>): Fault[] {
     return [];
   }
   if (op.verb === 'create') return [fault(ERRNO.EEXIST, WireKind.Chain, [NFTA.CHAIN_NAME])];
+  const refused = updateChain(existing, c);
   // The kernel records an update of the chain even when nothing of it changes.
-  const refused = updateChain(existing.chain, c, (updated) => (existing.chain = updated));
   if (refused.length === 0) state.changes++;
   return refused;
 }
@@ -93,14 +100,15 @@ function flushChain(state: RulesetState, c: FakeChain): void {
 }
 
 /** `add` of an existing chain: a base chain's hook must be the same; its policy may change. */
-function updateChain(old: Chain, c: Chain, set: (c: Chain) => void): Fault[] {
+function updateChain(existing: FakeChain, c: Chain): Fault[] {
   if (!c.base) return [];
+  const old = existing.chain;
   const base = old.base;
   if (!base) return [fault(ERRNO.EEXIST, WireKind.Chain)];
   if (base.type !== c.base.type) return [fault(ERRNO.EEXIST, WireKind.Chain)];
   // A base chain's hook and priority do not change in place.
   if (base.hook !== c.base.hook || base.priority !== c.base.priority) return [fault(ERRNO.EOPNOTSUPP, WireKind.Chain)];
-  if (c.base.policy !== undefined && c.base.policy !== (base.policy ?? 'accept')) set({ ...old, base: { ...base, policy: c.base.policy } });
+  if (c.base.policy !== undefined && c.base.policy !== (base.policy ?? 'accept')) existing.chain = { ...old, base: { ...base, policy: c.base.policy } };
   return [];
 }
 

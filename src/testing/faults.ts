@@ -4,7 +4,7 @@
 
 import { ERRNO } from '../nft/netlink/constants.js';
 import { WireKind } from '../nft/netlink/wire.js';
-import { NFTA } from '../nft/refusal-reason.js';
+import { KIND_OF_OPERATION, NFTA } from '../nft/refusal-reason.js';
 import type { Operation } from '../nft/index.js';
 
 /** One refused message of an operation (the operation's index is added by the caller). */
@@ -26,14 +26,6 @@ export const elementFault = (errno: number, index: number): Fault => fault(errno
 
 /** A fault on expression `index` of a rule message. */
 export const exprFault = (errno: number, index: number): Fault => fault(errno, WireKind.Rule, [NFTA.RULE_EXPRESSIONS, 0, NFTA.LIST_ELEM, index]);
-
-const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
-  table: WireKind.Table,
-  chain: WireKind.Chain,
-  rule: WireKind.Rule,
-  set: WireKind.Set,
-  element: WireKind.Elements,
-};
 
 /** A refusal a test asked for (FakeNftables.refuse): the operation's own message, no attribute. */
 export function injectedFault(op: Operation, errno: number, elementIndex: number | undefined): Fault {
