@@ -11,7 +11,7 @@ import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
 import { dataOf, identityOf, storedElement } from './elements.js';
 import { elementFault, exprFault, fault, missingAt, type Fault } from './faults.js';
-import { chainInUse, setInUse, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
+import { chainInUse, setInUse, writableElements, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
 
 type Of<K extends Operation['kind']> = Extract<Operation, { kind: K }>;
 
@@ -120,7 +120,8 @@ function applySet(state: RulesetState, op: Of<'set'>): Fault[] {
     const set = t.sets.get(s.name);
     if (!set) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_SET)];
     state.changes += set.elements.size;
-    set.elements.clear();
+    set.elements = new Map();
+    set.ownsElements = true;
     return [];
   }
   if (!t) return [missingAt(WireKind.Set, NFTA.SET_TABLE)];
@@ -141,7 +142,7 @@ function applySet(state: RulesetState, op: Of<'set'>): Fault[] {
     state.changes++;
     return [];
   }
-  const created: FakeSet = { set: { ...declaration(s), handle: ++t.lastHandle }, elements: new Map() };
+  const created: FakeSet = { set: { ...declaration(s), handle: ++t.lastHandle }, elements: new Map(), ownsElements: true };
   t.sets.set(s.name, created);
   state.changes++;
   return s.elements?.length ? addElements(state, t, created, 'add', s.elements) : [];
@@ -167,9 +168,12 @@ function applyElements(state: RulesetState, op: Of<'element'>): Fault[] {
   for (let i = 0; i < op.elements.length; i++) {
     const id = identity(s.set, op.elements[i]!);
     if (id === undefined) return [elementFault(ERRNO.EINVAL, i)];
-    if (s.elements.delete(id)) state.changes++;
-    else if (op.verb === 'destroy') continue;
-    else return [elementFault(ERRNO.ENOENT, i)];
+    if (!s.elements.has(id)) {
+      if (op.verb === 'destroy') continue;
+      return [elementFault(ERRNO.ENOENT, i)];
+    }
+    writableElements(s).delete(id);
+    state.changes++;
   }
   return [];
 }
@@ -191,7 +195,7 @@ function addElements(state: RulesetState, t: FakeTable, s: FakeSet, verb: 'add' 
       continue;
     }
     if (s.set.size !== undefined && s.elements.size >= s.set.size) return [elementFault(ERRNO.ENFILE, i)];
-    s.elements.set(id, storedElement(s.set, e));
+    writableElements(s).set(id, storedElement(s.set, e));
     state.changes++;
   }
   return [];
@@ -281,7 +285,7 @@ function bindInlineSet(state: RulesetState, t: FakeTable | undefined, r: Rule, e
   }
   const name = inline.name && !inline.name.includes('%d') ? inline.name : anonymousName();
   const set: NftSet = { ...declaration(inline), family: r.family, table: r.table, name, anonymous: true, handle: ++t.lastHandle };
-  const fakeSet: FakeSet = { set, elements: new Map() };
+  const fakeSet: FakeSet = { set, elements: new Map(), ownsElements: true };
   const refused = addElements(state, t, fakeSet, 'add', elements);
   faults.push(...refused.map((f) => ({ ...f, inlineExpr: k })));
   return { ...e, set: name, inline: { ...set, elements: [...fakeSet.elements.values()] } };

@@ -13,8 +13,22 @@ export interface FakeChain {
 export interface FakeSet {
   /** The declaration, with its handle and without elements. */
   set: NftSet;
-  /** By element identity (elementKey). */
+  /** By element identity (elementKey). Change it through writableElements(). */
   elements: Map<string, SetElement>;
+  /** Whether `elements` is this object's own, or still shared with the ruleset this one copies. */
+  ownsElements: boolean;
+}
+
+/**
+ * The set's elements, to change: a copy's sets share their elements with the ruleset they copy
+ * until they change, so that a small commit does not copy every element of a large map.
+ */
+export function writableElements(s: FakeSet): Map<string, SetElement> {
+  if (!s.ownsElements) {
+    s.elements = new Map(s.elements);
+    s.ownsElements = true;
+  }
+  return s.elements;
 }
 
 export interface FakeTable {
@@ -65,7 +79,7 @@ export class RulesetState {
       const chains = new Map<string, FakeChain>();
       for (const [name, ch] of t.chains) chains.set(name, { chain: ch.chain, rules: ch.rules.slice() });
       const sets = new Map<string, FakeSet>();
-      for (const [name, s] of t.sets) sets.set(name, { set: s.set, elements: new Map(s.elements) });
+      for (const [name, s] of t.sets) sets.set(name, { set: s.set, elements: s.elements, ownsElements: false });
       const copy: FakeTable = { table: t.table, lastHandle: t.lastHandle, chains, sets };
       c.tables.set(k, copy);
       c.copied.set(copy, t);
