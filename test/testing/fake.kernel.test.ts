@@ -214,6 +214,13 @@ describe('FakeNftables behaves as the kernel', () => {
     expect(fake.render()).toBe(renderRuleset(await kernel.dump()));
   });
 
+  it("a transaction of the kernel's connection commits on the fake as well", async () => {
+    const tx = kernel.transaction().add({ table }).add({ chain: chain('bound') }).add({ set: addrs }).add({ set: addrs, elements: [{ key: ['198.18.0.5'] }] });
+    await fake.commit(tx);
+    await kernel.commit(tx);
+    expect(fake.render()).toBe(renderRuleset(await kernel.dump()));
+  });
+
   it('a stale generation: NftGenerationError, nothing applied', async () => {
     for (const conn of [kernel, fake] as NftConnection[]) {
       const generation = await conn.generation();
