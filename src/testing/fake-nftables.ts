@@ -37,25 +37,38 @@ interface InjectedRefusal {
 
 /**
  * An in-memory nf_tables for tests: a connection (NftConnection) that commits, checks and dumps as
- * the kernel does, without root or a network namespace, in the style of knftables' Fake.
+ * the kernel does, without root or a network namespace, in the style of knftables' Fake. Each
+ * behaviour below is compared with the kernel's (Linux 6.18) in test/testing/fake.kernel.test.ts.
  *
- * Modelled: transactions applied atomically (a refused one changes nothing, and every refusal of
- * the batch is reported, as the kernel continues a refused batch to report them all); one
- * generation step per committed transaction and NftGenerationError for a stale `generation`; the
- * verbs' semantics (add of an existing object is no error unless it differs as the kernel checks,
- * create of one is EEXIST, delete of a missing one ENOENT, destroy of a missing one nothing, flush
- * of a table deletes its rules, of a chain its rules, of a set its elements); EBUSY for deleting a
- * chain something jumps to or a set a rule uses (a chain's own rules go with it); ENOENT for a
- * missing table, chain, set, rule handle or position, and for a jump to a missing chain; elements
- * (EEXIST for a key there with other data, or any key for create; ENFILE past a set's size; ENOENT
- * for deleting a missing one); rule handles allocated per table as the kernel does, and echoed; a
- * rule's inline sets, bound to it; refusals explained as the kernel's are (NftCommitError with the
- * same reasons and objects). Dumps decode values as a kernel dump does; `render()` is the ruleset
- * as `nft -f` text.
+ * Modelled:
+ * - transactions applied atomically: a refused one changes nothing, and every refusal of the batch
+ *   is reported (the kernel goes on through a refused batch to report them all);
+ * - the generation: one step per committed transaction that changes something (a batch of no-ops,
+ *   such as a destroy of what does not exist, leaves it; an add of an existing chain or set is an
+ *   update and moves it); NftGenerationError for a stale `generation`;
+ * - add of an existing table, chain or set is no error, unless it differs where the kernel checks
+ *   (a set's key, data or flags: EEXIST; a base chain's type: EEXIST, its hook or priority:
+ *   EOPNOTSUPP; a regular chain added as a base chain: EEXIST); a base chain's policy changes;
+ * - create of an existing object: EEXIST; delete of a missing one: ENOENT; destroy: nothing;
+ * - flush of a table or chain deletes its rules (a table's sets keep their elements), of a set its
+ *   elements; delete of a table takes everything in it;
+ * - delete of a chain a rule or a verdict map element jumps to, or of a set a rule uses: EBUSY (a
+ *   chain's own rules go with it);
+ * - ENOENT for a missing table, chain, set, rule handle or position, and for a jump to a missing
+ *   chain (to a base chain: EOPNOTSUPP);
+ * - elements: add of a key that is there is nothing with the same data, EEXIST with other data;
+ *   create of one EEXIST; ENFILE past the set's `size`; delete of a missing one ENOENT; elements
+ *   given with a set that exists already ENOENT (they name the set by the id of a set the batch
+ *   creates);
+ * - handles: one counter per table for its chains, sets and rules, as the kernel allocates them
+ *   (also those a refused batch took), echoed for rules queued with `{ echo: true }`;
+ * - a rule's inline sets, bound to it and dumped inside its lookups;
+ * - refusals explained as the kernel's are: NftCommitError with the same reasons and objects.
+ * Dumps decode values as a kernel dump does; `render()` is the ruleset as `nft -f` text.
  *
  * Not modelled: packets (counters, dynamic sets filled from the packet path, timeouts expiring);
- * interval sets beyond their elements as given (no merging or overlap checks: each element is one,
- * also towards `size`); jump loops and depth (ELOOP, EMLINK); the table flags `owner` and `dormant`
+ * interval sets beyond their elements as given (no merging or overlap checks, each element counts
+ * once towards `size`); jump loops and depth (ELOOP, EMLINK); the table flags `owner` and `dormant`
  * beyond keeping them; type checks of expressions (a lookup's key length against its set's).
  */
 export class FakeNftables implements NftConnection {
