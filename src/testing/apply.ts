@@ -9,7 +9,7 @@ import { WireKind } from '../nft/netlink/wire.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
-import { dataOf, identityOf, storedElement } from './elements.js';
+import { dataOf, fitted, identityOf } from './elements.js';
 import { elementFault, exprFault, fault, missingAt, type Fault } from './faults.js';
 import { chainInUse, setInUse, writableElements, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
 
@@ -166,7 +166,7 @@ function applyElements(state: RulesetState, op: Of<'element'>): Fault[] {
   if (!s) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_SET)];
   if (op.verb === 'add' || op.verb === 'create') return addElements(state, t, s, op.verb, op.elements);
   for (let i = 0; i < op.elements.length; i++) {
-    const id = identity(s.set, op.elements[i]!);
+    const id = identityOf(s.set, op.elements[i]!);
     if (id === undefined) return [elementFault(ERRNO.EINVAL, i)];
     if (!s.elements.has(id)) {
       if (op.verb === 'destroy') continue;
@@ -184,29 +184,21 @@ function applyElements(state: RulesetState, op: Of<'element'>): Fault[] {
  */
 function addElements(state: RulesetState, t: FakeTable, s: FakeSet, verb: 'add' | 'create', elements: readonly SetElement[]): Fault[] {
   for (let i = 0; i < elements.length; i++) {
-    const e = elements[i]!;
-    const id = identity(s.set, e);
-    if (id === undefined) return [elementFault(ERRNO.EINVAL, i)];
-    const target = verdictFault(t, e.value);
+    const fit = fitted(s.set, elements[i]!);
+    if (fit === undefined) return [elementFault(ERRNO.EINVAL, i)];
+    const { id, element } = fit;
+    const target = verdictFault(t, element.value);
     if (target !== undefined) return [elementFault(target, i)];
     const old = s.elements.get(id);
     if (old) {
-      if (verb === 'create' || dataOf(s.set, old) !== dataOf(s.set, e)) return [elementFault(ERRNO.EEXIST, i)];
+      if (verb === 'create' || dataOf(s.set, old) !== dataOf(s.set, element)) return [elementFault(ERRNO.EEXIST, i)];
       continue;
     }
     if (s.set.size !== undefined && s.elements.size >= s.set.size) return [elementFault(ERRNO.ENFILE, i)];
-    writableElements(s).set(id, storedElement(s.set, e));
+    writableElements(s).set(id, element);
     state.changes++;
   }
   return [];
-}
-
-function identity(s: NftSet, e: SetElement): string | undefined {
-  try {
-    return identityOf(s, e);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The errno the kernel answers a verdict with (a jump or goto to a missing or a base chain), if any. */

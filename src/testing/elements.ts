@@ -6,8 +6,32 @@ import { decodeValues, elementKey, encodeValues, valuesKey } from '../nft/values
 
 const isInterval = (s: NftSet): boolean => s.anonymous === true || (s.flags ?? []).includes('interval');
 
-/** The element's identity in the set; throws a RangeError for a key that does not fit the set's types. */
-export const identityOf = (s: NftSet, e: SetElement): string => elementKey(s, e);
+/**
+ * The element's identity in the set and the element as the fake keeps it, or undefined where the
+ * kernel answers EINVAL: a key or data that does not fit the set's types, data missing in a map or
+ * given to a set, a verdict where the map holds values or the other way round.
+ */
+export function fitted(s: NftSet, e: SetElement): { id: string; element: SetElement } | undefined {
+  const v = e.value;
+  if ((s.data === undefined) !== (v === undefined)) return undefined;
+  if (v !== undefined && (s.data === 'verdict') === Array.isArray(v)) return undefined;
+  const id = identityOf(s, e);
+  if (id === undefined) return undefined;
+  try {
+    return { id, element: storedElement(s, e) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The element's identity in the set (its data aside), or undefined for a key that does not fit. */
+export function identityOf(s: NftSet, e: Pick<SetElement, 'key' | 'keyEnd'>): string | undefined {
+  try {
+    return elementKey(s, e);
+  } catch {
+    return undefined;
+  }
+}
 
 /** What the element's data is, to compare: '' for none. */
 export function dataOf(s: NftSet, e: SetElement): string {
@@ -21,7 +45,7 @@ export function dataOf(s: NftSet, e: SetElement): string {
  * The element as a dump reads it back: keys and data in the spelling the types decode to (an
  * interval set's ranges stay as given).
  */
-export function storedElement(s: NftSet, e: SetElement): SetElement {
+function storedElement(s: NftSet, e: SetElement): SetElement {
   const out: SetElement = { key: isInterval(s) ? [...e.key] : decodeValues(s.key, encodeValues(s.key, e.key, `set ${s.name}`)) };
   if (e.keyEnd !== undefined) out.keyEnd = [...e.keyEnd];
   const v = e.value;

@@ -90,6 +90,11 @@ const steps: Step[] = [
   { name: 'delete of a missing element', tx: () => new Transaction().delete({ set: addrs, elements: [{ key: ['198.18.0.1'] }, { key: ['198.18.0.9'] }] }) },
   { name: 'destroy of a missing element', tx: () => new Transaction().destroy({ set: addrs, elements: [{ key: ['198.18.0.1'] }, { key: ['198.18.0.9'] }] }) },
   { name: 'map elements', tx: () => new Transaction().add({ set: ports, elements: [{ key: ['198.18.0.1'], value: [80] }, { key: ['198.18.0.2'], value: [443] }] }) },
+  // Elements the caller encodes with a set object other than the kernel's.
+  { name: 'a map element without data', tx: () => new Transaction().add({ set: { ...ports, data: undefined }, elements: [{ key: ['198.18.0.5'] }] }) },
+  { name: 'a set element with data', tx: () => new Transaction().add({ set: { ...addrs, data: [inet_service] }, elements: [{ key: ['198.18.0.5'], value: [1] }] }) },
+  { name: 'a map element with a verdict', tx: () => new Transaction().add({ set: { ...ports, data: 'verdict' }, elements: [{ key: ['198.18.0.5'], value: { kind: 'accept' } }] }) },
+  { name: 'an element of another key type', tx: () => new Transaction().add({ set: { ...addrs, key: [inet_service] }, elements: [{ key: [80] }] }) },
   { name: 'add of a map element with the same data', tx: () => new Transaction().add({ set: ports, elements: [{ key: ['198.18.0.1'], value: [80] }] }) },
   { name: 'add of a map element with other data', tx: () => new Transaction().add({ set: ports, elements: [{ key: ['198.18.0.2'], value: [444] }] }) },
   { name: 'a verdict map element to a chain', tx: () => new Transaction().add({ set: jumps, elements: [{ key: ['198.18.0.1'], value: { kind: 'goto', chain: 'b' } }] }) },

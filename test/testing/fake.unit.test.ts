@@ -303,6 +303,19 @@ describe('elements', () => {
     expect(jump.reason).toBe("chain x (the element's jump target) does not exist in table ip t");
   });
 
+  it("encoded with a set object other than the fake's: EINVAL at that element", async () => {
+    const fake = await fakeWithObjects();
+    const cases: Transaction[] = [
+      new Transaction().add({ set: { ...ports, data: undefined }, elements: [{ key: ['198.18.0.5'] }] }),
+      new Transaction().add({ set: { ...addrs, data: [inet_service] }, elements: [{ key: ['198.18.0.5'], value: [1] }] }),
+      new Transaction().add({ set: { ...ports, data: 'verdict' }, elements: [{ key: ['198.18.0.5'], value: { kind: 'accept' } }] }),
+    ];
+    for (const tx of cases) {
+      const err = await refused(fake, tx);
+      expect([err.code, err.elementIndex, err.reason]).toEqual(['EINVAL', 0, expect.stringContaining('compare the set\'s declared types and flags')]);
+    }
+  });
+
   it('given with an existing set: ENOENT (they name the set by the id of a set the batch did not create)', async () => {
     const fake = await fakeWithObjects();
     expect((await refused(fake, new Transaction().add({ set: { ...addrs, elements: [{ key: ['198.18.0.1'] }] } }))).code).toBe('ENOENT');
