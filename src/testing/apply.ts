@@ -118,11 +118,7 @@ function applySet(state: RulesetState, op: Of<'set'>): Fault[] {
   if (op.verb === 'flush') {
     if (!t) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_TABLE)];
     const set = t.sets.get(s.name);
-    if (!set) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_SET)];
-    state.changes += set.elements.size;
-    set.elements = new Map();
-    set.ownsElements = true;
-    return [];
+    return set ? flushSet(state, set) : [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_SET)];
   }
   if (!t) return [missingAt(WireKind.Set, NFTA.SET_TABLE)];
   const existing = t.sets.get(s.name);
@@ -148,6 +144,13 @@ function applySet(state: RulesetState, op: Of<'set'>): Fault[] {
   return s.elements?.length ? addElements(state, t, created, 'add', s.elements) : [];
 }
 
+function flushSet(state: RulesetState, s: FakeSet): Fault[] {
+  state.changes += s.elements.size;
+  s.elements = new Map();
+  s.ownsElements = true;
+  return [];
+}
+
 /** What the kernel compares when a set is added again (nft_set_is_same): key, data and flags. */
 function sameSet(a: NftSet, b: NftSet): boolean {
   const ka = typeIdOf(a.key);
@@ -160,11 +163,16 @@ function sameSet(a: NftSet, b: NftSet): boolean {
 }
 
 function applyElements(state: RulesetState, op: Of<'element'>): Fault[] {
+  const { verb } = op;
+  const adding = verb === 'add' || verb === 'create';
+  // A message without elements: the kernel refuses it to add, and takes it as a flush to delete.
+  if (adding && op.elements.length === 0) return [fault(ERRNO.EINVAL, WireKind.Elements)];
   const t = state.table(op.set.family, op.set.table);
   if (!t) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_TABLE)];
   const s = t.sets.get(op.set.name);
   if (!s) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_SET)];
-  if (op.verb === 'add' || op.verb === 'create') return addElements(state, t, s, op.verb, op.elements);
+  if (verb === 'add' || verb === 'create') return addElements(state, t, s, verb, op.elements);
+  if (op.elements.length === 0) return flushSet(state, s);
   for (let i = 0; i < op.elements.length; i++) {
     const id = identityOf(s.set, op.elements[i]!);
     if (id === undefined) return [elementFault(ERRNO.EINVAL, i)];

@@ -100,6 +100,9 @@ const steps: Step[] = [
   { name: 'a verdict map element to a chain', tx: () => new Transaction().add({ set: jumps, elements: [{ key: ['198.18.0.1'], value: { kind: 'goto', chain: 'b' } }] }) },
   { name: 'a verdict map element to a missing chain', tx: () => new Transaction().add({ set: jumps, elements: [{ key: ['198.18.0.2'], value: { kind: 'jump', chain: 'missing' } }] }) },
   { name: 'delete of a chain a map element goes to', tx: () => new Transaction().delete({ chain: chain('b') }) },
+  { name: 'no elements for a missing set', tx: () => new Transaction().add({ set: { ...addrs, name: 'nothere' }, elements: [] }).delete({ set: { ...addrs, name: 'nothere' }, elements: [] }) },
+  { name: 'no elements to add', tx: () => new Transaction().add({ set: ports, elements: [] }) },
+  { name: 'no elements to destroy in a missing set', tx: () => new Transaction().destroy({ set: { ...addrs, name: 'nothere' }, elements: [] }) },
   { name: 'elements in a missing set', tx: () => new Transaction().add({ set: { ...addrs, name: 'nothere' }, elements: [{ key: ['198.18.0.1'] }] }) },
   { name: 'elements added with an existing set', tx: () => new Transaction().add({ set: { ...ports, elements: [{ key: ['198.18.0.3'], value: [8080] }] } }) },
   {
@@ -142,6 +145,7 @@ const steps: Step[] = [
   },
   { name: 'add of an existing concatenation key with other data', tx: () => new Transaction().add({ set: services, elements: [{ key: ['198.18.0.10', 'tcp', 80], value: ['198.18.0.20', 8081] }] }) },
   { name: 'delete of a concatenation key and an interval', tx: () => new Transaction().delete({ set: services, elements: [{ key: ['198.18.0.11', 'udp', 53] }] }).delete({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }] }) },
+  { name: 'delete of no elements', tx: () => new Transaction().add({ set: addrs, elements: [{ key: ['198.18.0.8'] }] }).delete({ set: addrs, elements: [] }) },
   { name: 'flush of a set', tx: () => new Transaction().flush({ set: addrs }) },
   { name: 'flush of a chain', tx: () => new Transaction().add({ rule: rule('ip').accept().rule('eq', 'b') }).flush({ chain: chain('input') }) },
   { name: 'delete of a chain with rules', tx: () => new Transaction().add({ chain: chain('e') }).add({ rule: rule('ip').accept().rule('eq', 'e') }).add({ rule: rule('ip').drop().rule('eq', 'e') }) },

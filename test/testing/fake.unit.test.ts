@@ -303,6 +303,13 @@ describe('elements', () => {
     expect(jump.reason).toBe("chain x (the element's jump target) does not exist in table ip t");
   });
 
+  it('none: EINVAL to add, a flush to delete', async () => {
+    const fake = await fakeWithObjects();
+    expect((await refused(fake, new Transaction().add({ set: addrs, elements: [] }))).code).toBe('EINVAL');
+    await fake.commit(new Transaction().add({ set: addrs, elements: [{ key: ['198.18.0.1'] }] }).delete({ set: addrs, elements: [] }));
+    expect((await fake.dumpSetElements(addrs)).elements).toEqual([]);
+  });
+
   it("encoded with a set object other than the fake's: EINVAL at that element", async () => {
     const fake = await fakeWithObjects();
     const cases: Transaction[] = [
