@@ -90,6 +90,8 @@ export class FakeNftables implements NftConnection {
     this.open();
     // A transaction of the kernel's connection may have sent parts to the addon: not needed here.
     tx.endStream()?.cancel();
+    // Nothing to send: nothing reaches the kernel, whose generation is then not compared either.
+    if (tx.size === 0) return commitResult(tx, new Map());
     if (opts.generation !== undefined && opts.generation !== this.gen) {
       throw commitFailure([{ errno: ERRNO.ERESTART, kernelMessage: '', operationIndex: -1 }], opts.generation);
     }
@@ -115,7 +117,8 @@ export class FakeNftables implements NftConnection {
 
   async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }> {
     const dumped = (await this.dump({ family: set.family, table: set.table })).sets.find((s) => s.name === set.name);
-    if (!dumped) throw Object.assign(new Error(`nftlink: set ${set.family} ${set.table} ${set.name} does not exist`), { errno: ERRNO.ENOENT, code: 'ENOENT' });
+    // The addon's words for the kernel's answer (native/).
+    if (!dumped) throw new Error('nftlink: the kernel refused the set element dump: No such file or directory (errno 2)');
     return { generation: this.gen, elements: dumped.elements ?? [] };
   }
 

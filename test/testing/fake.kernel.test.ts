@@ -230,9 +230,16 @@ describe('FakeNftables behaves as the kernel', () => {
     expect(fake.render()).toBe(renderRuleset(await kernel.dump()));
   });
 
-  it('a stale generation: NftGenerationError, nothing applied', async () => {
+  it("a missing set's element dump: the same error", async () => {
+    const missing = { ...addrs, name: 'nothere' };
+    const errors = await Promise.all([kernel, fake].map((conn) => conn.dumpSetElements(missing).catch((e: unknown) => e)));
+    expect(errors[1]).toEqual(errors[0]);
+  });
+
+  it('a stale generation: NftGenerationError, nothing applied (an empty transaction sends nothing: no error)', async () => {
     for (const conn of [kernel, fake] as NftConnection[]) {
       const generation = await conn.generation();
+      await conn.commit(new Transaction(), { generation: generation - 1 });
       await conn.commit(new Transaction().add({ table }).add({ chain: chain('moved') }));
       const err = await conn.commit(new Transaction().add({ chain: chain('stale') }), { generation }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(NftGenerationError);
