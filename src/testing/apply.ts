@@ -55,23 +55,15 @@ function applyTable(state: RulesetState, op: Of<'table'>): Fault[] {
       state.deleteTable(t);
       return [];
     case 'flush':
-      // `flush table` deletes the rules of every chain of the table (sets keep their elements).
-      if (!t) return [missingAt(WireKind.Rule, NFTA.RULE_TABLE)];
-      for (const c of t.chains.values()) flushChain(state, c);
-      return [];
+      // The rules of every chain of the table: its sets keep their elements.
+      return flushRules(state, op.table.family, op.table.name, undefined);
   }
 }
 
 function applyChain(state: RulesetState, op: Of<'chain'>): Fault[] {
   const c = op.chain;
+  if (op.verb === 'flush') return flushRules(state, c.family, c.table, c.name);
   const t = state.table(c.family, c.table);
-  if (op.verb === 'flush') {
-    if (!t) return [missingAt(WireKind.Rule, NFTA.RULE_TABLE)];
-    const chain = t.chains.get(c.name);
-    if (!chain) return [missingAt(WireKind.Rule, NFTA.RULE_CHAIN)];
-    flushChain(state, chain);
-    return [];
-  }
   if (!t) return [missingAt(WireKind.Chain, NFTA.CHAIN_TABLE)];
   const existing = t.chains.get(c.name);
   if (op.verb === 'delete' || op.verb === 'destroy') {
@@ -94,9 +86,20 @@ function applyChain(state: RulesetState, op: Of<'chain'>): Fault[] {
   return refused;
 }
 
-function flushChain(state: RulesetState, c: FakeChain): void {
-  state.changes += c.rules.length;
-  c.rules = [];
+/**
+ * What `flush table` and `flush chain` send (encode.ts): a rule delete without a handle, for every
+ * rule of the table or of one chain.
+ */
+function flushRules(state: RulesetState, family: string, table: string, chain: string | undefined): Fault[] {
+  const t = state.table(family, table);
+  if (!t) return [missingAt(WireKind.Rule, NFTA.RULE_TABLE)];
+  const chains = chain === undefined ? [...t.chains.values()] : [t.chains.get(chain)];
+  for (const c of chains) {
+    if (!c) return [missingAt(WireKind.Rule, NFTA.RULE_CHAIN)];
+    state.changes += c.rules.length;
+    c.rules = [];
+  }
+  return [];
 }
 
 /** `add` of an existing chain: a base chain's hook must be the same; its policy may change. */
