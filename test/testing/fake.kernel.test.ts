@@ -224,7 +224,18 @@ describe('FakeNftables behaves as the kernel', () => {
   });
 
   it("a transaction of the kernel's connection commits on the fake as well", async () => {
-    const tx = kernel.transaction().add({ table }).add({ chain: chain('bound') }).add({ set: addrs }).add({ set: addrs, elements: [{ key: ['198.18.0.5'] }] });
+    // Elements from a generator are encoded as they are read (a stream), not kept.
+    function* streamed(): Generator<{ key: string[] }> {
+      for (let i = 0; i < 3; i++) yield { key: [`198.18.3.${i}`] };
+    }
+    const tx = kernel
+      .transaction()
+      .add({ table })
+      .add({ chain: chain('bound') })
+      .add({ set: addrs })
+      .add({ set: addrs, elements: [{ key: ['198.18.0.5'] }] })
+      .add({ set: { ...addrs, name: 'streamed' } })
+      .add({ set: { ...addrs, name: 'streamed' }, elements: streamed() });
     await fake.commit(tx);
     await kernel.commit(tx);
     expect(fake.render()).toBe(renderRuleset(await kernel.dump()));
