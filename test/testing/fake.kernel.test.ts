@@ -1,8 +1,9 @@
 // FakeNftables against the kernel (needs root: a fresh network namespace): the same transactions,
-// refused ones included, go to both, and after every step both must agree on the outcome (success,
-// or the same refusals: errno, operation, element and explained reason), on the generation's step
-// and on the ruleset as `nft -f` text. What the render shows is compared as it is; anonymous set
-// names, which differ by design, never appear in it (inline sets render by their elements).
+// refused ones included, go to both, and after every step both must agree on the outcome (success
+// with the echoed handles, or the same refusals: errno, operation, element and explained reason),
+// on the generation's step, on every object's handle and on the ruleset as `nft -f` text. Nothing
+// is normalized: anonymous set names, which differ by design (the encoder's prefix, the fake's
+// counter), never appear in the render (inline sets render by their elements).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NftCommitError, NftGenerationError, Nftables, renderRuleset, rule, ip, tcp, Transaction, types } from '../../src/index.js';
@@ -197,7 +198,7 @@ describe('FakeNftables behaves as the kernel', () => {
     ns?.remove();
   });
 
-  it('step by step: outcome, generation and ruleset', async () => {
+  it('step by step: outcome, generation, handles and ruleset', async () => {
     for (const step of steps) {
       const gens = [await kernel.generation(), await fake.generation()];
       const kernelOutcome = await outcome(kernel, step.tx(await handles(kernel)));
