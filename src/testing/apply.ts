@@ -9,7 +9,7 @@ import { WireKind } from '../nft/netlink/wire.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
-import { dataOf, fitted, identityOf } from './elements.js';
+import { dataOf, fitted, identityOf, overlapsHeld } from './elements.js';
 import { elementFault, exprFault, fault, missingAt, type Fault } from './faults.js';
 import { chainInUse, setInUse, writableElements, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
 
@@ -205,6 +205,7 @@ function addElements(state: RulesetState, t: FakeTable, s: FakeSet, verb: 'add' 
       if (verb === 'create' || dataOf(s.set, old) !== dataOf(s.set, element)) return [elementFault(ERRNO.EEXIST, i)];
       continue;
     }
+    if (overlapsHeld(s.set, s.elements.values(), element)) return [elementFault(ERRNO.EEXIST, i)];
     if (s.set.size !== undefined && s.elements.size >= s.set.size) return [elementFault(ERRNO.ENFILE, i)];
     writableElements(s).set(id, element);
     state.changes++;

@@ -2,7 +2,7 @@
 // spelt as a kernel dump decodes them, and their data comparable (a clash is other data).
 
 import type { NftSet, SetElement } from '../nft/index.js';
-import { decodeValues, elementKey, encodeValues, valuesKey } from '../nft/values.js';
+import { compareBytes, decodeValues, elementKey, encodeValues, parseIntervalValue, valuesKey, type ByteRange } from '../nft/values.js';
 
 const isInterval = (s: NftSet): boolean => s.anonymous === true || (s.flags ?? []).includes('interval');
 
@@ -32,6 +32,24 @@ export function identityOf(s: NftSet, e: Pick<SetElement, 'key' | 'keyEnd'>): st
     return undefined;
   }
 }
+
+/**
+ * Whether the element's range meets one of the set's elements, in every field of its key: the
+ * ranges of an interval set do not overlap, and the kernel refuses such an element (EEXIST).
+ * `e` and the held elements fit the set (fitted()); only named interval sets are checked (an inline
+ * set's ranges are merged by the encoder).
+ */
+export function overlapsHeld(s: NftSet, held: Iterable<SetElement>, e: SetElement): boolean {
+  if (s.anonymous || !(s.flags ?? []).includes('interval')) return false;
+  const mine = fieldRanges(s, e);
+  for (const other of held) {
+    const theirs = fieldRanges(s, other);
+    if (mine.every((r, i) => compareBytes(r.from, theirs[i]!.to) <= 0 && compareBytes(theirs[i]!.from, r.to) <= 0)) return true;
+  }
+  return false;
+}
+
+const fieldRanges = (s: NftSet, e: SetElement): ByteRange[] => s.key.map((t, i) => parseIntervalValue(t, e.key[i]!, e.keyEnd?.[i], `set ${s.name}`));
 
 /** What the element's data is, to compare: '' for none. */
 export function dataOf(s: NftSet, e: SetElement): string {

@@ -57,9 +57,10 @@ interface InjectedRefusal {
  * - ENOENT for a missing table, chain, set, rule handle or position, and for a jump to a missing
  *   chain (to a base chain: EOPNOTSUPP);
  * - elements: add of a key that is there is nothing with the same data, EEXIST with other data;
- *   create of one EEXIST; ENFILE past the set's `size`; delete of a missing one ENOENT; elements
- *   given with a set that exists already ENOENT (they name the set by the id of a set the batch
- *   creates);
+ *   create of one EEXIST; a range that overlaps one of an interval set EEXIST; ENFILE past the
+ *   set's `size`; delete of a missing one ENOENT; EINVAL for one that does not fit the set's types;
+ *   none to add EINVAL, none to delete a flush of the set; elements given with a set that exists
+ *   already ENOENT (they name the set by the id of a set the batch creates);
  * - handles: one counter per table for its chains, sets and rules, as the kernel allocates them
  *   (also those a refused batch took), echoed for rules queued with `{ echo: true }`;
  * - a rule's inline sets, bound to it and dumped inside its lookups;
@@ -67,8 +68,8 @@ interface InjectedRefusal {
  * Dumps decode values as a kernel dump does; `render()` is the ruleset as `nft -f` text.
  *
  * Not modelled: packets (counters, dynamic sets filled from the packet path, timeouts expiring);
- * interval sets beyond their elements as given (no merging or overlap checks, each element counts
- * once towards `size`); jump loops and depth (ELOOP, EMLINK); the table flags `owner` and `dormant`
+ * interval sets beyond their ranges as given and their overlaps (no merging; a range counts once
+ * towards `size`, where the kernel may count its two ends); jump loops and depth (ELOOP, EMLINK); the table flags `owner` and `dormant`
  * beyond keeping them; type checks of expressions (a lookup's key length against its set's).
  */
 export class FakeNftables implements NftConnection {

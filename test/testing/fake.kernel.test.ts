@@ -144,6 +144,12 @@ const steps: Step[] = [
         .add({ set: services, elements: [{ key: ['198.18.0.10', 'tcp', 80], value: [ '198.18.0.20', 8080] }, { key: ['198.18.0.11', 'udp', 53], value: ['198.18.0.21', 5353] }] })
         .add({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }, { key: ['198.18.6.1-198.18.6.9'] }] }),
   },
+  { name: 'an interval inside another', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.4.128/25'] }] }) },
+  { name: 'an address inside an interval', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.5'] }] }) },
+  { name: 'an interval across the end of another', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.8-198.18.6.20'] }] }) },
+  { name: 'an interval that touches none', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.12-198.18.6.20'] }] }) },
+  { name: 'add of an existing interval', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }] }) },
+  { name: 'create of an existing interval', tx: () => new Transaction().create({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }] }) },
   { name: 'add of an existing concatenation key with other data', tx: () => new Transaction().add({ set: services, elements: [{ key: ['198.18.0.10', 'tcp', 80], value: ['198.18.0.20', 8081] }] }) },
   { name: 'delete of a concatenation key and an interval', tx: () => new Transaction().delete({ set: services, elements: [{ key: ['198.18.0.11', 'udp', 53] }] }).delete({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }] }) },
   { name: 'delete of no elements', tx: () => new Transaction().add({ set: addrs, elements: [{ key: ['198.18.0.8'] }] }).delete({ set: addrs, elements: [] }) },

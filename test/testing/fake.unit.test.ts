@@ -305,6 +305,18 @@ describe('elements', () => {
     expect(jump.reason).toBe("chain x (the element's jump target) does not exist in table ip t");
   });
 
+  it('of an interval set: a range that overlaps another EEXIST, the same range nothing', async () => {
+    const fake = await fakeWithObjects();
+    const ranges: NftSet = { ...addrs, name: 'ranges', flags: ['interval'] };
+    await fake.commit(new Transaction().add({ set: ranges }).add({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }, { key: ['198.18.6.1-198.18.6.9'] }] }));
+    for (const key of ['198.18.4.128/25', '198.18.6.5', '198.18.6.8-198.18.6.20']) {
+      const err = await refused(fake, new Transaction().add({ set: ranges, elements: [{ key: [key] }] }));
+      expect([err.code, err.elementIndex]).toEqual(['EEXIST', 0]);
+    }
+    await fake.commit(new Transaction().add({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }, { key: ['198.18.6.12-198.18.6.20'] }] }));
+    expect(fake.render()).toContain('elements = { 198.18.4.0/24, 198.18.6.1-198.18.6.9, 198.18.6.12-198.18.6.20 }');
+  });
+
   it('none: EINVAL to add, a flush to delete', async () => {
     const fake = await fakeWithObjects();
     expect((await refused(fake, new Transaction().add({ set: addrs, elements: [] }))).code).toBe('EINVAL');
