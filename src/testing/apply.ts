@@ -242,22 +242,13 @@ function applyRule(state: RulesetState, op: Of<'rule'>, anonymousName: () => str
   if (!t) return [...faults, missingAt(WireKind.Rule, NFTA.RULE_TABLE)];
   const chain = t.chains.get(r.chain);
   if (!chain) return [...faults, missingAt(WireKind.Rule, NFTA.RULE_CHAIN)];
-  let at: number;
   // A new rule's handle is taken before its position and expressions are checked (and stays
   // taken when they are refused): a replaced rule keeps its own.
   const handle = op.verb === 'replace' ? r.handle! : ++t.lastHandle;
-  if (op.verb === 'replace') {
-    at = chain.rules.findIndex((x) => x.handle === r.handle);
-    if (at < 0) return [...faults, missingAt(WireKind.Rule, NFTA.RULE_HANDLE)];
-  } else if (r.position !== undefined) {
-    const p = chain.rules.findIndex((x) => x.handle === r.position);
-    if (p < 0) return [...faults, missingAt(WireKind.Rule, NFTA.RULE_POSITION)];
-    at = op.verb === 'add' ? p + 1 : p;
-  } else {
-    at = op.verb === 'add' ? chain.rules.length : 0;
-  }
-  const refused = exprs.findIndex((e) => exprErrno(t, e) !== undefined);
-  if (refused >= 0) return [...faults, exprFault(exprErrno(t, exprs[refused]!)!, refused)];
+  const at = placeOf(chain, op);
+  if (typeof at !== 'number') return [...faults, at];
+  const refused = exprFaultOf(t, exprs);
+  if (refused) return [...faults, refused];
   if (faults.length) return faults;
   const stored: Rule = { family: r.family, table: r.table, chain: r.chain, exprs, handle };
   if (r.comment !== undefined) stored.comment = r.comment;
@@ -267,11 +258,28 @@ function applyRule(state: RulesetState, op: Of<'rule'>, anonymousName: () => str
   return [];
 }
 
-/** What the kernel answers an expression with: a jump to a chain that is missing or a base chain, a missing set. */
-function exprErrno(t: FakeTable, e: Expr): number | undefined {
-  if (e.type === 'immediate' && e.verdict) return verdictFault(t, e.verdict);
-  if (e.type === 'lookup' && e.inline) return undefined;
-  if (e.type === 'lookup' || e.type === 'dynset') return t.sets.has(e.set) ? undefined : ERRNO.ENOENT;
+/** Where in its chain the rule goes: the index, or ENOENT for a handle or position not there. */
+function placeOf(chain: FakeChain, op: Of<'rule'>): number | Fault {
+  const { handle, position } = op.rule;
+  if (op.verb === 'replace') {
+    const at = chain.rules.findIndex((x) => x.handle === handle);
+    return at < 0 ? missingAt(WireKind.Rule, NFTA.RULE_HANDLE) : at;
+  }
+  if (position === undefined) return op.verb === 'add' ? chain.rules.length : 0;
+  const at = chain.rules.findIndex((x) => x.handle === position);
+  if (at < 0) return missingAt(WireKind.Rule, NFTA.RULE_POSITION);
+  return op.verb === 'add' ? at + 1 : at;
+}
+
+/** The first expression the kernel refuses: a jump to a chain that is missing or a base chain, a missing set. */
+function exprFaultOf(t: FakeTable, exprs: readonly Expr[]): Fault | undefined {
+  for (let k = 0; k < exprs.length; k++) {
+    const e = exprs[k]!;
+    let errno: number | undefined;
+    if (e.type === 'immediate' && e.verdict) errno = verdictFault(t, e.verdict);
+    else if ((e.type === 'lookup' && !e.inline) || e.type === 'dynset') errno = t.sets.has(e.set) ? undefined : ERRNO.ENOENT;
+    if (errno !== undefined) return exprFault(errno, k);
+  }
   return undefined;
 }
 
