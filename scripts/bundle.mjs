@@ -29,6 +29,8 @@ const bundle = await rollup({
   input: {
     // The package's entry ("exports" in package.json).
     index: dist('index.js'),
+    // "nftlink/testing": FakeNftables, for the tests of programs that use the library.
+    testing: dist('testing/index.js'),
     // bin/nftlink.js.
     cli: dist('cli/main.js'),
     // The benchmarks' measured processes (src/bench/cases.ts, src/bench/scale/cases.ts).

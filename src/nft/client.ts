@@ -2,9 +2,9 @@
 
 import { loadNative, type NativeBinding, type NativeError, type NativeHandle, type NativeRuleHandle } from '../native/binding.js';
 import { decodeRuleset, decodeSetElements, RulesetDecoder } from './netlink/decode.js';
-import { ERRNO, NFPROTO, type Family } from './netlink/constants.js';
-import { NftCommitError, NftGenerationError, type KernelRefusal } from './errors.js';
-import { refusalReason } from './refusal-reason.js';
+import { NFPROTO } from './netlink/constants.js';
+import type { KernelRefusal } from './errors.js';
+import { commitFailure, commitResult, operationRefusal } from './refusal.js';
 import type { EncodedRequest } from './netlink/encode.js';
 import type { NftSet, Ruleset, SetElement } from './objects.js';
 import { NativeRequestSink } from './native-sink.js';
@@ -83,11 +83,7 @@ export class Nftables implements NftConnection {
     }
     const result = streamed ? await streamed.end(generation) : await this.native.commit(this.handle, req.buffer);
     if (result.errors.length === 0) return result.handles;
-    const refusals = result.errors.map((e) => refusalOf(tx, req, e)).sort((a, b) => a.operationIndex - b.operationIndex);
-    if (generation !== undefined && refusals.some((r) => r.errno === ERRNO.ERESTART && r.operationIndex < 0)) {
-      throw new NftGenerationError(refusals, generation);
-    }
-    throw new NftCommitError(refusals);
+    throw commitFailure(result.errors.map((e) => refusalOf(tx, req, e)), generation);
   }
 
   /** Reads tables, chains, sets (with elements) and rules, all from one generation. */
@@ -143,36 +139,19 @@ function ruleHandlesOf(tx: Transaction, req: EncodedRequest, handles: readonly N
     const op = req.origins.op(h.op);
     if (op !== undefined) ruleHandles.set(op, h.handle);
   }
-  const missingHandles: number[] = [];
-  for (const i of tx.echoedRules) if (!ruleHandles.has(i)) missingHandles.push(i);
-  return { ruleHandles, missingHandles };
+  return commitResult(tx, ruleHandles);
 }
 
 function refusalOf(tx: Transaction, req: EncodedRequest, e: NativeError): KernelRefusal {
-  if (e.phase === 'batch' || e.op < 0) return { errno: e.errno, kernelMessage: e.message, operationIndex: -1 };
-  const op = req.origins.op(e.op);
+  const op = e.phase === 'batch' || e.op < 0 ? undefined : req.origins.op(e.op);
   if (op === undefined) return { errno: e.errno, kernelMessage: e.message, operationIndex: -1 };
-  const r: KernelRefusal = {
+  return operationRefusal(tx, {
     errno: e.errno,
     kernelMessage: e.message,
     operationIndex: op,
-    operation: tx.operation(op),
-  };
-  if (e.element >= 0) r.elementIndex = req.origins.callerElement(e.op, e.element);
-  const explained = refusalReason({
-    errno: e.errno,
-    op: r.operation,
     messageKind: req.origins.kind(e.op),
     attrPath: e.attrPath,
-    elementIndex: r.elementIndex,
+    elementIndex: e.element >= 0 ? req.origins.callerElement(e.op, e.element) : undefined,
     inlineExpr: req.origins.inlineExpr(e.op),
   });
-  // Its reason and whichever object it names (missing, full, inUse, conflict): KernelRefusal's fields.
-  if (explained) Object.assign(r, explained);
-  try {
-    r.command = tx.renderOperation(op, r.elementIndex);
-  } catch {
-    // An operation that has no nft text (an expression the renderer does not know) still has its index.
-  }
-  return r;
 }

@@ -54,7 +54,7 @@ export interface RefusalExplanation {
   conflict?: RefusedObject;
 }
 
-const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
+export const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
   table: WireKind.Table,
   chain: WireKind.Chain,
   rule: WireKind.Rule,
@@ -66,7 +66,7 @@ const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
  * The kernel's attribute numbers the paths carry (include/uapi/linux/netfilter/nf_tables.h), not
  * libnftnl's ids of netlink/attrs.ts: only those a reason below reads.
  */
-const NFTA = {
+export const NFTA = {
   TABLE_NAME: 1,
   CHAIN_TABLE: 1,
   CHAIN_HANDLE: 2,

@@ -1,0 +1,50 @@
+// The fake's ruleset as a dump reads the kernel's: tables, chains, sets (with their elements and,
+// when asked, their identities) and rules in creation and chain order, with their handles; a
+// rule's inline sets inside its lookups.
+
+import type { DumpOptions, NftSet, Ruleset } from '../nft/index.js';
+import { elementKey } from '../nft/values.js';
+import type { FakeSet, RulesetState } from './ruleset-state.js';
+
+export function dumpRuleset(state: RulesetState, generation: number, opts: DumpOptions = {}): Ruleset {
+  const out: Ruleset = { generation, tables: [], chains: [], sets: [], rules: [] };
+  for (const t of state.tables.values()) {
+    if (opts.family !== undefined && t.table.family !== opts.family) continue;
+    if (opts.table !== undefined && t.table.name !== opts.table) continue;
+    if (opts.chain !== undefined) {
+      // Only the chain's rules, as the kernel's rule dump of one chain.
+      out.rules.push(...(t.chains.get(opts.chain)?.rules ?? []));
+      continue;
+    }
+    out.tables.push(t.table);
+    for (const c of t.chains.values()) {
+      out.chains.push(c.chain);
+      out.rules.push(...c.rules);
+    }
+    for (const s of t.sets.values()) out.sets.push(dumpedSet(s, opts));
+  }
+  return structuredCopy(out);
+}
+
+function dumpedSet(s: FakeSet, opts: DumpOptions): NftSet {
+  if (opts.elements === false) return s.set;
+  const elements = [...s.elements.values()];
+  const set: NftSet = { ...s.set, elements };
+  if (opts.elementKeys && !(s.set.flags ?? []).includes('interval')) set.elementKeys = elements.map((e) => elementKey(s.set, e));
+  return set;
+}
+
+/**
+ * A copy the caller may change without changing the fake. Data types are objects with methods
+ * (a set's key), which structuredClone cannot copy: those are shared, as a decoded dump shares them.
+ */
+function structuredCopy<T>(v: T): T {
+  if (Array.isArray(v)) return v.map(structuredCopy) as T;
+  if (v instanceof Uint8Array) return v.slice() as T;
+  if (v === null || typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype || isDatatype(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = structuredCopy(x);
+  return out as T;
+}
+
+const isDatatype = (x: object): boolean => typeof (x as { write?: unknown }).write === 'function';

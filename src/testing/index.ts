@@ -1,0 +1,3 @@
+// nftlink/testing: what a program's tests need to run its nftables code without a kernel.
+
+export { FakeNftables, type ErrnoName, type FakeOptions } from './fake-nftables.js';
