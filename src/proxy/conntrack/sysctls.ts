@@ -5,8 +5,8 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import type { KubeProxyConfig } from '../../k8s/kube-proxy-config.js';
-import type { Logger } from '../log.js';
+import type { KubeProxyConfig } from '../../config/kube-proxy-config.js';
+import type { Logger } from '../../logging/logger.js';
 
 const DIR = '/proc/sys/net/netfilter';
 
