@@ -6,7 +6,7 @@ import { Nftables, Transaction } from '../nft/index.js';
 import { flagSettings, parseProxyArgs, type ProxyFlagValues } from '../config/command-line.js';
 import { writeConfig, type KubeProxyConfig } from '../config/kube-proxy-config.js';
 import { layoutConfigs, localhostFamilies } from '../config/layout-configs.js';
-import { loadProxyConfig, logStrictErrors } from '../config/load.js';
+import { loadProxyConfig, logConfigLoad, logStrictErrors } from '../config/load.js';
 import { chooseNodeIPs } from '../config/node-ips.js';
 import { localTrafficCIDRs, settingsFromConfig, SettingsError, type ProxySettings } from '../config/proxy-settings.js';
 import type { Node } from '../k8s/objects.js';
@@ -18,6 +18,7 @@ import { DEFAULT_TABLE, localhostRejectComment } from '../proxy/layout/names.js'
 import { nftFamily } from '../proxy/layout/types.js';
 import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
 import { ChangeTracker } from '../proxy/model/tracker.js';
+import type { IPFamily } from '../proxy/model/types.js';
 import { applyOomScoreAdj } from '../proxy/oom-score.js';
 import { Proxier } from '../proxy/proxier.js';
 import { InformerSource } from '../proxy/source/informers.js';
@@ -56,22 +57,44 @@ function initializeSystem(values: ProxyFlagValues, cfg: KubeProxyConfig, log: Lo
   else log.warn('conntrack settings are not applied: they belong to the node namespace; run the proxy there instead of with --netns');
 }
 
+/**
+ * The families whose NodePorts on loopback the userspace proxy serves; none with --netns, where its
+ * listeners would not be in the node namespace (settings.localhostNodePorts is turned off then).
+ */
+function localhostNodePortFamilies(values: ProxyFlagValues, settings: ProxySettings, log: Logger): IPFamily[] {
+  const families = localhostFamilies(settings);
+  if (!families.length || values.netns === undefined) return families;
+  log.warn('localhost NodePorts are off: their listeners must live in the node namespace; run the proxy there instead of with --netns');
+  settings.localhostNodePorts = false;
+  return [];
+}
+
+/** The localhost NodePort proxy, its listener failures and the ruleset's rejections counted in the metrics. */
+function localhostNodePorts(families: IPFamily[], metrics: ProxyMetrics, ruleCounters: (comments: string[]) => Promise<Map<string, number>>, log: Logger) {
+  const proxy = new LocalhostNodePortProxy({ log, events: { listenerFailed: (f) => metrics.localhostListenerFailed(f) } });
+  metrics.watchLocalhost(proxy);
+  metrics.localhostRejectedCounts(async () => {
+    const counts = await ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')]);
+    return { udp: counts.get(localhostRejectComment('udp')) ?? 0, sctp: counts.get(localhostRejectComment('sctp')) ?? 0 };
+  });
+  return { families, proxy };
+}
+
 export async function proxyCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);
   if (values.version) {
     process.stdout.write(`nftlink v${packageVersion()} (kube-proxy's nftables mode)\n`);
     return;
   }
-  const { config: cfg, ignoredFlags, noEffectFlags, strictErrors, fileText } = loadProxyConfig(values);
+  const loaded = loadProxyConfig(values);
+  const { config: cfg, fileText } = loaded;
   if (values['write-config-to'] !== undefined) {
     writeFileSync(values['write-config-to'], writeConfig(cfg));
     return;
   }
   if (values.cleanup) return cleanupCommand(argv.filter((a) => a !== '--cleanup'));
   const log = pinoLogger(cfg.logVerbosity);
-  logStrictErrors(strictErrors, log);
-  for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
-  for (const { flag, reason } of noEffectFlags) log.info('flag accepted for kube-proxy compatibility; it has no effect', { flag, reason });
+  logConfigLoad(loaded, log);
   const settings = settingsFromConfig(cfg, flagSettings(values));
 
   initializeSystem(values, cfg, log);
@@ -82,31 +105,11 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   }
 
   const source = proxySource(values, cfg, settings, log);
-  let localhostFamiliesOn = localhostFamilies(settings);
-  if (localhostFamiliesOn.length && values.netns !== undefined) {
-    log.warn('localhost NodePorts are off: their listeners must live in the node namespace; run the proxy there instead of with --netns');
-    localhostFamiliesOn = [];
-    settings.localhostNodePorts = false;
-  }
+  const localhostFamiliesOn = localhostNodePortFamilies(values, settings, log);
   const families = layoutConfigs(settings);
   const nodeWatch = new NodeWatch({ cfg, settings, interfaceAddresses: values.manifests !== undefined ? settings.interfaceAddresses : undefined, log });
   const metrics = new ProxyMetrics({ pending: () => proxier.pending(), changeTotals: () => proxier.changeTotals(), families: families.map((f) => f.family) });
-  const localhost = localhostFamiliesOn.length
-    ? {
-        families: localhostFamiliesOn,
-        proxy: new LocalhostNodePortProxy({
-          log,
-          events: { listenerFailed: (f) => metrics.localhostListenerFailed(f) },
-        }),
-      }
-    : undefined;
-  if (localhost) {
-    metrics.watchLocalhost(localhost.proxy);
-    metrics.localhostRejectedCounts(async () => {
-      const counts = await proxier.ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')], 'filter-input');
-      return { udp: counts.get(localhostRejectComment('udp')) ?? 0, sctp: counts.get(localhostRejectComment('sctp')) ?? 0 };
-    });
-  }
+  const localhost = localhostFamiliesOn.length ? localhostNodePorts(localhostFamiliesOn, metrics, (comments) => proxier.ruleCounters(comments, 'filter-input'), log) : undefined;
   const health = new SyncHealthTracker(() => proxier.pending());
   const healthTimeoutMs = 2 * settings.syncPeriodMs;
   const serviceHealth = new ServiceHealthServers({ proxyHealthy: () => isProxyHealthy(health.state(), healthTimeoutMs, Date.now()) });

@@ -29,3 +29,10 @@ export function loadProxyConfig(values: ProxyFlagValues): LoadedConfig {
 export function logStrictErrors(strictErrors: readonly string[], log: Logger): void {
   for (const error of strictErrors) log.warn('using lenient decoding of --config as strict decoding failed', { error });
 }
+
+/** What the proxy logs of its configuration's load: strict-decoding errors, ignored flags, flags without effect. */
+export function logConfigLoad(loaded: LoadedConfig, log: Logger): void {
+  logStrictErrors(loaded.strictErrors, log);
+  for (const flag of loaded.ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
+  for (const { flag, reason } of loaded.noEffectFlags) log.info('flag accepted for kube-proxy compatibility; it has no effect', { flag, reason });
+}
