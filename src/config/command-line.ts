@@ -103,7 +103,7 @@ export function deprecatedPorts(values: ProxyFlagValues): DeprecatedPorts {
 }
 
 /** The addresses of the interfaces of this process's namespace (loopback and link-local left out). */
-export function localAddresses(): string[] {
+function localAddresses(): string[] {
   const out: string[] = [];
   for (const list of Object.values(networkInterfaces())) {
     for (const a of list ?? []) if (!a.internal && !a.address.startsWith('fe80:')) out.push(a.address);
