@@ -8,6 +8,8 @@ bash scripts/setup.sh
 mkdir -p build
 status=0
 npm run typecheck
+# Imports between the folders of src/ go one way (no cycle, allowed directions, library entries).
+node scripts/check-imports.mjs
 npx vitest run --reporter=default --reporter=json --outputFile.json=build/test-results.json || status=$?
 # One closing line in the form every CI reader understands.
 node -e '

@@ -3,7 +3,7 @@
 // (so every field has its defaults), and the IPv4 LayoutConfig of a benchmark node.
 
 import type { Service } from '../k8s/objects.js';
-import { layoutConfigs } from '../proxy/config.js';
+import { layoutConfigs } from '../config/layout-configs.js';
 import type { LayoutConfig } from '../proxy/layout/types.js';
 import { servicePorts } from '../proxy/model/service.js';
 import type { ServicePort } from '../proxy/model/types.js';

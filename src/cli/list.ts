@@ -1,8 +1,6 @@
 // `nftlink list`: the kernel's ruleset over netlink, printed as nft text that `nft -f` accepts.
 
-import { Nftables } from '../nft/client.js';
-import type { Family } from '../nft/netlink/constants.js';
-import { renderRuleset } from '../nft/render/ruleset.js';
+import { Nftables, renderRuleset, type Family } from '../nft/index.js';
 
 export interface ListOptions {
   netns?: string;

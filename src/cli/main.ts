@@ -2,9 +2,9 @@
 
 import { parseArgs } from 'node:util';
 import { FAMILY_BY_NUMBER, type Family } from '../nft/netlink/constants.js';
-import { SettingsError } from '../proxy/config.js';
+import { SettingsError } from '../config/proxy-settings.js';
 import { listRuleset } from './list.js';
-import { PROXY_USAGE } from './proxy-flags.js';
+import { PROXY_USAGE } from '../config/command-line.js';
 import { packageVersion } from '../package-root.js';
 
 // The proxy's commands load the Kubernetes client, prom-client and pino (about 0.4 s of start-up):

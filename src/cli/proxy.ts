@@ -1,61 +1,83 @@
-// `nftlink proxy`: the service proxy, fed by manifests (informers come behind the same source).
+// `nftlink proxy`: the service proxy, fed by manifests or the API server's informers.
 // `nftlink render`: the ruleset the proxy would write, as nft -f text. `nftlink cleanup`: remove it.
 
-import { Nftables } from '../nft/client.js';
-import { Transaction } from '../nft/transaction.js';
-import { layoutConfigs, localhostFamilies, SettingsError } from '../proxy/config.js';
-import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
-import { createLayout } from '../proxy/layout/index.js';
-import { localhostRejectComment } from '../proxy/layout/names.js';
-import { nftFamily } from '../proxy/layout/types.js';
-import { silentLogger, type Logger } from '../proxy/log.js';
-import { pinoLogger } from '../proxy/pino-logger.js';
-import { ChangeTracker } from '../proxy/model/tracker.js';
-import { Proxier } from '../proxy/proxier.js';
-import { ManifestSource } from '../proxy/source/manifests.js';
-import { FamilySync } from '../proxy/sync/family-sync.js';
-import { deprecatedPorts, kubeProxyFlags, parseProxyArgs, settingsFrom } from './proxy-flags.js';
-import { packageVersion } from '../package-root.js';
-import { applyOomScoreAdj } from '../proxy/oom-score.js';
-import { watchConfigFile } from './config-watch.js';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
-import { resolveKubeProxyConfig } from '../k8s/config-flags.js';
-import { localTrafficCIDRs, settingsFromConfig } from '../k8s/config-settings.js';
-import { applyConntrackSettings, conntrackSettings } from '../proxy/conntrack/sysctls.js';
+import { writeFileSync } from 'node:fs';
+import { Nftables, Transaction } from '../nft/index.js';
+import { flagSettings, parseProxyArgs, type ProxyFlagValues } from '../config/command-line.js';
+import { writeConfig, type KubeProxyConfig } from '../config/kube-proxy-config.js';
+import { layoutConfigs, localhostFamilies } from '../config/layout-configs.js';
+import { loadProxyConfig, logConfigLoad, logStrictErrors } from '../config/load.js';
+import { chooseNodeIPs } from '../config/node-ips.js';
+import { localTrafficCIDRs, settingsFromConfig, SettingsError, type ProxySettings } from '../config/proxy-settings.js';
 import type { Node } from '../k8s/objects.js';
-import { chooseNodeIPs, nodeHostIPs, type NodeIPs } from '../k8s/node-ips.js';
-import type { LayoutConfig } from '../proxy/layout/types.js';
-import { InformerSource } from '../k8s/informer-source.js';
-import { parseKubeProxyConfig, writeConfig } from '../k8s/kube-proxy-config.js';
-import { HealthzServer, isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
-import { ProxyMetrics, recordSync } from '../server/metrics.js';
-import { MetricsServer } from '../server/metrics-server.js';
-import { healthCheckEntries, ServiceHealthServers } from '../server/service-health.js';
+import { silentLogger, type Logger } from '../logging/logger.js';
+import { pinoLogger } from '../logging/pino-logger.js';
+import { applyConntrackSettings, conntrackSettings } from '../proxy/conntrack/sysctls.js';
+import { createLayout } from '../proxy/layout/index.js';
+import { DEFAULT_TABLE, localhostRejectComment } from '../proxy/layout/names.js';
+import { nftFamily } from '../proxy/layout/types.js';
+import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
+import { ChangeTracker } from '../proxy/model/tracker.js';
+import type { IPFamily } from '../proxy/model/types.js';
+import { applyOomScoreAdj } from '../proxy/oom-score.js';
+import { Proxier } from '../proxy/proxier.js';
+import { InformerSource } from '../proxy/source/informers.js';
+import { ManifestSource } from '../proxy/source/manifests.js';
 import type { ProxySource } from '../proxy/source/source.js';
+import { FamilySync } from '../proxy/sync/family-sync.js';
+import { isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
+import { ProxyMetrics, recordSync } from '../server/metrics.js';
+import { healthCheckEntries, ServiceHealthServers } from '../server/service-health.js';
+import { packageVersion } from '../package-root.js';
+import { watchConfigFile } from './config-watch.js';
+import { NodeWatch } from './node-watch.js';
+import { startServers, type Stoppable } from './servers.js';
 
 function requireManifests(path: string | undefined): string {
   if (!path) throw new SettingsError('--manifests PATH is required (a directory or file of Service and EndpointSlice manifests)');
   return path;
 }
 
-/**
- * Configuration as kube-proxy builds it: defaults, then the --config file (which wins), or flags.
- * A file that only strict decoding refuses (an unknown or repeated field) loads as kube-proxy loads
- * it, leniently: those errors come back in `strictErrors`, for the log.
- */
-function configOf(values: ReturnType<typeof parseProxyArgs>['values']): ReturnType<typeof resolveKubeProxyConfig> & { strictErrors: string[]; fileText?: string } {
-  const strictErrors: string[] = [];
-  const fileText = values.config !== undefined ? readFileSync(values.config, 'utf8') : undefined;
-  const file = fileText !== undefined ? parseKubeProxyConfig(fileText, values.config, strictErrors) : undefined;
-  // As kube-proxy: the deprecated ports apply to neither a --config file nor --write-config-to's output.
-  const ports = values['write-config-to'] === undefined ? deprecatedPorts(values) : {};
-  return { ...resolveKubeProxyConfig(kubeProxyFlags(values), file, ports), strictErrors, ...(fileText !== undefined ? { fileText } : {}) };
+/** Where Services, EndpointSlices and the Node come from: --manifests, else the API server. */
+function proxySource(values: ProxyFlagValues, cfg: KubeProxyConfig, settings: ProxySettings, log: Logger): ProxySource {
+  if (values.manifests !== undefined) return new ManifestSource(values.manifests, { watch: !values.once });
+  return new InformerSource({
+    nodeName: settings.nodeName,
+    log,
+    ...(cfg.clientConnection.kubeconfig ? { kubeconfig: cfg.clientConnection.kubeconfig } : {}),
+    // kube-proxy's --master: the API server's URL over the kubeconfig's (with --config too).
+    ...(values.master ? { master: values.master } : {}),
+  });
 }
 
-/** kube-proxy's "Using lenient decoding as strict decoding failed", once per strict error. */
-function logStrictErrors(strictErrors: readonly string[], log: Logger): void {
-  for (const error of strictErrors) log.warn('using lenient decoding of --config as strict decoding failed', { error });
+/** The privileged set-up kube-proxy does at start: oom_score_adj and the conntrack sysctls. */
+function initializeSystem(values: ProxyFlagValues, cfg: KubeProxyConfig, log: Logger): void {
+  applyOomScoreAdj(cfg.oomScoreAdj, log);
+  if (values.netns === undefined) applyConntrackSettings(conntrackSettings(cfg.conntrack), log);
+  else log.warn('conntrack settings are not applied: they belong to the node namespace; run the proxy there instead of with --netns');
+}
+
+/**
+ * The families whose NodePorts on loopback the userspace proxy serves; none with --netns, where its
+ * listeners would not be in the node namespace (settings.localhostNodePorts is turned off then).
+ */
+function localhostNodePortFamilies(values: ProxyFlagValues, settings: ProxySettings, log: Logger): IPFamily[] {
+  const families = localhostFamilies(settings);
+  if (!families.length || values.netns === undefined) return families;
+  log.warn('localhost NodePorts are off: their listeners must live in the node namespace; run the proxy there instead of with --netns');
+  settings.localhostNodePorts = false;
+  return [];
+}
+
+/** The localhost NodePort proxy, its listener failures and the ruleset's rejections counted in the metrics. */
+function localhostNodePorts(families: IPFamily[], metrics: ProxyMetrics, ruleCounters: (comments: string[]) => Promise<Map<string, number>>, log: Logger) {
+  const proxy = new LocalhostNodePortProxy({ log, events: { listenerFailed: (f) => metrics.localhostListenerFailed(f) } });
+  metrics.watchLocalhost(proxy);
+  metrics.localhostRejectedCounts(async () => {
+    const counts = await ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')]);
+    return { udp: counts.get(localhostRejectComment('udp')) ?? 0, sctp: counts.get(localhostRejectComment('sctp')) ?? 0 };
+  });
+  return { families, proxy };
 }
 
 export async function proxyCommand(argv: string[]): Promise<void> {
@@ -64,89 +86,30 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     process.stdout.write(`nftlink v${packageVersion()} (kube-proxy's nftables mode)\n`);
     return;
   }
-  const { config: cfg, ignoredFlags, noEffectFlags, strictErrors, fileText } = configOf(values);
+  const loaded = loadProxyConfig(values);
+  const { config: cfg, fileText } = loaded;
   if (values['write-config-to'] !== undefined) {
     writeFileSync(values['write-config-to'], writeConfig(cfg));
     return;
   }
   if (values.cleanup) return cleanupCommand(argv.filter((a) => a !== '--cleanup'));
   const log = pinoLogger(cfg.logVerbosity);
-  logStrictErrors(strictErrors, log);
-  for (const flag of ignoredFlags) log.warn('flag ignored: --config sets it', { flag });
-  for (const { flag, reason } of noEffectFlags) log.info('flag accepted for kube-proxy compatibility; it has no effect', { flag, reason });
-  const settings = settingsFromConfig(cfg, settingsFrom(values));
+  logConfigLoad(loaded, log);
+  const settings = settingsFromConfig(cfg, flagSettings(values));
 
-  applyOomScoreAdj(cfg.oomScoreAdj, log);
-  if (values.netns === undefined) applyConntrackSettings(conntrackSettings(cfg.conntrack), log);
-  else log.warn('conntrack settings are not applied: they belong to the node namespace; run the proxy there instead of with --netns');
+  initializeSystem(values, cfg, log);
   if (values['init-only']) {
     // kube-proxy's --init-only: the privileged set-up (for an init container), then exit.
     log.info('system initialized and --init-only given: exiting');
     return;
   }
 
-  const source: ProxySource =
-    values.manifests !== undefined
-      ? new ManifestSource(values.manifests, { watch: !values.once })
-      : new InformerSource({
-          nodeName: settings.nodeName,
-          log,
-          ...(cfg.clientConnection.kubeconfig ? { kubeconfig: cfg.clientConnection.kubeconfig } : {}),
-          // kube-proxy's --master: the API server's URL over the kubeconfig's (with --config too).
-          ...(values.master ? { master: values.master } : {}),
-        });
-  let localhostFamiliesOn = localhostFamilies(settings);
-  if (localhostFamiliesOn.length && values.netns !== undefined) {
-    log.warn('localhost NodePorts are off: their listeners must live in the node namespace; run the proxy there instead of with --netns');
-    localhostFamiliesOn = [];
-    settings.localhostNodePorts = false;
-  }
+  const source = proxySource(values, cfg, settings, log);
+  const localhostFamiliesOn = localhostNodePortFamilies(values, settings, log);
   const families = layoutConfigs(settings);
-  // detectLocalMode NodeCIDR: the local (pod) CIDRs are the Node's podCIDRs, known once its object
-  // arrives. As kube-proxy, the proxy waits for them, and exits (to be restarted) if they change.
-  let node: Node | undefined;
-  let usedLocalCIDRs: string[] | undefined;
-  // This node's IPs: --node-ip's, or found as kube-proxy finds them (its Node, --bind-address) at
-  // the first sync, when the Node is known; the proxy exits if the Node's IPs change later.
-  let nodeIPs: NodeIPs | undefined;
-  let startHostIPs: string[] = [];
-  const nodeIPsNow = (): string[] => {
-    if (!nodeIPs) {
-      startHostIPs = nodeHostIPs(node);
-      // The interfaces' addresses stand in only for manifests without a Node (no API server to ask).
-      const interfaceAddresses = values.manifests !== undefined ? settings.interfaceAddresses : undefined;
-      nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, interfaceAddresses });
-      if (nodeIPs.source === 'loopback') log.warn("can't determine this node's IP, assuming loopback; if this is wrong, set --bind-address or --node-ip", { nodeIPs: nodeIPs.ips });
-      else log.info('node IPs', { nodeIPs: nodeIPs.ips, source: nodeIPs.source });
-    }
-    return nodeIPs.ips;
-  };
-  const familiesFor = (): LayoutConfig[] | undefined => {
-    let clusterCIDRs = settings.clusterCIDRs;
-    if (cfg.detectLocalMode === 'NodeCIDR') {
-      usedLocalCIDRs = localTrafficCIDRs(cfg, node);
-      if (!usedLocalCIDRs) return undefined;
-      clusterCIDRs = usedLocalCIDRs;
-    }
-    return layoutConfigs({ ...settings, clusterCIDRs, nodeIPs: nodeIPsNow() });
-  };
+  const nodeWatch = new NodeWatch({ cfg, settings, interfaceAddresses: values.manifests !== undefined ? settings.interfaceAddresses : undefined, log });
   const metrics = new ProxyMetrics({ pending: () => proxier.pending(), changeTotals: () => proxier.changeTotals(), families: families.map((f) => f.family) });
-  const localhost = localhostFamiliesOn.length
-    ? {
-        families: localhostFamiliesOn,
-        proxy: new LocalhostNodePortProxy({
-          log,
-          events: { listenerFailed: (f) => metrics.localhostListenerFailed(f) },
-        }),
-      }
-    : undefined;
-  if (localhost) {
-    metrics.watchLocalhost(localhost.proxy);
-    metrics.localhostRejectedCounts(async () => {
-      const counts = await proxier.ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')], 'filter-input');
-      return { udp: counts.get(localhostRejectComment('udp')) ?? 0, sctp: counts.get(localhostRejectComment('sctp')) ?? 0 };
-    });
-  }
+  const localhost = localhostFamiliesOn.length ? localhostNodePorts(localhostFamiliesOn, metrics, (comments) => proxier.ruleCounters(comments, 'filter-input'), log) : undefined;
   const health = new SyncHealthTracker(() => proxier.pending());
   const healthTimeoutMs = 2 * settings.syncPeriodMs;
   const serviceHealth = new ServiceHealthServers({ proxyHealthy: () => isProxyHealthy(health.state(), healthTimeoutMs, Date.now()) });
@@ -154,7 +117,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     source,
     nodeName: settings.nodeName,
     layout: settings.layout,
-    families: familiesFor,
+    families: () => nodeWatch.families(),
     minSyncPeriodMs: settings.minSyncPeriodMs,
     syncPeriodMs: settings.syncPeriodMs,
     log,
@@ -163,20 +126,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     onChange: () => metrics.changeQueued(),
     onNode: (type, n) => {
       health.node(type, n);
-      if (type === 'delete') return;
-      node = n;
-      // As kube-proxy's NodeManager: a change of the Node's IPs after they were read means a restart
-      // (unless --node-ip fixed them, or manifests without a Node gave the interfaces').
-      const hostIPs = nodeHostIPs(n);
-      if (nodeIPs && nodeIPs.source !== 'flag' && nodeIPs.source !== 'interfaces' && hostIPs.join(',') !== startHostIPs.join(',')) {
-        log.error("the node's IPs changed; exiting so that the proxy restarts with them", { before: startHostIPs, now: hostIPs });
-        process.exit(1);
-      }
-      const now = localTrafficCIDRs(cfg, n);
-      if (cfg.detectLocalMode === 'NodeCIDR' && usedLocalCIDRs && now && now.join(',') !== usedLocalCIDRs.join(',')) {
-        log.error('the node\'s podCIDRs changed; exiting so that the proxy restarts with them', { before: usedLocalCIDRs, now });
-        process.exit(1);
-      }
+      if (type !== 'delete') nodeWatch.nodeChanged(n);
     },
     onSync: (report) => {
       recordSync(report, metrics, { states: report.states });
@@ -186,17 +136,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
       });
     },
   });
-  const servers: { stop(): Promise<void> }[] = [];
-  if (!values.once) {
-    if (cfg.healthzBindAddress) {
-      servers.push(new HealthzServer({ address: cfg.healthzBindAddress, syncPeriodMs: settings.syncPeriodMs, state: () => health.state(), onProbe: (p, c) => metrics.probe(p, c) }));
-    }
-    if (cfg.metricsBindAddress) {
-      servers.push(new MetricsServer({ address: cfg.metricsBindAddress, metrics, configz: () => parseYaml(writeConfig(cfg)) as unknown }));
-    }
-    // As kube-proxy: a server that cannot bind is logged and retried; the proxy keeps programming.
-    for (const server of servers as (HealthzServer | MetricsServer)[]) keepServing(server, log, cfg.bindAddressHardFail);
-  }
+  const servers: Stoppable[] = values.once ? [] : startServers({ cfg, syncPeriodMs: settings.syncPeriodMs, health, metrics, log });
   if (values.config !== undefined && fileText !== undefined && !values.once) {
     watchConfigFile(values.config, fileText, () => {
       log.error('the --config file changed; exiting so that the proxy restarts with it', { file: values.config });
@@ -226,20 +166,6 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   });
 }
 
-const RETRY_SERVER_MS = 5000;
-
-/** bindAddressHardFail (--bind-address-hard-fail): a server that cannot bind ends the proxy, as in kube-proxy. */
-function keepServing(server: HealthzServer | MetricsServer, log: Logger, hardFail: boolean): void {
-  server.start().catch((err: unknown) => {
-    if (hardFail) {
-      log.error('cannot start server; exiting (bindAddressHardFail)', { reason: (err as Error).message });
-      process.exit(1);
-    }
-    log.error('cannot start server; retrying', { reason: (err as Error).message, retryInMs: RETRY_SERVER_MS });
-    setTimeout(() => keepServing(server, log, hardFail), RETRY_SERVER_MS).unref();
-  });
-}
-
 /**
  * What the proxy would write into empty tables, from one read of the manifests, with the same
  * configuration the proxy would run with (flags or --config; the Node manifest's zone and, for
@@ -247,9 +173,9 @@ function keepServing(server: HealthzServer | MetricsServer, log: Logger, hardFai
  */
 export async function renderProxy(argv: string[], log: Logger = silentLogger): Promise<string> {
   const { values } = parseProxyArgs(argv);
-  const { config: cfg, strictErrors } = configOf(values);
+  const { config: cfg, strictErrors } = loadProxyConfig(values);
   logStrictErrors(strictErrors, log);
-  const base = settingsFrom(values);
+  const base = flagSettings(values);
   const tracker = new ChangeTracker({ nodeName: settingsFromConfig(cfg, base).nodeName });
   const source = new ManifestSource(requireManifests(values.manifests), { watch: false });
   let node: Node | undefined;
@@ -289,7 +215,7 @@ export async function renderCommand(argv: string[]): Promise<void> {
 /** Removes the proxy's tables (both families); a missing table is not an error. */
 export async function cleanupCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);
-  const table = values.table ?? 'kube-proxy';
+  const table = values.table ?? DEFAULT_TABLE;
   const nft = Nftables.open(values.netns !== undefined ? { netns: values.netns } : {});
   try {
     const rs = await nft.dump({ elements: false });

@@ -2,6 +2,9 @@
 // EndpointSlice. Structural types, compatible with @kubernetes/client-node's V1Service etc., so
 // objects from the API server and from manifest files go through the same code.
 
+/** How an object changed, as a watch reports it and as the proxy's sources deliver it. */
+export type EventType = 'add' | 'update' | 'delete';
+
 export interface ObjectMeta {
   name?: string;
   namespace?: string;

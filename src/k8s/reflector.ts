@@ -18,9 +18,8 @@
 
 import { ApiStatusError, type ApiClient, type WatchEvent } from './api-client.js';
 import { Backoff, sleep, type BackoffOptions } from './backoff.js';
-import type { ObjectMeta } from './objects.js';
-import type { Logger } from '../proxy/log.js';
-import type { EventType } from '../proxy/source/source.js';
+import type { EventType, ObjectMeta } from './objects.js';
+import type { Logger } from '../logging/logger.js';
 
 export interface ResourceSpec {
   /** The kind of the objects: set on list items, which the API server sends without it. */

@@ -4,7 +4,7 @@
 // value below the current one, a read-only /proc) is logged, not fatal, as in kube-proxy.
 
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { Logger } from './log.js';
+import type { Logger } from '../logging/logger.js';
 
 export function applyOomScoreAdj(value: number, log: Logger, path = '/proc/self/oom_score_adj'): void {
   try {

@@ -4,7 +4,7 @@
 // did not change never stops across a restart. Any failure makes the next sync a full one.
 
 import { Nftables } from '../nft/client.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../logging/logger.js';
 import { ChangeTracker } from './model/tracker.js';
 import type { InvalidObject, IPFamily, ProxyState } from './model/types.js';
 import type { Node } from '../k8s/objects.js';

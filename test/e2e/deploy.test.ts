@@ -12,7 +12,7 @@ import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
-import { parseKubeProxyConfig } from '../../src/k8s/kube-proxy-config.js';
+import { parseKubeProxyConfig } from '../../src/config/kube-proxy-config.js';
 import { connectApi } from '../../src/k8s/kubeconfig.js';
 
 const FILE = new URL('../../deploy/nftlink-proxy.yaml', import.meta.url).pathname;

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InformerSource, PROXY_LABEL_SELECTOR } from '../../src/k8s/informer-source.js';
+import { InformerSource, PROXY_LABEL_SELECTOR } from '../../src/proxy/source/informers.js';
 import { connectApi } from '../../src/k8s/kubeconfig.js';
 import type { ReflectorOptions } from '../../src/k8s/reflector.js';
-import { silentLogger } from '../../src/proxy/log.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import type { SourceHandler } from '../../src/proxy/source/source.js';
 import { FakeApiServer } from '../helpers/fake-apiserver.mjs';
 

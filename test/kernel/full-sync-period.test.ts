@@ -4,7 +4,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { BenchModel, benchConfig, change } from '../../src/bench/scale/state.js';
 import { Nftables } from '../../src/nft/client.js';
-import { silentLogger } from '../../src/proxy/log.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';
 import { FamilySync, FULL_SYNC_PERIOD_MS } from '../../src/proxy/sync/family-sync.js';
 import { namespacesForFile } from '../helpers/netns.js';

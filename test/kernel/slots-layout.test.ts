@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BenchModel, benchConfig, change } from '../../src/bench/scale/state.js';
 import { Nftables } from '../../src/nft/client.js';
 import type { Ruleset } from '../../src/nft/objects.js';
-import type { Logger } from '../../src/proxy/log.js';
+import type { Logger } from '../../src/logging/logger.js';
 import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';
 import { FamilySync } from '../../src/proxy/sync/family-sync.js';
 import { namespacesForFile } from '../helpers/netns.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { conntrackSettings } from '../../src/proxy/conntrack/sysctls.js';
-import { defaultKubeProxyConfig } from '../../src/k8s/kube-proxy-config.js';
+import { defaultKubeProxyConfig } from '../../src/config/kube-proxy-config.js';
 import { namespacesForFile } from '../helpers/netns.js';
 import { BIN as bin } from '../../src/netns/proxy-process.js';
 

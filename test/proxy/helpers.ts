@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import type { EndpointSlice, Service } from '../../src/k8s/objects.js';
 import { CLUSTER, createCluster, servePod, type Cluster, type Probe } from '../../src/netns/cluster.js';
 import type { Netns } from '../../src/netns/netns.js';
-import { layoutConfigs, type ProxySettings } from '../../src/proxy/config.js';
+import { layoutConfigs } from '../../src/config/layout-configs.js';
+import type { ProxySettings } from '../../src/config/proxy-settings.js';
 import { isLayoutName, type LayoutName } from '../../src/proxy/layout/index.js';
 
 /**
@@ -24,7 +25,7 @@ export const TEST_LAYOUT: LayoutName = (() => {
   return v;
 })();
 import { serviceChainBase, chainName } from '../../src/proxy/layout/names.js';
-import type { LogFields, Logger } from '../../src/proxy/log.js';
+import type { LogFields, Logger } from '../../src/logging/logger.js';
 import { Proxier, type SyncReport } from '../../src/proxy/proxier.js';
 import { ManifestSource } from '../../src/proxy/source/manifests.js';
 import type { SyncResult } from '../../src/proxy/sync/family-sync.js';

@@ -1,10 +1,11 @@
-// This node's IPs as kube-proxy finds them (src/k8s/node-ips.ts), and what they decide: which
+// This node's IPs as kube-proxy finds them (src/config/node-ips.ts), and what they decide: which
 // addresses take NodePorts for nodePortAddresses "primary" and for CIDRs (layoutConfigs).
 
 import { describe, expect, it } from 'vitest';
-import { chooseNodeIPs, nodeHostIPs } from '../../src/k8s/node-ips.js';
+import { chooseNodeIPs, nodeHostIPs } from '../../src/config/node-ips.js';
 import type { Node } from '../../src/k8s/objects.js';
-import { layoutConfigs, type ProxySettings } from '../../src/proxy/config.js';
+import { layoutConfigs } from '../../src/config/layout-configs.js';
+import type { ProxySettings } from '../../src/config/proxy-settings.js';
 
 const node = (...addresses: [type: string, address: string][]): Node => ({ metadata: { name: 'n1' }, status: { addresses: addresses.map(([type, address]) => ({ type, address })) } });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { applyOomScoreAdj } from '../../src/proxy/oom-score.js';
-import type { Logger } from '../../src/proxy/log.js';
+import type { Logger } from '../../src/logging/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nftlink-oom-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { Nftables } from '../../nft/client.js';
 import { createLayout, type LayoutName } from '../../proxy/layout/index.js';
 import type { LayoutConfig } from '../../proxy/layout/types.js';
-import { silentLogger } from '../../proxy/log.js';
+import { silentLogger } from '../../logging/logger.js';
 import type { ProxyState } from '../../proxy/model/types.js';
 import { FamilySync } from '../../proxy/sync/family-sync.js';
 import { inNetns } from '../netns.js';

@@ -12,7 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { Nftables } from '../../nft/client.js';
 import { createLayout, isLayoutName, type LayoutName } from '../../proxy/layout/index.js';
-import { silentLogger } from '../../proxy/log.js';
+import { silentLogger } from '../../logging/logger.js';
 import type { StateChange } from '../../proxy/model/types.js';
 import { FamilySync } from '../../proxy/sync/family-sync.js';
 import { BenchModel, benchConfig, change } from './state.js';

@@ -4,8 +4,8 @@
 // The baseline is the state the last *successful* sync of that family programmed, so an endpoint
 // removed in a sync that failed is still cleaned by the next one that succeeds.
 
-import { loadNative, type NativeBinding, type NativeConntrackResult, type NativeHandle } from '../../native/binding.js';
-import type { Logger } from '../log.js';
+import { loadNative, type NativeBinding, type NativeConntrackResult, type NativeHandle } from '../../native/index.js';
+import type { Logger } from '../../logging/logger.js';
 import type { IPFamily, ProxyState } from '../model/types.js';
 import { staleFlowFilters } from './stale.js';
 

@@ -13,7 +13,7 @@
 // with endpoints that were never DNAT'ed are deleted (they were made before the rules existed); the
 // tables survive a restart, so flows DNAT'ed by them are still right.
 
-import type { NativeConntrackFilter } from '../../native/binding.js';
+import type { NativeConntrackFilter } from '../../native/index.js';
 import { categorizeEndpoints } from '../model/categorize.js';
 import type { ProxyState, ServiceEndpoint, ServicePort } from '../model/types.js';
 

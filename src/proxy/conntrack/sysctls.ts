@@ -5,8 +5,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import type { KubeProxyConfig } from '../../k8s/kube-proxy-config.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../logging/logger.js';
 
 const DIR = '/proc/sys/net/netfilter';
 
@@ -15,8 +14,19 @@ export interface ConntrackSetting {
   value: number;
 }
 
+/** KubeProxyConfiguration's conntrack block, durations in milliseconds; 0 leaves a value as it is. */
+export interface ConntrackConfig {
+  maxPerCore: number;
+  min: number;
+  tcpEstablishedTimeoutMs: number;
+  tcpCloseWaitTimeoutMs: number;
+  tcpBeLiberal: boolean;
+  udpTimeoutMs: number;
+  udpStreamTimeoutMs: number;
+}
+
 /** What the configuration asks for, in sysctl units (entries, seconds). */
-export function conntrackSettings(c: KubeProxyConfig['conntrack'], cpuCount = cpus().length): ConntrackSetting[] {
+export function conntrackSettings(c: ConntrackConfig, cpuCount = cpus().length): ConntrackSetting[] {
   const out: ConntrackSetting[] = [];
   if (c.maxPerCore > 0) out.push({ sysctl: 'nf_conntrack_max', value: Math.max(c.maxPerCore * cpuCount, c.min) });
   const seconds = (ms: number): number => Math.round(ms / 1000);

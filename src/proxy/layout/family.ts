@@ -1,9 +1,10 @@
 // The per-family pieces every layout needs: which header fields, which address type, what the
 // loopback range is.
 
-import { ip, ip6 } from '../../nft/builder/fields.js';
-import { ipv4_addr, ipv6_addr, type Datatype } from '../../nft/types/datatypes.js';
+import { ip, ip6, types, type Datatype } from '../../nft/index.js';
 import type { IPFamily } from '../model/types.js';
+
+const { ipv4_addr, ipv6_addr } = types;
 
 export interface FamilyParts {
   l3: typeof ip | typeof ip6;

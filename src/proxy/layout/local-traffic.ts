@@ -4,8 +4,7 @@
 // `iifname "veth*"`). Off-cluster traffic to a ClusterIP is masqueraded; pod traffic to a Local
 // policy service may use any endpoint.
 
-import { meta } from '../../nft/builder/fields.js';
-import type { RuleBuilder } from '../../nft/builder/rule-builder.js';
+import { meta, type RuleBuilder } from '../../nft/index.js';
 import { familyParts } from './family.js';
 import type { LayoutConfig } from './types.js';
 

@@ -1,7 +1,7 @@
 // What a layout produces: pure data, a function of the model and the configuration. The sync
 // engine diffs these against what it last committed; nothing here talks to the kernel.
 
-import type { Chain, Family, NftSet, Rule, Ruleset, SetElement, Table } from '../../nft/objects.js';
+import type { Chain, Family, NftSet, Rule, Ruleset, SetElement, Table } from '../../nft/index.js';
 import type { IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 /** Pod traffic by the interface it came in on: the bridge itself, or any interface `name*`. */

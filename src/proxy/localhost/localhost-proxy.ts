@@ -8,8 +8,8 @@
 // clients of the service (kube-proxy's code says the same).
 
 import { createServer, type Server, type Socket } from 'node:net';
-import { loadNative, type NativeBinding } from '../../native/binding.js';
-import type { Logger } from '../log.js';
+import { loadNative, type NativeBinding } from '../../native/index.js';
+import type { Logger } from '../../logging/logger.js';
 import type { IPFamily, ServicePortId } from '../model/types.js';
 
 export interface LocalhostTarget {

@@ -7,7 +7,7 @@
 // proxiers with the same reason and reported once.
 
 import { LABEL_SERVICE_PROXY_NAME, type Service } from '../../k8s/objects.js';
-import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix } from '../../nft/types/address.js';
+import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix } from '../../nft/index.js';
 import type { InvalidObject, IPFamily, Protocol, ServicePort, TrafficPolicy } from './types.js';
 
 export type ServicePortsResult = { ports: ServicePort[] } | { invalid: InvalidObject } | { skipped: string };

@@ -36,8 +36,6 @@ export interface ChangeTotals {
 
 export interface TrackerSnapshot {
   states: Record<IPFamily, ProxyState>;
-  /** The states of the previous snapshot (empty before the first), for stale-conntrack cleanup. */
-  previous: Record<IPFamily, ProxyState>;
   change: Record<IPFamily, StateChange>;
   /** Objects rejected since the last snapshot: each object version is reported once. */
   invalid: InvalidObject[];
@@ -177,17 +175,14 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
   snapshot(): TrackerSnapshot {
     const pending = new Set([...this.pendingServices, ...this.pendingEndpoints]);
     const states = {} as Record<IPFamily, ProxyState>;
-    const previous = {} as Record<IPFamily, ProxyState>;
     const change = {} as Record<IPFamily, StateChange>;
     for (const family of IP_FAMILIES) {
-      previous[family] = this.families[family].state;
       const rebuilt = this.rebuildFamily(family, pending);
       states[family] = rebuilt.state;
       change[family] = rebuilt.change;
     }
     const snapshot: TrackerSnapshot = {
       states,
-      previous,
       change,
       invalid: [...this.pendingInvalid.values()],
       queuedSince: this.oldestQueuedAt,

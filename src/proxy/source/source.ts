@@ -1,9 +1,9 @@
 // Where Services and EndpointSlices come from. The proxy engine only sees this interface: manifest
-// files on disk (manifests.ts) today, the API server's informers later, behind the same events.
+// files on disk (manifests.ts) or the API server's informers (informers.ts), behind the same events.
 
-import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
+import type { EndpointSlice, EventType, Node, Service } from '../../k8s/objects.js';
 
-export type EventType = 'add' | 'update' | 'delete';
+export type { EventType };
 
 /** An object the source could not read at all (a file that does not parse, a kind it cannot use). */
 export interface SourceProblem {

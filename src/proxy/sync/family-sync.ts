@@ -10,7 +10,7 @@ import type { Nftables } from '../../nft/client.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement } from '../../nft/objects.js';
 import { sameRules } from '../../nft/reconcile/rule-equality.js';
 import { Transaction } from '../../nft/transaction.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../logging/logger.js';
 import type { ProxyState, ServicePortId, StateChange } from '../model/types.js';
 import { nftFamily, type Layout, type LayoutConfig, type ServiceObjects } from '../layout/types.js';
 import { ElementIndex, type Contributor } from './element-index.js';

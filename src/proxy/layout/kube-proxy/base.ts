@@ -1,14 +1,13 @@
 // The fixed part of kube-proxy's nftables ruleset (Kubernetes 1.36): the table, its base chains
 // and the jumps in them, the fixed chains, and the shared sets and maps every service port fills.
 
-import { ct, fibType, meta, th } from '../../../nft/builder/fields.js';
-import { rule } from '../../../nft/builder/rule-builder.js';
-import type { Chain, NftSet, Rule } from '../../../nft/objects.js';
-import { inet_proto, inet_service } from '../../../nft/types/datatypes.js';
+import { ct, fibType, meta, rule, th, types, type Chain, type NftSet, type Rule } from '../../../nft/index.js';
 import { familyParts } from '../family.js';
 import { BASE_CHAINS, CHAIN, COMMENT, localhostRejectComment, SET, TABLE_COMMENT } from '../names.js';
 import { matchLocalTraffic } from '../local-traffic.js';
 import { nftFamily, type BaseObjects, type LayoutConfig } from '../types.js';
+
+const { inet_proto, inet_service } = types;
 
 /** Jumps from the base chains, in rule order (kube-proxy's nftablesJumpChains, 1.34+). */
 const JUMPS: { from: string; to: string; newOnly: boolean }[] = [

@@ -2,12 +2,8 @@
 // service (Cluster policy), local (Local policy), external and firewall chains, the affinity
 // endpoint chains, and the elements it adds to the shared maps.
 
-import { fibType, meta } from '../../../nft/builder/fields.js';
-import { rule, type RuleBuilder } from '../../../nft/builder/rule-builder.js';
-import { numgen } from '../../../nft/builder/fields.js';
-import type { Chain, NftSet, Rule, SetElement } from '../../../nft/objects.js';
-import { parsePrefix } from '../../../nft/types/address.js';
-import type { Verdict } from '../../../nft/types/verdict.js';
+import { fibType, meta, numgen, rule, type Chain, type NftSet, type Rule, type RuleBuilder, type SetElement, type Verdict } from '../../../nft/index.js';
+import { cidrContains } from '../../model/cidr.js';
 import { categorizeEndpoints, usesClusterEndpoints, usesLocalEndpoints } from '../../model/categorize.js';
 import type { ServiceEndpoint, ServicePort } from '../../model/types.js';
 import { familyParts } from '../family.js';
@@ -18,15 +14,6 @@ import { matchLocalTraffic } from '../local-traffic.js';
 
 /** The service port's protocol as nft spells it. */
 export const l4proto = (sp: ServicePort): 'tcp' | 'udp' | 'sctp' => sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
-
-/** True when a CIDR contains the address (both of the same family). */
-function cidrContains(cidr: string, addr: string, v6: boolean): boolean {
-  const p = parsePrefix(cidr, v6 ? 6 : 4);
-  const a = parsePrefix(addr, v6 ? 6 : 4);
-  if (!p || !a) return false;
-  const masked = parsePrefix(`${addr}/${p.length}`, v6 ? 6 : 4);
-  return masked !== null && masked.bytes.every((b, i) => b === p.bytes[i]);
-}
 
 const NO_SETS: readonly NftSet[] = Object.freeze([]);
 
@@ -142,7 +129,7 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
     // the node (its primary IP of this family, kube-proxy's nodeIP), let those through too.
     const allowed = [...sp.loadBalancerSourceRanges];
     const primary = cfg.nodeIPs[0];
-    if (primary !== undefined && sp.loadBalancerSourceRanges.some((c) => cidrContains(c, primary, v6))) allowed.push(...sp.loadBalancerIPs);
+    if (primary !== undefined && sp.loadBalancerSourceRanges.some((c) => cidrContains(c, primary))) allowed.push(...sp.loadBalancerIPs);
     chain(firewallChain, [r().match(l3.saddr, allowed, 'neq').drop()]);
   }
 

@@ -28,14 +28,15 @@
 // a key with the address the client used would tell them apart, but nft 1.0.6 cannot list `ct
 // original ip daddr` or `ct original proto-dst` inside a concatenation either).
 
-import type { NftSet, SetElement } from '../../../nft/objects.js';
-import { inet_service, integer } from '../../../nft/types/datatypes.js';
+import { types, type NftSet, type SetElement } from '../../../nft/index.js';
 import type { ServiceEndpoint, ServicePort } from '../../model/types.js';
 import { familyParts } from '../family.js';
 import { l4proto } from '../kube-proxy/service.js';
 import { pins } from '../names.js';
 import { endpointKey } from './allocator.js';
 import { nftFamily, type LayoutConfig } from '../types.js';
+
+const { inet_service, integer } = types;
 
 /** The datatype of a service port's id in a pin's key (nft shows it as a mark). */
 export const PIN_ID = integer(4, 'host');

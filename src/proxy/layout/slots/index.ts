@@ -14,10 +14,7 @@
 // ClientIP affinity takes two rules in the service chain and one in a `pin-` chain per service
 // port, with pins in shared timeout maps (affinity.ts).
 
-import { constant, ct, meta, numgen, th } from '../../../nft/builder/fields.js';
-import { rule, type RuleBuilder } from '../../../nft/builder/rule-builder.js';
-import type { NftSet, Ruleset } from '../../../nft/objects.js';
-import { inet_proto, inet_service, integer } from '../../../nft/types/datatypes.js';
+import { constant, ct, meta, numgen, rule, th, types, type NftSet, type RuleBuilder, type Ruleset } from '../../../nft/index.js';
 import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { baseObjects } from '../kube-proxy/base.js';
 import { l4proto, serviceObjects, type PickerContext } from '../kube-proxy/service.js';
@@ -26,6 +23,8 @@ import { pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js'
 import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
+
+const { inet_proto, inet_service, integer } = types;
 
 export class SlotsLayout implements Layout {
   readonly name = 'slots';

@@ -1,5 +1,5 @@
-// The proxy's logger: structured fields, one JSON object per line. A small interface so the engine
-// does not depend on the logging library; the CLI wires in pino (pino-logger.ts).
+// nftlink's logger: structured fields, one JSON object per line. A small interface so the engine
+// and the API client do not depend on the logging library; the CLI wires in pino (pino-logger.ts).
 
 export type LogFields = Record<string, unknown>;
 

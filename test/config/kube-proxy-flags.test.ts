@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { resolveKubeProxyConfig } from '../../src/k8s/config-flags.js';
-import { deprecatedPorts, kubeProxyFlags, parseProxyArgs } from '../../src/cli/proxy-flags.js';
-import { localTrafficCIDRs, nodeNameFrom, settingsFromConfig } from '../../src/k8s/config-settings.js';
-import { defaultKubeProxyConfig, parseKubeProxyConfig } from '../../src/k8s/kube-proxy-config.js';
+import { resolveKubeProxyConfig } from '../../src/config/kube-proxy-flags.js';
+import { deprecatedPorts, kubeProxyFlags, parseProxyArgs } from '../../src/config/command-line.js';
+import { localTrafficCIDRs, nodeNameFrom, settingsFromConfig } from '../../src/config/proxy-settings.js';
+import { defaultKubeProxyConfig, parseKubeProxyConfig } from '../../src/config/kube-proxy-config.js';
 
 const FILE = parseKubeProxyConfig(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
@@ -37,7 +37,7 @@ describe('flags and --config', () => {
   });
 
   it('--detect-local-mode with --pod-interface-name-prefix or --pod-bridge-interface: pod traffic by interface', () => {
-    const base = settingsFromConfig(defaultKubeProxyConfig(), { table: 'kube-proxy', layout: 'slots', nodeName: 'n', nodeIPs: [], clusterCIDRs: ['198.18.0.0/16'], serviceCIDRs: [], nodePortAddresses: [], masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30000, localhostNodePorts: false });
+    const base = { table: 'kube-proxy', layout: 'slots' as const, nodeIPs: [], serviceCIDRs: [], localhostNodePorts: false };
     const prefix = resolveKubeProxyConfig({ detectLocalMode: 'InterfaceNamePrefix', podInterfaceNamePrefix: 'veth' }).config;
     expect(settingsFromConfig(prefix, base)).toMatchObject({ clusterCIDRs: [], localInterface: { name: 'veth', prefix: true } });
     const bridge = resolveKubeProxyConfig({ detectLocalMode: 'BridgeInterface', podBridgeInterface: 'cbr0' }).config;
@@ -120,13 +120,13 @@ describe("kube-proxy's command line, unchanged", () => {
 });
 
 describe('settings from the configuration', () => {
-  const base = {
-    table: 'kube-proxy', layout: 'slots' as const, nodeName: 'ignored', nodeIPs: ['198.18.0.1'], clusterCIDRs: ['198.19.0.0/16'], serviceCIDRs: ['198.18.96.0/20'],
-    nodePortAddresses: [], masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000, localhostNodePorts: true,
-  };
+  // What only nftlink's own flags give; the configuration gives the rest.
+  const base = { table: 'kube-proxy', layout: 'slots' as const, nodeIPs: ['198.18.0.1'], serviceCIDRs: ['198.18.96.0/20'], localhostNodePorts: true };
 
   it('maps fields, with NodeCIDR taking the Node podCIDRs', () => {
-    expect(settingsFromConfig(FILE, base)).toEqual({ ...base, nodeName: 'from-file', clusterCIDRs: ['198.18.0.0/16'], syncPeriodMs: 10_000 });
+    expect(settingsFromConfig(FILE, base)).toEqual({
+      ...base, nodeName: 'from-file', clusterCIDRs: ['198.18.0.0/16'], nodePortAddresses: [], masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 10_000,
+    });
     const nodeCidr = { ...defaultKubeProxyConfig(), detectLocalMode: 'NodeCIDR' as const };
     expect(localTrafficCIDRs(nodeCidr, undefined)).toBeUndefined();
     expect(localTrafficCIDRs(nodeCidr, { spec: { podCIDRs: ['198.18.3.0/24', '2001:db8:3::/64'] } })).toEqual(['198.18.3.0/24', '2001:db8:3::/64']);

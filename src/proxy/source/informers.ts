@@ -1,5 +1,5 @@
 // Services, EndpointSlices and this node's Node from the API server: the ProxySource of a proxy
-// running in a cluster. Three reflectors (list+watch, reflector.ts) with kube-proxy's selectors:
+// running in a cluster. Three reflectors (list+watch, src/k8s/reflector.ts) with kube-proxy's selectors:
 //
 // - Services and EndpointSlices without the service.kubernetes.io/service-proxy-name label (those
 //   belong to another proxy) and without service.kubernetes.io/headless (no ClusterIP: nothing to
@@ -10,12 +10,12 @@
 // synced() is called once, after all three have delivered their first list, as kube-proxy waits
 // for every informer's HasSynced before its first sync.
 
-import { LABEL_HEADLESS, LABEL_SERVICE_PROXY_NAME, type EndpointSlice, type Node, type Service } from './objects.js';
-import { ApiClient } from './api-client.js';
-import { connectApi, type ApiConnection, type ApiConnectionOptions } from './kubeconfig.js';
-import { Reflector, type ReflectorOptions, type ResourceSpec } from './reflector.js';
-import type { Logger } from '../proxy/log.js';
-import type { ProxySource, SourceHandler } from '../proxy/source/source.js';
+import { LABEL_HEADLESS, LABEL_SERVICE_PROXY_NAME, type EndpointSlice, type Node, type Service } from '../../k8s/objects.js';
+import { ApiClient } from '../../k8s/api-client.js';
+import { connectApi, type ApiConnection, type ApiConnectionOptions } from '../../k8s/kubeconfig.js';
+import { Reflector, type ReflectorOptions, type ResourceSpec } from '../../k8s/reflector.js';
+import type { Logger } from '../../logging/logger.js';
+import type { ProxySource, SourceHandler } from './source.js';
 
 /** kube-proxy's label selector for Services and EndpointSlices. */
 export const PROXY_LABEL_SELECTOR = `!${LABEL_SERVICE_PROXY_NAME},!${LABEL_HEADLESS}`;

@@ -6,11 +6,11 @@
 // kube-proxy reads them from its Node object: the first InternalIP, else the first ExternalIP, and
 // the first address of the other family after it; a specific bindAddress replaces the primary; a
 // family without an address gets its loopback address, with a warning. It reads them once, at
-// start-up, and exits when the Node's IPs change (NodeManager); so does nftlink (src/cli/proxy.ts).
+// start-up, and exits when the Node's IPs change (NodeManager); so does nftlink (src/cli/node-watch.ts).
 
 import { parseFamilyIP } from '../proxy/model/service.js';
 import type { IPFamily } from '../proxy/model/types.js';
-import type { Node } from './objects.js';
+import type { Node } from '../k8s/objects.js';
 
 const LOOPBACK: Record<IPFamily, string> = { ipv4: '127.0.0.1', ipv6: '::1' };
 

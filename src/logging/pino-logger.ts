@@ -1,8 +1,8 @@
-// The proxy's Logger on pino: one JSON object per line on stderr. kube-proxy's -v levels map onto
+// The Logger on pino: one JSON object per line on stderr. kube-proxy's -v levels map onto
 // pino's: up to 3 info, 4 debug, 5 and more trace (every rule the sync writes is traced).
 
 import pino from 'pino';
-import type { Logger } from './log.js';
+import type { Logger } from './logger.js';
 
 export function verbosityLevel(v: number): 'info' | 'debug' | 'trace' {
   return v >= 5 ? 'trace' : v >= 4 ? 'debug' : 'info';

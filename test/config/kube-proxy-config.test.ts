@@ -1,8 +1,8 @@
 import { kubeconfigYaml } from '../helpers/kubeconfig.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { formatGoDuration, parseGoDuration } from '../../src/k8s/go-duration.js';
-import { defaultKubeProxyConfig, KubeProxyConfigError, parseKubeProxyConfig, writeConfig } from '../../src/k8s/kube-proxy-config.js';
+import { formatGoDuration, parseGoDuration } from '../../src/config/go-duration.js';
+import { defaultKubeProxyConfig, KubeProxyConfigError, parseKubeProxyConfig, writeConfig } from '../../src/config/kube-proxy-config.js';
 
 // The kube-proxy ConfigMap as `kubeadm init` creates it (kube-system/kube-proxy): config.conf spells
 // out every v1alpha1 field, most with their zero value, and kubeconfig.conf points at the real API

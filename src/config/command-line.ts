@@ -1,14 +1,16 @@
-// The flags `nftlink proxy` and `nftlink render` share, parsed into ProxySettings.
+// The first step of the configuration pipeline: the flags `nftlink proxy` and `nftlink render`
+// share. kube-proxy's flags go on to kube-proxy-flags.ts (a KubeProxyConfiguration); nftlink's own
+// few become FlagSettings (proxy-settings.ts).
 
+import { networkInterfaces } from 'node:os';
 import { parseArgs } from 'node:util';
-import { hostname } from 'node:os';
-import { localAddresses, parseDuration, parseFeatureGates, SettingsError, type ProxySettings } from '../proxy/config.js';
 import { DEFAULT_LAYOUT, isLayoutName, LAYOUT_NAMES } from '../proxy/layout/index.js';
 import { DEFAULT_TABLE } from '../proxy/layout/names.js';
-import { KUBE_PROXY_FLAGS, KUBE_PROXY_PARSE_OPTIONS, type DeprecatedPorts, type KubeProxyFlags } from '../k8s/config-flags.js';
+import { KUBE_PROXY_FLAGS, KUBE_PROXY_PARSE_OPTIONS, type DeprecatedPorts, type KubeProxyFlags } from './kube-proxy-flags.js';
+import { LOCALHOST_NODEPORTS_GATE, parseFeatureGates, SettingsError, type FlagSettings } from './proxy-settings.js';
 
 export const PROXY_OPTIONS = {
-  // kube-proxy's flags that have a configuration field (src/k8s/config-flags.ts).
+  // kube-proxy's flags that have a configuration field (kube-proxy-flags.ts).
   ...KUBE_PROXY_PARSE_OPTIONS,
   // kube-proxy's flags without one.
   config: { type: 'string' },
@@ -75,7 +77,7 @@ export const PROXY_USAGE = `  --config FILE                a KubeProxyConfigurat
   are accepted, checked and logged as having no effect in nftlink's nftables mode.
 `;
 
-type Values = ReturnType<typeof parseProxyArgs>['values'];
+export type ProxyFlagValues = ReturnType<typeof parseProxyArgs>['values'];
 
 export function parseProxyArgs(argv: string[]) {
   return parseArgs({ args: argv, options: PROXY_OPTIONS, allowPositionals: false, strict: true });
@@ -84,7 +86,7 @@ export function parseProxyArgs(argv: string[]) {
 const list = (v: string | undefined): string[] => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
 
 /** The flags that have a KubeProxyConfiguration field, for resolveKubeProxyConfig. */
-export function kubeProxyFlags(values: Values): KubeProxyFlags {
+export function kubeProxyFlags(values: ProxyFlagValues): KubeProxyFlags {
   const f: Record<string, string | boolean> = {};
   for (const [key, { flag }] of Object.entries(KUBE_PROXY_FLAGS)) {
     const v = (values as Record<string, string | boolean | undefined>)[flag];
@@ -96,33 +98,35 @@ export function kubeProxyFlags(values: Values): KubeProxyFlags {
 }
 
 /** kube-proxy's deprecated --healthz-port and --metrics-port. */
-export function deprecatedPorts(values: Values): DeprecatedPorts {
+export function deprecatedPorts(values: ProxyFlagValues): DeprecatedPorts {
   return { ...(values['healthz-port'] !== undefined ? { healthz: values['healthz-port'] } : {}), ...(values['metrics-port'] !== undefined ? { metrics: values['metrics-port'] } : {}) };
 }
 
-export function settingsFrom(values: Values): ProxySettings {
+/** The addresses of the interfaces of this process's namespace (loopback and link-local left out). */
+function localAddresses(): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (!a.internal && !a.address.startsWith('fe80:')) out.push(a.address);
+  }
+  return out;
+}
+
+/** The settings only nftlink's own flags give; the KubeProxyConfiguration gives the rest (settingsFromConfig). */
+export function flagSettings(values: ProxyFlagValues): FlagSettings {
   const nodeIPs = list(values['node-ip']);
   if (!nodeIPs.length && values.netns !== undefined && values['nodeport-addresses'] !== undefined) {
     throw new SettingsError('--netns with --nodeport-addresses needs --node-ip: the addresses of another namespace are not visible here');
   }
-  const bit = values['masquerade-bit'] === undefined ? 14 : Number(values['masquerade-bit']);
   const layout = values.layout ?? DEFAULT_LAYOUT;
   if (!isLayoutName(layout)) throw new SettingsError(`--layout: "${layout}" is not a layout (${LAYOUT_NAMES.join(', ')})`);
   return {
     table: values.table ?? DEFAULT_TABLE,
     layout,
-    nodeName: values['hostname-override'] ?? values['node-name'] ?? hostname(),
-    // Empty: detected once the Node is known (src/k8s/node-ips.ts, chooseNodeIPs). Given, they are
-    // also what nodePortAddresses CIDRs select from (config.ts), as if they were the interfaces'.
+    // Empty: detected once the Node is known (node-ips.ts, chooseNodeIPs). Given, they are also
+    // what nodePortAddresses CIDRs select from (layout-configs.ts), as if they were the interfaces'.
     nodeIPs,
     ...(values.netns === undefined && !nodeIPs.length ? { interfaceAddresses: localAddresses() } : {}),
-    clusterCIDRs: list(values['cluster-cidr']),
     serviceCIDRs: list(values['service-cidr']),
-    nodePortAddresses: list(values['nodeport-addresses']),
-    masqueradeAll: values['masquerade-all'] ?? false,
-    masqueradeBit: bit,
-    minSyncPeriodMs: parseDuration(values['min-sync-period'] ?? '1s', '--min-sync-period'),
-    syncPeriodMs: parseDuration(values['sync-period'] ?? '30s', '--sync-period'),
-    localhostNodePorts: parseFeatureGates(values['feature-gates']).KubeProxyNFTablesLocalhostNodePorts ?? true,
+    localhostNodePorts: parseFeatureGates(values['feature-gates'])[LOCALHOST_NODEPORTS_GATE] ?? true,
   };
 }

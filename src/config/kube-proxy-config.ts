@@ -12,10 +12,11 @@
 // The settings of other modes (iptables, ipvs, winkernel blocks) and of things nftlink does not do
 // (portRange, profiling, client rate limits) are checked for shape and otherwise ignored, as
 // kube-proxy in nftables mode ignores the other modes'. bindAddress is used as kube-proxy uses it: a specific address is the
-// node's primary IP (src/k8s/node-ips.ts).
+// node's primary IP (node-ips.ts).
 
 import { parseDocument, stringify } from 'yaml';
-import { parseIPv4, parseIPv6, parsePrefix } from '../nft/types/address.js';
+import { parseIPv4, parseIPv6, parsePrefix } from '../nft/index.js';
+import type { ConntrackConfig } from '../proxy/conntrack/sysctls.js';
 import { formatGoDuration, parseGoDuration } from './go-duration.js';
 
 export const KUBE_PROXY_CONFIG_API_VERSION = 'kubeproxy.config.k8s.io/v1alpha1';
@@ -65,15 +66,7 @@ export interface KubeProxyConfig {
     masqueradeBit: number;
   };
   /** Parsed and kept; applying them (sysctls) is not this module's business. 0 means "leave as is". */
-  conntrack: {
-    maxPerCore: number;
-    min: number;
-    tcpEstablishedTimeoutMs: number;
-    tcpCloseWaitTimeoutMs: number;
-    tcpBeLiberal: boolean;
-    udpTimeoutMs: number;
-    udpStreamTimeoutMs: number;
-  };
+  conntrack: ConntrackConfig;
   featureGates: Record<string, boolean>;
   /** How often informers resync (kube-proxy's configSyncPeriod). */
   configSyncPeriodMs: number;
