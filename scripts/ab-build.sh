@@ -6,7 +6,8 @@
 #
 #   scripts/ab-build.sh REV_A REV_B [N=20] [-- cold-build options, e.g. --shape 3, or --elements 100000 for case (a)]
 #
-# REV may be a commit, a branch, or `.` for the working tree's current dist/ (build it first).
+# REV may be a commit, a branch, or `.` for the working tree's current dist-bench/ (npm run build:bench
+# first). Revisions from before bench/ left src/ compile to dist/, which cold-build.mjs reads alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 a=${1:?usage: scripts/ab-build.sh REV_A REV_B [N] [-- options]}
@@ -21,11 +22,16 @@ trap 'git worktree remove --force "$tmp/a" >/dev/null 2>&1 || true; git worktree
 # The compiled tree of a revision (the builder needs no addon: no native build).
 tree() {
   local rev=$1 dir=$2
-  if [[ $rev == . ]]; then echo "$PWD/dist"; return; fi
+  if [[ $rev == . ]]; then echo "$PWD/dist-bench"; return; fi
   git worktree add --detach "$dir" "$rev" >/dev/null 2>&1
   ln -s "$PWD/node_modules" "$dir/node_modules"
-  (cd "$dir" && npx tsc -p tsconfig.json >/dev/null)
-  echo "$dir/dist"
+  if [[ -f $dir/bench/tsconfig.json ]]; then
+    (cd "$dir" && npx tsc -p bench/tsconfig.json >/dev/null)
+    echo "$dir/dist-bench"
+  else
+    (cd "$dir" && npx tsc -p tsconfig.json >/dev/null)
+    echo "$dir/dist"
+  fi
 }
 dist_a=$(tree "$a" "$tmp/a")
 dist_b=$(tree "$b" "$tmp/b")

@@ -6,13 +6,13 @@
 # build and commit times and of the process's wall, and the medians of the paired ratios (bound over
 # unbound). With --warm, one process instead loads N times each way, by turns, after two rounds
 # not counted (`load-child.js loads`): an embedder's daemon, whose encoder V8 has compiled already.
-# Needs root (ip netns) and the built tree (npm run build).
+# Needs root (ip netns) and the built tree (npm run build, then npm run build:bench).
 #
 #   scripts/ab-stream.sh [N=20] [--warm]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20}
-# As bench:load starts its children: without this machine's extra CA certificates (measure.ts).
+# As bench:load starts its children: without this machine's extra CA certificates (bench/measure.ts).
 unset NODE_EXTRA_CA_CERTS
 out=$(mktemp)
 trap 'rm -f "$out" "$out.t" "$out.j"' EXIT
@@ -23,7 +23,7 @@ if [[ ${2:-} == --warm ]]; then
   ns="nftlink-abs-$$"
   ip netns add "$ns"
   trap 'ip netns del "$ns"; rm -f "$out" "$out.t" "$out.j"' EXIT
-  node dist/bundle/load-child.js loads "$ns" --elements 100000 --rounds $((n + 2)) | node -e '
+  node dist-bench/bundle/load-child.js loads "$ns" --elements 100000 --rounds $((n + 2)) | node -e '
 const { phases } = JSON.parse(require("fs").readFileSync(0, "utf8"));
 for (const side of ["bound", "unbound"]) for (const p of phases[side].slice(2)) console.log(`${side} NaN ${JSON.stringify({ phases: p })}`);
 ' >"$out"
@@ -31,7 +31,7 @@ else
   run() {
     local ns="nftlink-abs-$$-$RANDOM"
     ip netns add "$ns"
-    /usr/bin/time -f '%e' -o "$out.t" node dist/bundle/load-child.js load "$ns" --elements 100000 "$@" >"$out.j" || { ip netns del "$ns"; exit 1; }
+    /usr/bin/time -f '%e' -o "$out.t" node dist-bench/bundle/load-child.js load "$ns" --elements 100000 "$@" >"$out.j" || { ip netns del "$ns"; exit 1; }
     ip netns del "$ns"
     echo "$(cat "$out.t") $(cat "$out.j")"
   }
@@ -43,7 +43,7 @@ fi
 
 node --input-type=module -e '
 import { readFileSync } from "node:fs";
-import { median } from "./dist/bench/stats.js";
+import { median } from "./dist-bench/bench/stats.js";
 const rows = { bound: [], unbound: [] };
 for (const line of readFileSync(process.argv[1], "utf8").trim().split("\n")) {
   const [side, wall, ...json] = line.split(" ");

@@ -27,7 +27,7 @@ if ! command -v perf >/dev/null; then
   apt-get install -y linux-perf >&2
 fi
 [ -x /usr/bin/time ] || apt-get install -y time >&2
-[ -f dist/bundle/load-child.js ] || npm run build:ts
+[ -f dist-bench/bundle/load-child.js ] || npm run build:bench
 
 TMP=$(mktemp -d /tmp/nftlink-bench-perf.XXXXXX)
 NS="nftlink-b-perf-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
@@ -49,13 +49,13 @@ trap 'echo "bench-perf: interrupted" >&2; exit 130' INT TERM
 ip netns add "$NS"
 
 # record LABEL ARGS...: perf record of one nftlink child (under GNU time for its own figures),
-# started without NODE_EXTRA_CA_CERTS as bench:load starts it (src/bench/measure.ts): with it, node
+# started without NODE_EXTRA_CA_CERTS as bench:load starts it (bench/measure.ts): with it, node
 # parses the certificates at start-up, and OpenSSL had 5% of the samples.
 record() {
   local label=$1; shift
   perf record -q -g -o "$TMP/$label.data" -- \
     /usr/bin/time -o "$TMP/$label.time" -f '%e %U %S %M' \
-    env -u NODE_EXTRA_CA_CERTS node --perf-basic-prof dist/bundle/load-child.js "$@" >"$TMP/$label.out" 2>"$TMP/$label.err" || {
+    env -u NODE_EXTRA_CA_CERTS node --perf-basic-prof dist-bench/bundle/load-child.js "$@" >"$TMP/$label.out" 2>"$TMP/$label.err" || {
       echo "bench-perf: $label failed:" >&2; cat "$TMP/$label.err" >&2; exit 1; }
 }
 

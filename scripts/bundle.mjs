@@ -1,6 +1,10 @@
-// Bundles the programs nftlink runs as processes, after tsc has compiled src/ to dist/: each becomes
-// one entry file in dist/bundle/ plus the chunks the entries share, with the npm dependencies left
-// as imports (they load from node_modules as before).
+// Bundles the programs nftlink runs as processes, after tsc has compiled them: each becomes one
+// entry file in <out>/bundle/ plus the chunks the entries share, with the npm dependencies left as
+// imports (they load from node_modules as before).
+//   node scripts/bundle.mjs           the product, from dist/ (npm run build:ts)
+//   node scripts/bundle.mjs --bench   the benchmarks' measured processes, from dist-bench/ (npm run
+//                                     build:bench): the product code inside them is bundled just as
+//                                     the product's own, so they measure nftlink as it ships
 //
 // Why: Node 20 has no module compile cache, and its ES module loader costs about 0.4 ms per module
 // (resolve, package scope lookup, compile). The library is 50 modules, so `import 'nftlink'` took
@@ -20,23 +24,29 @@ import { fileURLToPath } from 'node:url';
 import { rollup } from 'rollup';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = (p) => join(root, 'dist', p);
+const bench = process.argv.includes('--bench');
+const out = (p) => join(root, bench ? 'dist-bench' : 'dist', p);
+
+const input = bench
+  ? {
+      // The benchmarks' measured processes (bench/cases.ts, bench/scale/cases.ts).
+      'load-child': out('bench/child.js'),
+      'scale-child': out('bench/scale/child.js'),
+    }
+  : {
+      // The package's entry ("exports" in package.json).
+      index: out('index.js'),
+      // "nftlink/testing": FakeNftables, for the tests of programs that use the library.
+      testing: out('testing/index.js'),
+      // bin/nftlink.js.
+      cli: out('cli/main.js'),
+    };
 
 // Chunk names carry a content hash: start empty, or old chunks pile up.
-rmSync(dist('bundle'), { recursive: true, force: true });
+rmSync(out('bundle'), { recursive: true, force: true });
 
 const bundle = await rollup({
-  input: {
-    // The package's entry ("exports" in package.json).
-    index: dist('index.js'),
-    // "nftlink/testing": FakeNftables, for the tests of programs that use the library.
-    testing: dist('testing/index.js'),
-    // bin/nftlink.js.
-    cli: dist('cli/main.js'),
-    // The benchmarks' measured processes (src/bench/cases.ts, src/bench/scale/cases.ts).
-    'load-child': dist('bench/child.js'),
-    'scale-child': dist('bench/scale/child.js'),
-  },
+  input,
   // Our modules are relative imports; everything else (node:*, npm packages) stays an import.
   external: (id, importer) => importer !== undefined && !id.startsWith('.') && !id.startsWith('/'),
   onwarn(warning, warn) {
@@ -44,5 +54,5 @@ const bundle = await rollup({
     if (warning.code !== 'CIRCULAR_DEPENDENCY') warn(warning);
   },
 });
-await bundle.write({ dir: dist('bundle'), format: 'es', chunkFileNames: 'chunks/[name]-[hash].js' });
+await bundle.write({ dir: out('bundle'), format: 'es', chunkFileNames: 'chunks/[name]-[hash].js' });
 await bundle.close();

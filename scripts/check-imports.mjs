@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /** What each top-level folder (or file, by its name without .ts) of src/ may import. */
 export const ALLOWED = {
-  cli: ['server', 'config', 'proxy', 'k8s', 'nft', 'native', 'logging', 'package-root', 'bench'],
+  cli: ['server', 'config', 'proxy', 'k8s', 'nft', 'native', 'logging', 'package-root'],
   server: ['proxy', 'k8s', 'logging'],
   config: ['proxy', 'k8s', 'nft', 'logging'],
   proxy: ['k8s', 'nft', 'native', 'logging'],
@@ -24,8 +24,6 @@ export const ALLOWED = {
   demo: ['index', 'netns', 'proxy', 'nft', 'package-root'],
   index: ['nft'],
   'package-root': [],
-  // The benchmarks, on their way out of src/ (to bench/): they may use anything.
-  bench: ['cli', 'server', 'config', 'proxy', 'k8s', 'logging', 'testing', 'nft', 'native', 'netns', 'index', 'package-root'],
 };
 
 /** Library folders that code outside the library reaches only through their entry file. */
@@ -34,11 +32,8 @@ export const ENTRIES = {
   native: { entry: 'native/index.ts', insiders: ['nft', 'testing'] },
 };
 
-/**
- * Files that still import library internals directly, each until its own rework lands: the sync
- * engine (issue 28's sync-engine step), the CLI's family table and the benchmarks (moving out).
- */
-export const ENTRY_EXCEPTIONS = ['proxy/sync/', 'proxy/proxier.ts', 'cli/main.ts', 'bench/'];
+/** Files allowed to import library internals directly (paths under src/): none. */
+export const ENTRY_EXCEPTIONS = [];
 
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
 

@@ -1,5 +1,5 @@
 // One cold build of a benchmark ruleset, no kernel: imports the builder from a compiled tree
-// (`dist` of any revision), builds shape S of `npm run bench:load` case (b), or with --elements N
+// (`dist-bench`, or `dist` of a revision from before bench/ left src/), builds shape S of `npm run bench:load` case (b), or with --elements N
 // case (a)'s load of N elements into the concatenated map, and prints the wall time and the
 // process's CPU time of the build alone as JSON. The CPU time counts V8's background
 // threads too, whose TurboFan compiles are a third of a cold build's user time (Node 20).

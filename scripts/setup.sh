@@ -30,5 +30,5 @@ if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
   cp package-lock.json "$stamp"
 fi
 [ -f build/Release/nftlink.node ] || npm run build:native
-npm run build:ts
+npm run build:ts && npm run build:bench
 echo "setup: ready (addon build/Release/nftlink.node, CLI bin/nftlink.js)"

@@ -4,7 +4,7 @@
 // concurrent compiles, the collector's helpers), then libuv's pool (the addon's commits, whose sys
 // time is the kernel's work for them). What `/usr/bin/time` sums as one user time, split.
 //
-//   node --import ./scripts/thread-cpu.mjs dist/bundle/load-child.js shape NS --shape 5 --services 10000 --endpoints 5
+//   node --import ./scripts/thread-cpu.mjs dist-bench/bundle/load-child.js shape NS --shape 5 --services 10000 --endpoints 5
 
 import { readdirSync, readFileSync } from 'node:fs';
 

@@ -1,7 +1,7 @@
-// The `nftlink` command: one subcommand per file in this folder.
+// The `nftlink` command: parses the subcommand and hands it to its module (list.ts, proxy.ts).
 
 import { parseArgs } from 'node:util';
-import { FAMILY_BY_NUMBER, type Family } from '../nft/netlink/constants.js';
+import { FAMILY_BY_NUMBER, type Family } from '../nft/index.js';
 import { SettingsError } from '../config/proxy-settings.js';
 import { listRuleset } from './list.js';
 import { PROXY_USAGE } from '../config/command-line.js';
@@ -18,7 +18,6 @@ commands:
   proxy --manifests PATH [options] [--once]   run the service proxy (kube-proxy's nftables ruleset)
   render --manifests PATH [options]           print the ruleset the proxy would write, as nft -f text
   cleanup [--netns NAME] [--table NAME]       delete the proxy's tables
-  bench [--quick] [options]                   the scale benchmark: sync over netlink against nft -f
 
 proxy and render options:
 ${PROXY_USAGE}`;
@@ -50,16 +49,9 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   proxy: async (argv) => (await proxyCommands()).proxyCommand(argv),
   render: async (argv) => (await proxyCommands()).renderCommand(argv),
   cleanup: async (argv) => (await proxyCommands()).cleanupCommand(argv),
-  bench: async (argv) => (await import('../bench/scale/index.js')).benchCommand(argv),
 };
 
 const isHelp = (a: string | undefined): boolean => a === '-h' || a === '--help';
-
-/** A command's usage text: bench has its own options; the others share the main text. */
-async function usageOf(cmd: string | undefined): Promise<string> {
-  if (cmd === 'bench') return `${(await import('../bench/scale/args.js')).BENCH_USAGE}\n`;
-  return USAGE;
-}
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -79,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`nftlink: unknown command "${of}"\n${USAGE}`);
       return 2;
     }
-    process.stdout.write(await usageOf(of));
+    process.stdout.write(USAGE);
     return 0;
   }
   const run = COMMANDS[cmd];

@@ -115,6 +115,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const serviceHealth = new ServiceHealthServers({ proxyHealthy: () => isProxyHealthy(health.state(), healthTimeoutMs, Date.now()) });
   const proxier: Proxier = new Proxier({
     source,
+    connect: () => Nftables.open(values.netns !== undefined ? { netns: values.netns } : {}),
     nodeName: settings.nodeName,
     layout: settings.layout,
     families: () => nodeWatch.families(),

@@ -18,8 +18,9 @@ export { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix, type Prefix 
 export { renderRuleset } from './render/ruleset.js';
 export { renderCommands } from './render/commands.js';
 export { renderRuleExprs, RenderError } from './render/rule.js';
-export { NF_IP_PRI } from './netlink/constants.js';
+export { FAMILY_BY_NUMBER, NF_IP_PRI } from './netlink/constants.js';
 export { Reconciler, type DesiredState, type ReconcileStats } from './reconcile/reconciler.js';
 export { ElementStore, type ElementDelta } from './reconcile/element-store.js';
 export { sameRule, sameRules } from './reconcile/rule-equality.js';
 export { elementKey } from './values.js';
+export { sameElement, samePayload } from './reconcile/element-equality.js';

@@ -3,7 +3,7 @@
 // it reads the existing tables back and reconciles them with no flush, so traffic to services that
 // did not change never stops across a restart. Any failure makes the next sync a full one.
 
-import { Nftables } from '../nft/client.js';
+import type { NftConnection } from '../nft/index.js';
 import type { Logger } from '../logging/logger.js';
 import { ChangeTracker } from './model/tracker.js';
 import type { InvalidObject, IPFamily, ProxyState } from './model/types.js';
@@ -19,6 +19,13 @@ import { ConntrackCleaner } from './conntrack/cleaner.js';
 
 export interface ProxierOptions {
   source: ProxySource;
+  /**
+   * Opens the connection the tables are programmed over, once, at start(); the Proxier closes it at
+   * stop(). The caller chooses it, as kube-proxy's caller hands it a knftables.Interface: the
+   * kernel's (`Nftables.open({ netns })`) or an in-memory one (`FakeNftables`, nftlink/testing).
+   */
+  connect(): NftConnection;
+  /** The network namespace the node's tables live in (conntrack cleanup runs there too). */
   netns?: string;
   nodeName: string;
   /** Every table gets its own instance: a layout may remember where it put things. */
@@ -59,7 +66,7 @@ export interface SyncReport {
 export class Proxier {
   private readonly tracker: ChangeTracker;
   private readonly runner: BoundedFrequencyRunner;
-  private nft: Nftables | undefined;
+  private nft: NftConnection | undefined;
   private families: FamilySync[] = [];
   private synced = false;
   private staleTimer: NodeJS.Timeout | undefined;
@@ -72,10 +79,6 @@ export class Proxier {
     this.tracker = new ChangeTracker({ nodeName: opts.nodeName });
     this.conntrack = new ConntrackCleaner({ ...(opts.netns !== undefined ? { netns: opts.netns } : {}), log: opts.log });
     this.runner = new BoundedFrequencyRunner(() => this.syncAll(), { minIntervalMs: opts.minSyncPeriodMs, maxIntervalMs: opts.syncPeriodMs });
-  }
-
-  get isSynced(): boolean {
-    return this.synced;
   }
 
   /** Pending changes for healthz and metrics. */
@@ -106,7 +109,7 @@ export class Proxier {
   }
 
   async start(): Promise<void> {
-    this.nft = Nftables.open(this.opts.netns !== undefined ? { netns: this.opts.netns } : {});
+    this.nft = this.opts.connect();
     // A function is first asked at the first sync: what it needs of the Node comes with the first lists.
     if (typeof this.opts.families !== 'function') this.ensureFamilies();
     await this.opts.source.start({

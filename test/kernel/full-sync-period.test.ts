@@ -2,7 +2,7 @@
 // even with nothing changed, and so repairs what others did to the table: here, deleted it.
 
 import { afterAll, expect, it } from 'vitest';
-import { BenchModel, benchConfig, change } from '../../src/bench/scale/state.js';
+import { BenchModel, benchConfig, change } from '../fixtures/scale-model.js';
 import { Nftables } from '../../src/nft/client.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';

@@ -4,7 +4,7 @@
 // with more bindings than the bucket size, empty buckets deleted).
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { BenchModel, benchConfig, change } from '../../src/bench/scale/state.js';
+import { BenchModel, benchConfig, change } from '../fixtures/scale-model.js';
 import { Nftables } from '../../src/nft/client.js';
 import type { Ruleset } from '../../src/nft/objects.js';
 import type { Logger } from '../../src/logging/logger.js';

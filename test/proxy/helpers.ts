@@ -27,6 +27,7 @@ export const TEST_LAYOUT: LayoutName = (() => {
 import { serviceChainBase, chainName } from '../../src/proxy/layout/names.js';
 import type { LogFields, Logger } from '../../src/logging/logger.js';
 import { Proxier, type SyncReport } from '../../src/proxy/proxier.js';
+import { Nftables } from '../../src/nft/index.js';
 import { ManifestSource } from '../../src/proxy/source/manifests.js';
 import type { SyncResult } from '../../src/proxy/sync/family-sync.js';
 import { requirePrivileges } from '../helpers/netns.js';
@@ -249,6 +250,7 @@ export async function startProxy(c: Cluster, dir: ManifestDir, overrides: Partia
   const first = new Promise<SyncReport>((r) => (firstResolve = r));
   const proxier = new Proxier({
     source: new ManifestSource(dir.path, { debounceMs: 30 }),
+    connect: () => Nftables.open({ netns: c.node.name }),
     netns: c.node.name,
     nodeName: settings.nodeName,
     layout: settings.layout,

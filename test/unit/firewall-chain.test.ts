@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { renderRuleExprs } from '../../src/nft/index.js';
-import { benchLayoutConfig } from '../../src/bench/proxy-model.js';
+import { benchLayoutConfig } from '../fixtures/proxy-model.js';
 import { serviceObjects } from '../../src/proxy/layout/kube-proxy/service.js';
 import { servicePorts } from '../../src/proxy/model/service.js';
 import type { ServiceEndpoint } from '../../src/proxy/model/types.js';

@@ -3,8 +3,8 @@
 // kept across syncs.
 
 import { describe, expect, it } from 'vitest';
-import { clusterIPServicePort } from '../../src/bench/proxy-model.js';
-import { benchConfig } from '../../src/bench/scale/state.js';
+import { clusterIPServicePort } from '../fixtures/proxy-model.js';
+import { benchConfig } from '../fixtures/scale-model.js';
 import { AffinityPins } from '../../src/proxy/layout/slots/affinity.js';
 import { SlotsLayout } from '../../src/proxy/layout/slots/index.js';
 import type { ServiceEndpoint, ServicePort } from '../../src/proxy/model/types.js';

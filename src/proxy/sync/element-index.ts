@@ -9,11 +9,7 @@
 // store's one Map entry per element and nothing else (an owner Map beside it cost as much again,
 // in memory and in the cold start's time).
 
-import type { NftSet, SetElement } from '../../nft/objects.js';
-import { ElementStore } from '../../nft/reconcile/element-store.js';
-import type { Transaction } from '../../nft/transaction.js';
-import { sameElement, samePayload } from '../../nft/reconcile/element-equality.js';
-import { elementKey } from '../../nft/values.js';
+import { ElementStore, elementKey, sameElement, samePayload, type NftSet, type SetElement, type Transaction } from '../../nft/index.js';
 import type { ElementContributions } from '../layout/types.js';
 
 /** Who owns an element: '' for the fixed part of the ruleset, else the service port's id. */

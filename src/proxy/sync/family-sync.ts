@@ -5,11 +5,7 @@
 // second later, in a transaction of their own: before Linux 6.2 a chain that a just-deleted map
 // element pointed to stays busy for a moment.
 
-import { NftCommitError } from '../../nft/errors.js';
-import type { Nftables } from '../../nft/client.js';
-import type { Chain, NftSet, Rule, Ruleset, SetElement } from '../../nft/objects.js';
-import { sameRules } from '../../nft/reconcile/rule-equality.js';
-import { Transaction } from '../../nft/transaction.js';
+import { NftCommitError, sameRules, Transaction, type Chain, type NftConnection, type NftSet, type Rule, type Ruleset, type SetElement } from '../../nft/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ProxyState, ServicePortId, StateChange } from '../model/types.js';
 import { nftFamily, type Layout, type LayoutConfig, type ServiceObjects } from '../layout/types.js';
@@ -156,7 +152,7 @@ export class FamilySync {
 
   constructor(
     /** The connection; undefined for preview(), which only plans. */
-    private readonly nft: Nftables | undefined,
+    private readonly nft: NftConnection | undefined,
     private readonly layout: Layout,
     private readonly cfg: LayoutConfig,
     private readonly log: Logger,
@@ -173,7 +169,7 @@ export class FamilySync {
     return this.cfg.table;
   }
 
-  private connection(): Nftables {
+  private connection(): NftConnection {
     if (!this.nft) throw new Error('nftlink: internal error: a preview FamilySync has no connection');
     return this.nft;
   }
