@@ -8,8 +8,10 @@ bash scripts/setup.sh
 mkdir -p build
 status=0
 npm run typecheck
-# Imports between the folders of src/ go one way (no cycle, allowed directions, library entries).
+# Imports between the folders of src/ go one way (no cycle, allowed directions, library entries);
+# every relative link in README.md and docs/ resolves.
 node scripts/check-imports.mjs
+node scripts/check-links.mjs
 npx vitest run --reporter=default --reporter=json --outputFile.json=build/test-results.json || status=$?
 # One closing line in the form every CI reader understands.
 node -e '

@@ -40,11 +40,9 @@ export class Nftables implements NftConnection {
   /**
    * A transaction bound to this connection: while it is built, each part it finishes goes to the
    * addon, which turns it into netlink messages on a pool thread meanwhile, so that commit() is
-   * left with the last part to convert. That pays where a core is free while JavaScript encodes:
-   * in a process that has loaded before, a 100,000-element load's build and commit took
-   * 0.91-0.96x; in a cold process on two cores, where V8's compiler threads want that core,
-   * 0.94-0.99x (scripts/ab-stream.sh). Nothing reaches the kernel before commit(), which still sends
-   * one atomic batch.
+   * left with the last part to convert. That pays where a core is free while JavaScript encodes,
+   * and little where V8's compiler threads want that core (docs/decisions.md). Nothing reaches the
+   * kernel before commit(), which still sends one atomic batch.
    * Otherwise it is a Transaction like any other: check(), render(), or a commit on another
    * connection (which sends the whole request, as for an unbound one).
    */
@@ -96,8 +94,8 @@ export class Nftables implements NftConnection {
       return decodeRuleset(await this.native.dump(this.handle, what, family, table, opts.chain ?? null), decodeOpts);
     }
     // Two dumps, the rules and the sets with their elements: the rules are decoded while the
-    // kernel and the addon's worker produce the elements (each half takes about as long; a
-    // restart at 10k services decodes for 330 ms after a 130 ms dump). Each dump is of one
+    // kernel and the addon's worker produce the elements (each half takes about as long;
+    // docs/decisions.md). Each dump is of one
     // generation; when the two differ, the table changed in between and both are read again.
     for (let attempt = 0; ; attempt++) {
       const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES, family, table, null);

@@ -35,7 +35,7 @@ export function valuesLength(types: readonly Datatype[]): number {
  * The fields of kube-proxy's maps (an IPv4 address, a protocol name, a port) are written here
  * rather than by their type's write(): this runs for every field of every element, and most of a
  * large list runs before V8 has optimised it, when each call through write() (and writeUint below
- * it) is a real call. Cold builds of `npm run bench:load`'s case (a): 0.85x the wall time (Node 20).
+ * it) is a real call (Node 20; docs/decisions.md).
  * Anything else, and a value these cases do not take, goes through write(), which also throws.
  */
 export function writeValues(types: readonly Datatype[], values: readonly Scalar[], out: Uint8Array, at: number): void {
@@ -70,7 +70,7 @@ export function writeValues(types: readonly Datatype[], values: readonly Scalar[
         break;
       case TYPE_INET_PROTO: {
         // ownCode's test, written out: its one keyed load serves every table of names and goes
-        // megamorphic, where this one sees only INET_PROTOCOLS (shape 5 cold: 1.04-1.06x wall).
+        // megamorphic, where this one sees only INET_PROTOCOLS (docs/decisions.md).
         const n = typeof v === 'string' ? INET_PROTOCOLS[v] : undefined;
         if (typeof n === 'number') {
           out[pos] = n;

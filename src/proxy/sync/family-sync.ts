@@ -34,13 +34,11 @@ export const FULL_SYNC_PERIOD_MS = 3_600_000;
  * - not too many: every commit that adds NAT rules validates the table (nft_table_validate): every
  *   chain reachable from a base chain. With each part's dispatch elements in that part, every
  *   service chain committed so far was reachable, so the validations grew quadratic in the table's
- *   size (at 30k, 40-50 ms per commit by the end); with the dispatch elements last, the earlier
- *   parts validate only the base chains and the last part walks the table once (kernel time of a
- *   cold start -15% at 10k, -25% at 30k; the wall is the planning's, unchanged).
+ *   size; with the dispatch elements last, the earlier parts validate only the base chains and
+ *   the last part walks the table once.
  * Hence parts of COLD_START_OPS, or 1/COLD_START_PARTS of the service ports when that is more
- * (10k: 500 operations; 30k: 1500). With the validations no longer growing, smaller parts cost
- * nothing and hold less in flight: against parts of 1000 or 1/8 (1250 at 10k, 3750 at 30k), the
- * same wall and 7 and 11 MB less peak RSS at 10k and 30k (A/B, 5 and 3 runs).
+ * (10k: 500 operations; 30k: 1500): with the validations no longer growing, smaller parts cost
+ * nothing and hold less in flight. The measurements: docs/decisions.md.
  */
 export const COLD_START_OPS = 500;
 export const COLD_START_PARTS = 20;
@@ -372,10 +370,9 @@ export class FamilySync {
    * A transaction that knows the types of the sets the kernel holds and the layout declares (its
    * rendering shows what their lookups load), naming anonymous sets after the generation this
    * engine read the table at: unique among every writer of the table so far, and short (see
-   * src/nft/netlink/encode.ts). Not bound to the connection (Nftables.transaction()): a cold
+   * src/nft/netlink/encode/request-encoder.ts). Not bound to the connection (transaction()): a cold
    * start already builds each part while the kernel commits the one before, so both cores are
-   * busy, and converting parts on a third thread made the 10k-service cold start's sync 1.06x
-   * (10 alternated cold starts, `scale-child.js full`, 3 December 13:15).
+   * busy, and converting parts on a third thread made it slower (docs/decisions.md).
    */
   private transaction(): Transaction {
     const sets = [...(this.kernel?.sets.values() ?? []), ...this.index.declaredSets()];

@@ -8,12 +8,11 @@
 // restart the assignment is adopted from the kernel (the rules' numgen offsets and the maps'
 // elements), so a restart with an unchanged model writes nothing.
 //
-// Why buckets of bounded size (DESIGN.md, "Kernel facts"): every element written into a map is
-// validated against every rule bound to it, and every new binding walks every element; one map
-// bound by 10,000 rules costs 7 s at 10k services. A table's sets are a linked list that every
-// lookup-by-name walks, so thousands of maps cost as much. Buckets of a few dozen service chains
-// keep both bounded: at 10k services x 5, 64 per bucket measured best (0.52 s, against 0.60 s at
-// 16 and 0.63 s at 256; scripts/probe-slots-layout.mjs).
+// Why buckets of bounded size (docs/architecture.md#one-map-bound-by-many-rules): every element
+// written into a map is validated against every rule bound to it, and every new binding walks
+// every element. A table's sets are a linked list that every lookup-by-name walks, so thousands of
+// maps cost as much. Buckets of a few dozen service chains keep both bounded; the bucket size was
+// chosen by measurement (scripts/probe-slots-layout.mjs, docs/decisions.md).
 
 /** How an endpoint is named when endpoints are compared (and in an affinity group): `ip|port`. */
 export const endpointKey = (ep: { ip: string; port: number }): string => `${ep.ip}|${ep.port}`;

@@ -7,7 +7,7 @@
 //   map endpoints-4 { 131072 : 198.18.1.5 . 8080, 131073 : ..., 131074 : ... }
 //
 // so a table holds a few hundred maps at 30k services instead of 30k sets, and no map is bound by
-// more than CHAINS_PER_BUCKET rules (why that matters: allocator.ts and DESIGN.md). Replacing an
+// more than CHAINS_PER_BUCKET rules (why that matters: allocator.ts and docs/architecture.md). Replacing an
 // endpoint is one element deleted and added; a change of endpoint count is the chain's one rule
 // plus the elements at the tail of its range.
 //
