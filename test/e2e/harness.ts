@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Netns } from '../../src/netns/netns.js';
 import type { Cluster } from '../../src/netns/cluster.js';
-import { sleep } from '../proxy/helpers.js';
+import { sleep } from '../proxy/dataplane/helpers.js';
 import { ProxyProcess } from '../../src/netns/proxy-process.js';
 import type { Resource, SavedState } from '../helpers/fake-apiserver.mjs';
 

@@ -9,7 +9,7 @@ import { Proxier, type SyncReport } from '../../src/proxy/proxier.js';
 import type { ProxySource, SourceHandler } from '../../src/proxy/source/source.js';
 import type { SyncResult } from '../../src/proxy/sync/family-sync.js';
 import { layoutConfigs } from '../../src/config/layout-configs.js';
-import { proxySettings, recordingLogger } from './helpers.js';
+import { proxySettings, recordingLogger } from './dataplane/helpers.js';
 
 /** Services and EndpointSlices handed to the proxy as a source would, and changed at will. */
 class ListSource implements ProxySource {

@@ -1,0 +1,214 @@
+// The slots layout's promises, checked against the kernel in a fresh namespace through the sync
+// engine: a replaced endpoint is element operations only, a count change is the chain's one rule
+// replaced by handle, a restart writes nothing and keeps the slots, and buckets stay bounded (no map
+// with more bindings than the bucket size, empty buckets deleted).
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { BenchModel, benchConfig, change } from '../../fixtures/scale-model.js';
+import { Nftables } from '../../../src/nft/client.js';
+import type { Ruleset } from '../../../src/nft/objects.js';
+import type { Logger } from '../../../src/logging/logger.js';
+import { SlotsLayout } from '../../../src/proxy/layout/slots/index.js';
+import { FamilySync } from '../../../src/proxy/sync/family-sync.js';
+import { namespacesForFile } from '../../helpers/netns.js';
+
+const freshNetns = namespacesForFile(afterAll);
+
+/** A logger that keeps the nft text of every transaction the engine commits. */
+function transactionLog(): Logger & { texts: string[] } {
+  const texts: string[] = [];
+  const none = (): void => {};
+  return { texts, error: none, warn: none, info: none, debug: none, trace: (_m, f) => void texts.push(String(f?.nft ?? '')) };
+}
+
+/** A connection to a fresh namespace for one test, closed after it. */
+async function withNft(fn: (nft: Nftables) => Promise<void>): Promise<void> {
+  const nft = Nftables.open({ netns: freshNetns().name });
+  try {
+    await fn(nft);
+  } finally {
+    nft.close();
+  }
+}
+
+const bucketMaps = (rs: Ruleset): string[] => rs.sets.filter((s) => /^endpoints-\d+$/.test(s.name)).map((s) => s.name);
+
+/** Rules per bucket map (each binds it once). */
+function bindings(rs: Ruleset): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rs.rules) for (const e of r.exprs) if (e.type === 'lookup' && /^endpoints-\d+$/.test(e.set)) out.set(e.set, (out.get(e.set) ?? 0) + 1);
+  return out;
+}
+
+describe('slots layout against the kernel', () => {
+  it('leaves out the one service port whose element the kernel refuses, programs the others, and takes it back once it changes', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(12, 2);
+      const [bad] = model.pick(1, 3);
+      // A layout that points the bad service's dispatch element at a chain that does not exist:
+      // the transaction validates it (no dump to check jumps against), the kernel says ENOENT.
+      const layout = new SlotsLayout();
+      const service = layout.service.bind(layout);
+      let broken = true;
+      layout.service = (cfg, sp, eps) => {
+        const objs = service(cfg, sp, eps);
+        if (sp.id !== bad || !broken) return objs;
+        const elements = new Map(objs.elements);
+        elements.set('service-ips', (elements.get('service-ips') ?? []).map((e) => ({ ...e, value: { kind: 'goto' as const, chain: 'no-such-chain' } })));
+        return { ...objs, elements };
+      };
+      const errors: string[] = [];
+      const log = { ...transactionLog(), error: (m: string, f?: Record<string, unknown>) => void errors.push(`${m} ${String(f?.servicePort)}`) };
+      const sync = new FamilySync(nft, layout, benchConfig(), log);
+      const first = await sync.sync(model.state(), undefined);
+      expect(first.excluded).toBe(1);
+      expect(errors).toEqual([`service port left out: the kernel refused its objects ${bad}`]);
+      const dispatched = async (): Promise<number> => (await nft.dump({ family: 'ip', table: 'kube-proxy' })).sets.find((x) => x.name === 'service-ips')!.elements!.length;
+      expect(await dispatched()).toBe(11);
+      // Fixed, and changed: it is programmed again.
+      broken = false;
+      model.replaceEndpoint(bad!);
+      const again = await sync.sync(model.state(), change({ endpoints: [bad!] }));
+      expect(again.excluded).toBe(0);
+      expect(await dispatched()).toBe(12);
+    }));
+
+  it('replaces an endpoint with element operations only, and a count change with one rule replaced by handle', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(20, 3);
+      const log = transactionLog();
+      const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      await sync.sync(model.state(), undefined);
+      const [id] = model.pick(1, 5);
+      const chainRule = async () => (await nft.dump({ family: 'ip', table: 'kube-proxy' })).rules.find((r) => r.chain.includes(`/${id!.split('/')[1]!.split(':')[0]}/`))!;
+      const before = await chainRule();
+
+      log.texts.length = 0;
+      model.replaceEndpoint(id!);
+      const replaced = await sync.sync(model.state(), change({ endpoints: [id!] }));
+      expect(replaced.operations).toBeGreaterThan(0);
+      expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
+      expect(log.texts.join('\n')).toMatch(/delete element ip kube-proxy endpoints-0/);
+      expect((await chainRule()).handle).toBe(before.handle);
+
+      // The first count change flushes the chain and learns the new rule's handle from its echo.
+      log.texts.length = 0;
+      model.scaleUp(id!);
+      await sync.sync(model.state(), change({ endpoints: [id!] }));
+      expect(log.texts.join('\n')).toMatch(/flush chain/);
+      const learned = await chainRule();
+      expect(learned.exprs.find((e) => e.type === 'numgen')).toMatchObject({ modulus: 4 });
+
+      // The next one is a replace by that handle: no flush, the handle stays.
+      log.texts.length = 0;
+      model.scaleDown(id!);
+      await sync.sync(model.state(), change({ endpoints: [id!] }));
+      const text = log.texts.join('\n');
+      expect(text).toMatch(new RegExp(`replace rule ip kube-proxy \\S+ handle ${learned.handle} `));
+      expect(text).not.toMatch(/flush chain/);
+      const after = await chainRule();
+      expect(after.handle).toBe(learned.handle);
+      expect(after.exprs.find((e) => e.type === 'numgen')).toMatchObject({ modulus: 3 });
+    }));
+
+  it('restarts without writing, keeping every slot, and the next endpoint change is elements only', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(200, 5);
+      const first = new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog());
+      await first.sync(model.state(), undefined);
+      // Churn first, so that the slot assignment is not the one a cold start would choose.
+      for (const id of model.pick(10, 3)) model.replaceEndpoint(id);
+      for (const id of model.pick(5, 1)) model.scaleDown(id);
+      await first.sync(model.state(), change({ endpoints: [...model.pick(10, 3), ...model.pick(5, 1)] }));
+
+      const log = transactionLog();
+      const restarted = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      const r = await restarted.sync(model.state(), undefined);
+      expect(r.operations).toBe(0);
+      expect(log.texts).toEqual([]);
+
+      const [id] = model.pick(1, 77);
+      model.replaceEndpoint(id!);
+      await restarted.sync(model.state(), change({ endpoints: [id!] }));
+      expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
+    }));
+
+  it('commits a cold start in parts, with every verdict map element in the last part', () =>
+    withNft(async (nft) => {
+      // 1500 service ports of 2 operations each (chain, rule): parts of 500 operations (COLD_START_OPS).
+      const model = new BenchModel(1500, 1);
+      const log = transactionLog();
+      const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      await sync.sync(model.state(), undefined);
+      expect(log.texts.length).toBeGreaterThanOrEqual(3);
+      const verdictElements = /^add element ip kube-proxy \S+ \{[^}]*: (goto|jump|drop|accept)\b/m;
+      const parts = log.texts.slice(0, -1);
+      for (const part of parts) {
+        expect(part).toMatch(/^add chain ip kube-proxy service-/m);
+        expect(part).toMatch(/^add element ip kube-proxy endpoints-\d+ /m);
+        expect(part).not.toMatch(verdictElements);
+      }
+      expect(log.texts.at(-1)).toMatch(/^add element ip kube-proxy service-ips /m);
+      const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(rs.sets.find((s) => s.name === 'service-ips')!.elements).toHaveLength(1500);
+      expect(rs.chains.filter((c) => /^service-[A-Z0-9]{8}-/.test(c.name))).toHaveLength(1500);
+    }));
+
+  it('keeps buckets bounded: no map bound by more chains than the bucket size, empty buckets deleted', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(30, 2);
+      const sync = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
+      await sync.sync(model.state(), undefined);
+      let rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2', 'endpoints-3']);
+      expect(Math.max(...bindings(rs).values())).toBe(8);
+
+      // The last bucket's 6 chains go: its map goes with them.
+      const last = [...model.services.keys()].slice(24);
+      for (const id of last) model.removeService(id);
+      await sync.sync(model.state(), change({ removed: last }));
+      rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2']);
+
+      // New services fill the free members of the lowest buckets first.
+      const added = [model.addService(2), model.addService(2)];
+      await sync.sync(model.state(), change({ services: added }));
+      rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2', 'endpoints-3']);
+      for (const n of bindings(rs).values()) expect(n).toBeLessThanOrEqual(8);
+    }));
+
+  it('repacks buckets that churn left sparse at the next full sync, keeping every service reachable in the maps', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(40, 2);
+      const sync = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
+      await sync.sync(model.state(), undefined);
+      // Remove all but every fourth service: 10 left, spread over 5 buckets.
+      const gone = [...model.services.keys()].filter((_, i) => i % 4 !== 0);
+      for (const id of gone) model.removeService(id);
+      await sync.sync(model.state(), change({ removed: gone }));
+      let rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs)).toHaveLength(5);
+
+      // A restart (a full sync) repacks them into the 2 buckets 10 chains need.
+      const restarted = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
+      const r = await restarted.sync(model.state(), undefined);
+      expect(r.operations).toBeGreaterThan(0);
+      rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1']);
+      // Every service chain's range holds exactly its endpoints.
+      const slots = new Map(rs.sets.filter((x) => /^endpoints-/.test(x.name)).flatMap((x) => (x.elements ?? []).map((e) => [`${x.name}/${e.key[0]}`, (e.value as [string, number]).join(':')] as const)));
+      for (const [id, eps] of model.endpoints) {
+        const name = id.split('/')[1]!.split(':')[0]!;
+        const rule = rs.rules.find((x) => x.chain.includes(`/${name}/`))!;
+        const ng = rule.exprs.find((e) => e.type === 'numgen')!;
+        const lookup = rule.exprs.find((e) => e.type === 'lookup')!;
+        if (ng.type !== 'numgen' || lookup.type !== 'lookup') throw new Error('not a slots rule');
+        const got = Array.from({ length: ng.modulus }, (_, j) => slots.get(`${lookup.set}/${(ng.offset ?? 0) + j}`)).sort();
+        expect(got).toEqual(eps.map((e) => `${e.ip}:${e.port}`).sort());
+      }
+      // And the next restart finds nothing to do.
+      const again = await new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog()).sync(model.state(), undefined);
+      expect(again.operations).toBe(0);
+    }));
+});
