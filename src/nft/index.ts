@@ -21,6 +21,6 @@ export { renderRuleExprs, RenderError } from './render/rule.js';
 export { FAMILY_BY_NUMBER, NF_IP_PRI } from './netlink/constants.js';
 export { Reconciler, type DesiredState, type ReconcileStats } from './reconcile/reconciler.js';
 export { ElementStore, type ElementDelta } from './reconcile/element-store.js';
-export { sameRule, sameRules } from './reconcile/rule-equality.js';
+export { sameChainBase, sameRule, sameRules } from './reconcile/rule-equality.js';
 export { elementKey } from './values.js';
 export { sameElement, samePayload } from './reconcile/element-equality.js';

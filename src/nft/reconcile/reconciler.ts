@@ -6,7 +6,7 @@
 import type { Chain, NftSet, Rule, Ruleset, SetElement, Table } from '../objects.js';
 import { Transaction } from '../transaction.js';
 import { ElementStore } from './element-store.js';
-import { sameRules } from './rule-equality.js';
+import { sameChainBase as sameBase, sameRules } from './rule-equality.js';
 
 export interface DesiredState {
   tables: Table[];
@@ -186,9 +186,4 @@ function sameSetShape(a: NftSet, b: NftSet): boolean {
   const types = (t: NftSet['key'] | NftSet['data']): string => (t === undefined ? '' : t === 'verdict' ? 'verdict' : t.map((x) => `${x.name}/${x.size}`).join('.'));
   const flags = (s: NftSet): string => [...(s.flags ?? [])].sort().join(',');
   return types(a.key) === types(b.key) && types(a.data) === types(b.data) && flags(a) === flags(b) && (a.timeout ?? 0) === (b.timeout ?? 0) && (a.comment ?? '') === (b.comment ?? '');
-}
-
-function sameBase(a: Chain, b: Chain): boolean {
-  if (!a.base || !b.base) return !a.base && !b.base;
-  return a.base.type === b.base.type && a.base.hook === b.base.hook && a.base.priority === b.base.priority && (a.base.policy ?? 'accept') === (b.base.policy ?? 'accept');
 }

@@ -8,7 +8,7 @@
 
 import type { Expr, LookupExpr, NatExpr } from '../expr/index.js';
 import { NF_NAT_RANGE } from '../netlink/constants.js';
-import type { NftSet, Rule, SetElement } from '../objects.js';
+import type { Chain, NftSet, Rule, SetElement } from '../objects.js';
 import type { Datatype } from '../types/datatypes.js';
 import { compareBytes, elementKey } from '../values.js';
 
@@ -144,4 +144,13 @@ export function sameRules(a: readonly Pick<Rule, 'exprs' | 'comment'>[], b: read
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!sameRule(a[i]!, b[i]!)) return false;
   return true;
+}
+
+/**
+ * Whether two chains hook in the same way (both regular, or the same type, hook, priority and
+ * policy): a chain whose base differs must be recreated, not just have its rules rewritten.
+ */
+export function sameChainBase(a: Chain, b: Chain): boolean {
+  if (!a.base || !b.base) return !a.base && !b.base;
+  return a.base.type === b.base.type && a.base.hook === b.base.hook && a.base.priority === b.base.priority && (a.base.policy ?? 'accept') === (b.base.policy ?? 'accept');
 }

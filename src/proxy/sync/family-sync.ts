@@ -5,7 +5,7 @@
 // second later, in a transaction of their own: before Linux 6.2 a chain that a just-deleted map
 // element pointed to stays busy for a moment.
 
-import { NftCommitError, sameRules, Transaction, type Chain, type NftConnection, type NftSet, type Rule, type Ruleset, type SetElement } from '../../nft/index.js';
+import { NftCommitError, sameChainBase as sameBase, sameRules, Transaction, type Chain, type NftConnection, type NftSet, type Rule, type Ruleset, type SetElement } from '../../nft/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ProxyState, ServicePortId, StateChange } from '../model/types.js';
 import { nftFamily, type Layout, type LayoutConfig, type ServiceObjects } from '../layout/types.js';
@@ -127,11 +127,6 @@ function rulesByChain(rules: readonly Rule[]): Map<string, Rule[]> {
     out.get(r.chain)!.push(r);
   }
   return out;
-}
-
-function sameBase(a: Chain, b: Chain): boolean {
-  if (!a.base || !b.base) return !a.base && !b.base;
-  return a.base.type === b.base.type && a.base.hook === b.base.hook && a.base.priority === b.base.priority && (a.base.policy ?? 'accept') === (b.base.policy ?? 'accept');
 }
 
 export class FamilySync {
