@@ -15,6 +15,7 @@ import { createLayout, isLayoutName, type LayoutName } from '../../src/proxy/lay
 import { silentLogger } from '../../src/logging/logger.js';
 import type { StateChange } from '../../src/proxy/model/types.js';
 import { FamilySync } from '../../src/proxy/sync/family-sync.js';
+import { previewTransaction } from '../../src/proxy/sync/planner.js';
 import { BenchModel, benchConfig, change } from '../../test/fixtures/scale-model.js';
 import { waitQuiet } from '../measure.js';
 
@@ -55,7 +56,7 @@ async function main(): Promise<Record<string, unknown>> {
   const cfg = benchConfig();
 
   if (what === 'render') {
-    const tx = new FamilySync(undefined, createLayout(layout), cfg, silentLogger).preview(model.state());
+    const tx = previewTransaction(createLayout(layout), cfg, model.state(), silentLogger);
     writeFileSync(option(args, 'out'), tx.render());
     return { operations: tx.size };
   }

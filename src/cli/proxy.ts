@@ -7,24 +7,19 @@ import { flagSettings, parseProxyArgs, type ProxyFlagValues } from '../config/co
 import { writeConfig, type KubeProxyConfig } from '../config/kube-proxy-config.js';
 import { layoutConfigs, localhostFamilies } from '../config/layout-configs.js';
 import { loadProxyConfig, logConfigLoad, logStrictErrors } from '../config/load.js';
-import { chooseNodeIPs } from '../config/node-ips.js';
-import { localTrafficCIDRs, settingsFromConfig, SettingsError, type ProxySettings } from '../config/proxy-settings.js';
-import type { Node } from '../k8s/objects.js';
+import { settingsFromConfig, SettingsError, type ProxySettings } from '../config/proxy-settings.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { pinoLogger } from '../logging/pino-logger.js';
 import { applyConntrackSettings, conntrackSettings } from '../proxy/conntrack/sysctls.js';
-import { createLayout } from '../proxy/layout/index.js';
 import { DEFAULT_TABLE, localhostRejectComment } from '../proxy/layout/names.js';
 import { nftFamily } from '../proxy/layout/types.js';
 import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
-import { ChangeTracker } from '../proxy/model/tracker.js';
 import type { IPFamily } from '../proxy/model/types.js';
 import { applyOomScoreAdj } from '../proxy/oom-score.js';
-import { Proxier } from '../proxy/proxier.js';
+import { Proxier, type ProxierOptions } from '../proxy/proxier.js';
 import { InformerSource } from '../proxy/source/informers.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
 import type { ProxySource } from '../proxy/source/source.js';
-import { FamilySync } from '../proxy/sync/family-sync.js';
 import { isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
 import { ProxyMetrics, recordSync } from '../server/metrics.js';
 import { healthCheckEntries, ServiceHealthServers } from '../server/service-health.js';
@@ -80,6 +75,17 @@ function localhostNodePorts(families: IPFamily[], metrics: ProxyMetrics, ruleCou
   return { families, proxy };
 }
 
+/** The Proxier's options that come from the settings, with the node's tables' configuration. */
+function settingsOptions(settings: ProxySettings, nodeWatch: NodeWatch): Pick<ProxierOptions, 'nodeName' | 'layout' | 'families' | 'minSyncPeriodMs' | 'syncPeriodMs'> {
+  return {
+    nodeName: settings.nodeName,
+    layout: settings.layout,
+    families: () => nodeWatch.families(),
+    minSyncPeriodMs: settings.minSyncPeriodMs,
+    syncPeriodMs: settings.syncPeriodMs,
+  };
+}
+
 export async function proxyCommand(argv: string[]): Promise<void> {
   const { values } = parseProxyArgs(argv);
   if (values.version) {
@@ -116,11 +122,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const proxier: Proxier = new Proxier({
     source,
     connect: () => Nftables.open(values.netns !== undefined ? { netns: values.netns } : {}),
-    nodeName: settings.nodeName,
-    layout: settings.layout,
-    families: () => nodeWatch.families(),
-    minSyncPeriodMs: settings.minSyncPeriodMs,
-    syncPeriodMs: settings.syncPeriodMs,
+    ...settingsOptions(settings, nodeWatch),
     log,
     ...(values.netns !== undefined ? { netns: values.netns } : {}),
     ...(localhost ? { localhost } : {}),
@@ -170,43 +172,28 @@ export async function proxyCommand(argv: string[]): Promise<void> {
 /**
  * What the proxy would write into empty tables, from one read of the manifests, with the same
  * configuration the proxy would run with (flags or --config; the Node manifest's zone and, for
- * detectLocalMode NodeCIDR, its podCIDRs).
+ * detectLocalMode NodeCIDR, its podCIDRs): the Proxier in preview mode, which connects to nothing.
  */
 export async function renderProxy(argv: string[], log: Logger = silentLogger): Promise<string> {
   const { values } = parseProxyArgs(argv);
   const { config: cfg, strictErrors } = loadProxyConfig(values);
   logStrictErrors(strictErrors, log);
-  const base = flagSettings(values);
-  const tracker = new ChangeTracker({ nodeName: settingsFromConfig(cfg, base).nodeName });
-  const source = new ManifestSource(requireManifests(values.manifests), { watch: false });
-  let node: Node | undefined;
-  await new Promise<void>((resolve, reject) => {
-    source
-      .start({
-        service: (t, s) => tracker.service(t, s),
-        endpointSlice: (t, s) => tracker.endpointSlice(t, s),
-        node: (t, n) => {
-          tracker.node(t, n);
-          node = t === 'delete' ? undefined : n;
-        },
-        synced: () => resolve(),
-        problem: (p) => log.error('cannot read object', { origin: p.origin, reason: p.reason }),
-      })
-      .catch(reject);
+  const settings = settingsFromConfig(cfg, flagSettings(values));
+  // The localhost NodePort rules belong to the node namespace's proxy (see localhostNodePortFamilies).
+  if (values.netns !== undefined) settings.localhostNodePorts = false;
+  const nodeWatch = new NodeWatch({ cfg, settings, interfaceAddresses: settings.interfaceAddresses, log: silentLogger, exit: () => {} });
+  const proxier = new Proxier({
+    source: new ManifestSource(requireManifests(values.manifests), { watch: false }),
+    connect: () => {
+      throw new Error('nftlink render connects to nothing');
+    },
+    ...settingsOptions(settings, nodeWatch),
+    log,
+    onNode: (type, n) => {
+      if (type !== 'delete') nodeWatch.nodeChanged(n);
+    },
   });
-  await source.stop();
-  const localCIDRs = localTrafficCIDRs(cfg, node);
-  if (!localCIDRs && cfg.detectLocalMode === 'NodeCIDR') throw new SettingsError('detectLocalMode NodeCIDR: the manifests have no Node with podCIDRs for this node');
-  const settings = settingsFromConfig(cfg, base, localCIDRs);
-  const snap = tracker.snapshot();
-  for (const inv of snap.invalid) log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
-  const nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node, interfaceAddresses: settings.interfaceAddresses }).ips;
-  let out = '';
-  for (const cfg of layoutConfigs({ ...settings, nodeIPs, localhostNodePorts: settings.localhostNodePorts && values.netns === undefined })) {
-    const tx: Transaction = new FamilySync(undefined, createLayout(settings.layout), cfg, log).preview(snap.states[cfg.family]);
-    out += tx.render();
-  }
-  return out;
+  return (await proxier.preview()).map((p) => p.transaction.render()).join('');
 }
 
 export async function renderCommand(argv: string[]): Promise<void> {

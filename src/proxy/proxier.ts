@@ -3,7 +3,7 @@
 // it reads the existing tables back and reconciles them with no flush, so traffic to services that
 // did not change never stops across a restart. Any failure makes the next sync a full one.
 
-import type { NftConnection } from '../nft/index.js';
+import type { NftConnection, Transaction } from '../nft/index.js';
 import type { Logger } from '../logging/logger.js';
 import { ChangeTracker } from './model/tracker.js';
 import type { InvalidObject, IPFamily, ProxyState } from './model/types.js';
@@ -11,7 +11,9 @@ import type { Node } from '../k8s/objects.js';
 import { createLayout, type LayoutName } from './layout/index.js';
 import type { LayoutConfig } from './layout/types.js';
 import type { EventType, ProxySource, SourceProblem } from './source/source.js';
-import { FamilySync, STALE_CHAIN_DELAY_MS, type SyncResult } from './sync/family-sync.js';
+import { FamilySync, type SyncResult } from './sync/family-sync.js';
+import { previewTransaction } from './sync/planner.js';
+import { STALE_CHAIN_DELAY_MS } from './sync/stale-chains.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
@@ -50,6 +52,13 @@ export interface ProxierOptions {
   onNode?(type: EventType, node: Node): void;
   /** A Service or EndpointSlice event arrived (metrics: the queued timestamp). */
   onChange?(): void;
+}
+
+/** What a first sync would send to one family's empty table. */
+export interface FamilyPreview {
+  family: IPFamily;
+  table: string;
+  transaction: Transaction;
 }
 
 export interface SyncReport {
@@ -138,6 +147,44 @@ export class Proxier {
     });
   }
 
+  /**
+   * Preview mode (`nftlink render`): reads the source once, to its first synced state, and plans
+   * what a first sync would write into empty tables; nothing is connected to or written. Instead of
+   * start(), not beside it.
+   */
+  async preview(): Promise<FamilyPreview[]> {
+    const { source, log } = this.opts;
+    await new Promise<void>((resolve, reject) => {
+      source
+        .start({
+          service: (type, svc) => this.tracker.service(type, svc),
+          endpointSlice: (type, slice) => this.tracker.endpointSlice(type, slice),
+          node: (type, node) => {
+            this.tracker.node(type, node);
+            this.opts.onNode?.(type, node);
+          },
+          synced: () => resolve(),
+          problem: (p) => this.problem(p),
+        })
+        .catch(reject);
+    });
+    await source.stop();
+    const cfgs = typeof this.opts.families === 'function' ? this.opts.families() : this.opts.families;
+    if (!cfgs) throw new Error("the tables' configuration needs this node's Node with podCIDRs (detectLocalMode NodeCIDR), and the source has none");
+    const snap = this.snapshot();
+    return cfgs.map((cfg) => ({ family: cfg.family, table: cfg.table, transaction: previewTransaction(createLayout(this.opts.layout), cfg, snap.states[cfg.family], log) }));
+  }
+
+  /** The tracker's snapshot, its invalid objects logged and counted. */
+  private snapshot(): ReturnType<ChangeTracker['snapshot']> {
+    const snap = this.tracker.snapshot();
+    for (const inv of snap.invalid) {
+      this.count(inv.kind);
+      this.opts.log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
+    }
+    return snap;
+  }
+
   /** Resolves after the next sync completes (tests and `--once`). */
   async syncNow(): Promise<SyncReport> {
     await this.runner.idle();
@@ -159,7 +206,9 @@ export class Proxier {
     if (this.families.length) return true;
     const cfgs = typeof this.opts.families === 'function' ? this.opts.families() : this.opts.families;
     if (!cfgs) return false;
-    this.families = cfgs.map((cfg) => new FamilySync(this.nft, createLayout(this.opts.layout), cfg, this.opts.log));
+    const nft = this.nft;
+    if (!nft) throw new Error('nftlink: internal error: a sync before start()');
+    this.families = cfgs.map((cfg) => new FamilySync(nft, createLayout(this.opts.layout), cfg, this.opts.log));
     return true;
   }
 
@@ -175,11 +224,7 @@ export class Proxier {
       this.opts.log.info('not syncing yet: waiting for this node\'s podCIDRs (detectLocalMode NodeCIDR)');
       return;
     }
-    const snap = this.tracker.snapshot();
-    for (const inv of snap.invalid) {
-      this.count(inv.kind);
-      this.opts.log.error('ignoring invalid object', { kind: inv.kind, object: inv.ref, reason: inv.reason });
-    }
+    const snap = this.snapshot();
     const results: SyncResult[] = [];
     let error: Error | undefined;
     for (const fam of this.families) {

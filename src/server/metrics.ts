@@ -55,7 +55,7 @@ export interface RecordSyncContext {
   now?: number;
 }
 
-/** A SyncResult that says whether deleting stale chains failed (FamilySync logs it today). */
+/** A SyncResult that says whether deleting stale chains failed (FamilySync logs it). */
 type SyncResultWithCleanup = SyncResult & { cleanupFailed?: boolean };
 
 export class ProxyMetrics {

@@ -6,7 +6,8 @@
 import type { Chain, NftSet, Rule, Ruleset, SetElement, Table } from '../objects.js';
 import { Transaction } from '../transaction.js';
 import { ElementStore } from './element-store.js';
-import { sameChainBase as sameBase, sameRules } from './rule-equality.js';
+import { chainChange, rulesByChain, type KnownChain } from './known-chain.js';
+import { sameChainBase } from './rule-equality.js';
 
 export interface DesiredState {
   tables: Table[];
@@ -27,11 +28,6 @@ export interface ReconcileStats {
 
 const ckey = (family: string, table: string, name: string): string => `${family} ${table} ${name}`;
 
-interface KnownChain {
-  chain: Chain;
-  rules: Rule[];
-}
-
 export class Reconciler {
   private tables = new Map<string, Table>();
   private chains = new Map<string, KnownChain>();
@@ -45,12 +41,12 @@ export class Reconciler {
     const mine = <T extends { family: string; table: string }>(o: T): boolean => owns.has(`${o.family} ${o.table}`);
     this.tables = new Map(dump.tables.filter((t) => owns.has(`${t.family} ${t.name}`)).map((t) => [`${t.family} ${t.name}`, t]));
     this.sets = new Map(dump.sets.filter(mine).map((s) => [ckey(s.family, s.table, s.name), s]));
-    const setsByTable = this.setIndex([...this.sets.values()]);
     this.chains = new Map();
+    const rules = rulesByChain(dump.rules, (r) => ckey(r.family, r.table, r.chain));
+    // Without handles: a chain's rules are rewritten, not replaced one by one.
     for (const c of dump.chains.filter(mine)) {
-      const sets = setsByTable.get(`${c.family} ${c.table}`) ?? new Map();
-      const rules = dump.rules.filter((r) => r.family === c.family && r.table === c.table && r.chain === c.name);
-      this.chains.set(ckey(c.family, c.table, c.name), { chain: c, rules });
+      const k = ckey(c.family, c.table, c.name);
+      this.chains.set(k, { chain: c, rules: rules.get(k) ?? [] });
     }
     for (const [k, store] of this.stores) {
       const s = this.sets.get(k);
@@ -58,16 +54,6 @@ export class Reconciler {
       else store.forget();
     }
     this.pending = undefined;
-  }
-
-  private setIndex(sets: readonly NftSet[]): Map<string, Map<string, NftSet>> {
-    const out = new Map<string, Map<string, NftSet>>();
-    for (const s of sets) {
-      const k = `${s.family} ${s.table}`;
-      if (!out.has(k)) out.set(k, new Map());
-      out.get(k)!.set(s.name, s);
-    }
-    return out;
   }
 
   private store(s: NftSet): ElementStore {
@@ -106,29 +92,23 @@ export class Reconciler {
       }
     }
 
-    const setsByTable = this.setIndex(desired.sets);
     const nextChains = new Map<string, KnownChain>();
-    const rulesByChain = new Map<string, Rule[]>();
-    for (const r of desired.rules) {
-      const k = ckey(r.family, r.table, r.chain);
-      if (!rulesByChain.has(k)) rulesByChain.set(k, []);
-      rulesByChain.get(k)!.push(r);
-    }
+    const desiredRules = rulesByChain(desired.rules, (r) => ckey(r.family, r.table, r.chain));
     for (const c of desired.chains) {
       const k = ckey(c.family, c.table, c.name);
-      const sets = setsByTable.get(`${c.family} ${c.table}`) ?? new Map();
-      const rules = rulesByChain.get(k) ?? [];
-      nextChains.set(k, { chain: c, rules });
+      nextChains.set(k, { chain: c, rules: desiredRules.get(k) ?? [] });
       const known = this.chains.get(k);
-      if (!known || !sameBase(known.chain, c)) tx.add({ chain: c });
+      if (!known || !sameChainBase(known.chain, c)) tx.add({ chain: c });
     }
     // Chain contents, after every chain exists (rules may jump to chains declared later).
     for (const [k, next] of nextChains) {
-      const known = this.chains.get(k);
-      const same = known && sameBase(known.chain, next.chain) && sameRules(known.rules, next.rules);
-      if (same) continue;
-      if (known && known.rules.length) tx.flush({ chain: next.chain });
-      for (const r of rulesByChain.get(k) ?? []) tx.add({ rule: r });
+      const change = chainChange(this.chains.get(k), next.chain, next.rules);
+      if (change.kind === 'same') continue;
+      if (change.kind === 'replace') tx.replace({ rule: { ...next.rules[0]!, handle: change.handle } });
+      else {
+        if (change.flush) tx.flush({ chain: next.chain });
+        for (const r of next.rules) tx.add({ rule: r });
+      }
       stats.chainsWritten++;
     }
     for (const s of desired.sets) {

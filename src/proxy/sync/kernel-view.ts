@@ -1,0 +1,60 @@
+// What the kernel holds of one table, as far as the sync knows: read from a dump, then kept current
+// by the plans that commit. Declarations only for sets: their elements go to the element index.
+
+import { knownChain, rulesByChain, type Family, type KnownChain, type NftConnection, type NftSet, type SetElement } from '../../nft/index.js';
+import type { Layout } from '../layout/types.js';
+import type { Plan } from './plan.js';
+
+export interface DumpedElements {
+  elements: SetElement[];
+  keys: string[] | undefined;
+}
+
+export class KernelView {
+  table = false;
+  readonly chains = new Map<string, KnownChain>();
+  readonly sets = new Map<string, NftSet>();
+  /** The dump's elements, until the next full plan hands them to the element index. */
+  elements: Map<string, DumpedElements> | undefined;
+  /**
+   * Names of anonymous sets start with this: the generation the table was read at, unique among
+   * every writer of the table so far, and short (see src/nft/netlink/encode/request-encoder.ts).
+   */
+  anonymousSetPrefix: string | undefined;
+
+  /** An empty table (nothing read: `nftlink render`, or the model of a table about to be created). */
+  static empty(): KernelView {
+    return new KernelView();
+  }
+
+  /** Reads the table back (chains with their rules, sets with elements); the layout adopts what it finds. */
+  static async read(nft: NftConnection, family: Family, table: string, layout: Layout): Promise<KernelView> {
+    const rs = await nft.dump({ family, table, elementKeys: true });
+    const view = new KernelView();
+    view.table = rs.tables.length > 0;
+    const rules = rulesByChain(rs.rules);
+    for (const c of rs.chains) view.chains.set(c.name, knownChain(c, rules.get(c.name) ?? []));
+    view.anonymousSetPrefix = `${rs.generation.toString(36)}_`;
+    layout.adopt?.(rs);
+    // The element index keeps what it needs of the elements; the view keeps none (at 10k services
+    // holding the dump's 150k decoded elements for the process's life cost 100+ MB).
+    view.elements = new Map();
+    for (const { elements, elementKeys: keys, ...decl } of rs.sets) {
+      view.sets.set(decl.name, decl);
+      if (elements) view.elements.set(decl.name, { elements, keys });
+    }
+    return view;
+  }
+
+  /** The plan committed: the table, its chains (flushed ones now empty) and its sets as it left them. */
+  apply(plan: Plan): void {
+    this.table = true;
+    plan.chainWrites.forEach((c, name) => this.chains.set(name, c));
+    for (const s of plan.setAdds) this.sets.set(s.name, s);
+    for (const name of plan.setDeletes) this.sets.delete(name);
+    for (const name of plan.chainFlushes) {
+      const known = this.chains.get(name);
+      if (known) this.chains.set(name, knownChain(known.chain, []));
+    }
+  }
+}
