@@ -17,11 +17,10 @@ import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
 import type { IPFamily } from '../proxy/model/types.js';
 import { applyOomScoreAdj } from '../proxy/oom-score.js';
 import { Proxier, type ProxierOptions } from '../proxy/proxier.js';
-import { InformerSource } from '../proxy/source/informers.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
 import type { ProxySource } from '../proxy/source/source.js';
 import { isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
-import { ProxyMetrics, recordSync } from '../server/metrics.js';
+import type { ProxyMetrics } from '../server/metrics.js';
 import { healthCheckEntries, ServiceHealthServers } from '../server/service-health.js';
 import { packageVersion } from '../package-root.js';
 import { watchConfigFile } from './config-watch.js';
@@ -33,9 +32,13 @@ function requireManifests(path: string | undefined): string {
   return path;
 }
 
-/** Where Services, EndpointSlices and the Node come from: --manifests, else the API server. */
-function proxySource(values: ProxyFlagValues, cfg: KubeProxyConfig, settings: ProxySettings, log: Logger): ProxySource {
+/**
+ * Where Services, EndpointSlices and the Node come from: --manifests, else the API server. The
+ * informers' module (and the Kubernetes client under it) is loaded only when they are used.
+ */
+async function proxySource(values: ProxyFlagValues, cfg: KubeProxyConfig, settings: ProxySettings, log: Logger): Promise<ProxySource> {
   if (values.manifests !== undefined) return new ManifestSource(values.manifests, { watch: !values.once });
+  const { InformerSource } = await import('../proxy/source/informers.js');
   return new InformerSource({
     nodeName: settings.nodeName,
     log,
@@ -65,8 +68,9 @@ function localhostNodePortFamilies(values: ProxyFlagValues, settings: ProxySetti
 }
 
 /** The localhost NodePort proxy, its listener failures and the ruleset's rejections counted in the metrics. */
-function localhostNodePorts(families: IPFamily[], metrics: ProxyMetrics, ruleCounters: (comments: string[]) => Promise<Map<string, number>>, log: Logger) {
-  const proxy = new LocalhostNodePortProxy({ log, events: { listenerFailed: (f) => metrics.localhostListenerFailed(f) } });
+function localhostNodePorts(families: IPFamily[], metrics: ProxyMetrics | undefined, ruleCounters: (comments: string[]) => Promise<Map<string, number>>, log: Logger) {
+  const proxy = new LocalhostNodePortProxy({ log, events: { listenerFailed: (f) => metrics?.localhostListenerFailed(f) } });
+  if (!metrics) return { families, proxy };
   metrics.watchLocalhost(proxy);
   metrics.localhostRejectedCounts(async () => {
     const counts = await ruleCounters([localhostRejectComment('udp'), localhostRejectComment('sctp')]);
@@ -110,11 +114,13 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     return;
   }
 
-  const source = proxySource(values, cfg, settings, log);
+  const source = await proxySource(values, cfg, settings, log);
   const localhostFamiliesOn = localhostNodePortFamilies(values, settings, log);
   const families = layoutConfigs(settings);
   const nodeWatch = new NodeWatch({ cfg, settings, interfaceAddresses: values.manifests !== undefined ? settings.interfaceAddresses : undefined, log });
-  const metrics = new ProxyMetrics({ pending: () => proxier.pending(), changeTotals: () => proxier.changeTotals(), families: families.map((f) => f.family) });
+  // Metrics are for the servers of a long-running proxy: --once does not load prom-client.
+  const metricsModule = values.once ? undefined : await import('../server/metrics.js');
+  const metrics = metricsModule ? new metricsModule.ProxyMetrics({ pending: () => proxier.pending(), changeTotals: () => proxier.changeTotals(), families: families.map((f) => f.family) }) : undefined;
   const localhost = localhostFamiliesOn.length ? localhostNodePorts(localhostFamiliesOn, metrics, (comments) => proxier.ruleCounters(comments, 'filter-input'), log) : undefined;
   const health = new SyncHealthTracker(() => proxier.pending());
   const healthTimeoutMs = 2 * settings.syncPeriodMs;
@@ -126,20 +132,20 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     log,
     ...(values.netns !== undefined ? { netns: values.netns } : {}),
     ...(localhost ? { localhost } : {}),
-    onChange: () => metrics.changeQueued(),
+    onChange: () => metrics?.changeQueued(),
     onNode: (type, n) => {
       health.node(type, n);
       if (type !== 'delete') nodeWatch.nodeChanged(n);
     },
     onSync: (report) => {
-      recordSync(report, metrics, { states: report.states });
+      if (metricsModule && metrics) metricsModule.recordSync(report, metrics, { states: report.states });
       health.syncDone(report);
       void serviceHealth.reconcile(healthCheckEntries(report.states)).then((failures) => {
         for (const f of failures) log.error('cannot open the health-check NodePort', { service: `${f.namespace}/${f.name}`, port: f.port, reason: f.reason });
       });
     },
   });
-  const servers: Stoppable[] = values.once ? [] : startServers({ cfg, syncPeriodMs: settings.syncPeriodMs, health, metrics, log });
+  const servers: Stoppable[] = !metrics ? [] : startServers({ cfg, syncPeriodMs: settings.syncPeriodMs, health, metrics, log });
   if (values.config !== undefined && fileText !== undefined && !values.once) {
     watchConfigFile(values.config, fileText, () => {
       log.error('the --config file changed; exiting so that the proxy restarts with it', { file: values.config });

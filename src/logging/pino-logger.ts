@@ -2,7 +2,7 @@
 // pino's: up to 3 info, 4 debug, 5 and more trace (every rule the sync writes is traced).
 
 import pino from 'pino';
-import type { Logger } from './logger.js';
+import type { LogFields, Logger } from './logger.js';
 
 export function verbosityLevel(v: number): 'info' | 'debug' | 'trace' {
   return v >= 5 ? 'trace' : v >= 4 ? 'debug' : 'info';
@@ -15,6 +15,8 @@ export function pinoLogger(verbosity: number, destination: NodeJS.WritableStream
     warn: (msg, fields) => log.warn(fields ?? {}, msg),
     info: (msg, fields) => log.info(fields ?? {}, msg),
     debug: (msg, fields) => log.debug(fields ?? {}, msg),
-    trace: (msg, fields) => log.trace(fields ?? {}, msg),
+    // Only at the trace level: callers test for it before building what only a trace shows (the
+    // text of every transaction).
+    ...(log.isLevelEnabled('trace') ? { trace: (msg: string, fields?: LogFields) => log.trace(fields ?? {}, msg) } : {}),
   };
 }
