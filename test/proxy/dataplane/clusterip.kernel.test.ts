@@ -54,8 +54,9 @@ describe('ClusterIP services', () => {
     expect(tally(fromPod)).toEqual({ pod1: 30 });
     const chain = t.c.node.exec('nft', ['list', 'chain', 'ip', 'kube-proxy', serviceChain('one')]);
     if (TEST_LAYOUT === 'kube-proxy') {
-      // kube-proxy 1.36 writes a single endpoint through a one-entry map, as it does any count.
-      expect(chain).toContain('meta l4proto tcp dnat ip to numgen random mod 1 map { 0 : 198.18.11.2 . 8080 }');
+      // kube-proxy 1.37 DNATs a single endpoint directly: no numgen, no map.
+      expect(chain).toContain('meta l4proto tcp dnat to 198.18.11.2:8080');
+      expect(chain).not.toContain('numgen');
       return;
     }
     // slots: the same shape for every count, so a replaced endpoint is one element, not a rule.

@@ -52,15 +52,16 @@ describe('render contract (all features)', () => {
     /add element ip6 kube-proxy nodeport-ips \{ 2001:db8:19::1 \}/,
   ];
 
-  // What only kube-proxy's layout writes: an inline map per chain (one endpoint included), affinity
-  // through a chain and a timeout set per endpoint.
+  // What only kube-proxy's layout writes: an inline map per chain of two or more endpoints, a direct
+  // DNAT for one (1.37), affinity through a chain and a timeout set per endpoint.
   const KUBE_PROXY_SHAPES = [
     /add set ip kube-proxy affinity-[A-Z2-7]{8}-shop\/sticky\/tcp\/http__198\.18\.10\.2\/8080 \{ type ipv4_addr; flags dynamic,timeout; timeout 5m; \}/, // affinity
     /endpoint-[A-Z2-7]{8}-shop\/sticky\/tcp\/http__198\.18\.11\.2\/8080 update @affinity-/,
     / numgen random mod 3 map \{ 0 : 198\.18\.10\.2 \. 8080, 1 : 198\.18\.11\.2 \. 8080, 2 : 198\.18\.12\.2 \. 8080 \}/, // not-ready left out
-    /service-[A-Z2-7]{8}-shop\/single\/tcp\/ meta l4proto tcp dnat ip addr \. port to numgen random mod 1 map \{ 0 : 198\.18\.10\.2 \. 8443 \}$/m, // one endpoint, unnamed port
+    /service-[A-Z2-7]{8}-shop\/single\/tcp\/ meta l4proto tcp dnat to 198\.18\.10\.2:8443$/m, // one endpoint (1.37: no map), unnamed port
+    /local-[A-Z2-7]{8}-shop\/itp-local\/tcp\/http meta l4proto tcp dnat to 198\.18\.10\.2:8080$/m, // one local endpoint
     /service-[A-Z2-7]{8}-kube-system\/dns\/udp\/dns meta l4proto udp dnat/, // UDP
-    /service-[A-Z2-7]{8}-telco\/signal\/sctp\/sctp meta l4proto sctp dnat ip addr \. port to numgen random mod 1 map \{ 0 : 198\.18\.12\.2 \. 3868 \}/, // SCTP
+    /service-[A-Z2-7]{8}-telco\/signal\/sctp\/sctp meta l4proto sctp dnat to 198\.18\.12\.2:3868$/m, // SCTP
   ];
 
   // What only the slots layout writes: bucket maps, one numgen rule per chain, affinity in two

@@ -1,4 +1,4 @@
-// The fixed part of kube-proxy's nftables ruleset (Kubernetes 1.36): the table, its base chains
+// The fixed part of kube-proxy's nftables ruleset (Kubernetes 1.37): the table, its base chains
 // and the jumps in them, the fixed chains, and the shared sets and maps every service port fills.
 
 import { ct, fibType, meta, rule, th, types, type Chain, type NftSet, type Rule } from '../../../nft/index.js';

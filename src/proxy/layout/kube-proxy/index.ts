@@ -1,4 +1,4 @@
-// The "kube-proxy" layout: the ruleset of kube-proxy's nftables mode (Kubernetes 1.36 shapes).
+// The "kube-proxy" layout: the ruleset of kube-proxy's nftables mode (Kubernetes 1.37 shapes; docs/kube-proxy-contract.md).
 
 import { prepareChainBases } from '../names.js';
 import type { Layout } from '../types.js';

@@ -1,4 +1,4 @@
-// The objects of one service port in kube-proxy's nftables layout (Kubernetes 1.36 shapes): the
+// The objects of one service port in kube-proxy's nftables layout (Kubernetes 1.37 shapes): the
 // service (Cluster policy), local (Local policy), external and firewall chains, the affinity
 // endpoint chains, and the elements it adds to the shared maps.
 
@@ -10,6 +10,7 @@ import { familyParts } from '../family.js';
 import { chainName, CHAIN, COMMENT, elementComment, endpointChainBase, serviceChainBase, SET } from '../names.js';
 import { nftFamily, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { markForMasquerade } from './base.js';
+import { endpointDnat } from './endpoint-dnat.js';
 import { matchLocalTraffic } from '../local-traffic.js';
 
 /** The service port's protocol as nft spells it. */
@@ -80,19 +81,15 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   /** The rules that send a connection to one of `eps`. */
   const toEndpoints = (eps: readonly ServiceEndpoint[]): RuleBuilder[] => {
     if (affinity) {
+      // The affinity shape keeps its numgen vmap for one endpoint too: the 1.37 single-endpoint
+      // change is to the DNAT map (docs/kube-proxy-contract.md says what is not established).
       const chains = endpointChains();
       const rules = eps.map((ep) => r().inSet(l3.saddr, chains.get(ep)!.set).goto(chains.get(ep)!.chain));
       rules.push(r().vmap(numgen('random', eps.length), eps.map((ep, i) => ({ key: [i], value: { kind: 'goto', chain: chains.get(ep)!.chain } as Verdict }))));
       return rules;
     }
-    // One DNAT rule per service port, through an inline map whatever the count: kube-proxy 1.36
-    // writes `numgen random mod 1 map { 0 : ip . port }` for a single endpoint too (as listed on a
-    // 1.36.2 node).
-    return [
-      r()
-        .match(meta.l4proto, p)
-        .dnatMap({ family: natFamily, key: numgen('random', eps.length), map: { elements: eps.map((ep, i) => ({ key: [i], value: [ep.ip, ep.port] })) } }),
-    ];
+    // One DNAT rule per service port: direct for one endpoint, through an inline map for more.
+    return [endpointDnat(r, p, natFamily, eps)];
   };
   const ctx: PickerContext = { put, addChain: (name, rules) => chain(name, rules) };
   const pick = (name: string, eps: readonly ServiceEndpoint[]): RuleBuilder[] => picker?.(sp, name, eps, ctx) ?? toEndpoints(eps);
