@@ -122,13 +122,13 @@ export class Proxier {
     // A function is first asked at the first sync: what it needs of the Node comes with the first lists.
     if (typeof this.opts.families !== 'function') this.ensureFamilies();
     await this.opts.source.start({
-      service: (type, svc) => {
-        this.tracker.service(type, svc);
+      service: (type, svc, version) => {
+        this.tracker.service(type, svc, version);
         this.opts.onChange?.();
         if (this.synced) this.runner.run();
       },
-      endpointSlice: (type, slice) => {
-        this.tracker.endpointSlice(type, slice);
+      endpointSlice: (type, slice, version) => {
+        this.tracker.endpointSlice(type, slice, version);
         this.opts.onChange?.();
         if (this.synced) this.runner.run();
       },
@@ -157,8 +157,8 @@ export class Proxier {
     await new Promise<void>((resolve, reject) => {
       source
         .start({
-          service: (type, svc) => this.tracker.service(type, svc),
-          endpointSlice: (type, slice) => this.tracker.endpointSlice(type, slice),
+          service: (type, svc, version) => this.tracker.service(type, svc, version),
+          endpointSlice: (type, slice, version) => this.tracker.endpointSlice(type, slice, version),
           node: (type, node) => {
             this.tracker.node(type, node);
             this.opts.onNode?.(type, node);

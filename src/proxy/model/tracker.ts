@@ -4,7 +4,6 @@
 // the pending services, produces the ProxyState of each family and what changed since the previous
 // snapshot, and clears the pending marks.
 
-import { createHash } from 'node:crypto';
 import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, type EndpointSlice, type Node, type Service } from '../../k8s/objects.js';
 import type { EventType, SourceHandler } from '../source/source.js';
 import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
@@ -49,12 +48,13 @@ export interface TrackerSnapshot {
 }
 
 interface ServiceRecord {
-  version: string;
+  /** As the source named it (undefined: it names none). */
+  version: string | undefined;
   read: ServiceReadResult;
 }
 
 interface SliceRecord {
-  version: string;
+  version: string | undefined;
   /** The Service it belongs to, when its label names one. */
   serviceKey: string | undefined;
   read: EndpointSliceReadResult;
@@ -88,7 +88,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
   private readonly triggerTimes = new Map<string, number[]>();
 
   /** Object key ("Service ns/name") -> version last reported invalid. */
-  private readonly reportedInvalid = new Map<string, string>();
+  private readonly reportedInvalid = new Map<string, string | undefined>();
   private readonly pendingInvalid = new Map<string, InvalidObject>();
 
   private readonly families: Record<IPFamily, FamilyState>;
@@ -100,7 +100,8 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     this.families = { ipv4: emptyFamilyState('ipv4'), ipv6: emptyFamilyState('ipv6') };
   }
 
-  service(type: EventType, svc: Service): void {
+  /** A Service event; `version` as the source names it (SourceHandler), if it can. */
+  service(type: EventType, svc: Service, version?: string): void {
     const key = objectKey(svc.metadata);
     const existing = this.services.get(key);
     if (type === 'delete') {
@@ -108,8 +109,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
       this.services.delete(key);
       this.forgetInvalid(`Service ${key}`);
     } else {
-      const version = objectVersion(svc);
-      if (existing?.version === version) return; // a resync or a no-op update
+      if (version !== undefined && existing?.version === version) return; // a resync
       const read = readService(svc);
       this.services.set(key, { version, read });
       this.noteValidity(`Service ${key}`, version, 'invalid' in read ? read.invalid : undefined);
@@ -118,7 +118,8 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     this.markPending(this.pendingServices, key);
   }
 
-  endpointSlice(type: EventType, slice: EndpointSlice): void {
+  /** An EndpointSlice event; `version` as the source names it (SourceHandler), if it can. */
+  endpointSlice(type: EventType, slice: EndpointSlice, version?: string): void {
     const key = objectKey(slice.metadata);
     const existing = this.slices.get(key);
     if (existing) this.unindexSlice(key, existing);
@@ -134,8 +135,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
       }
       return;
     }
-    const version = objectVersion(slice);
-    if (existing?.version === version) {
+    if (version !== undefined && existing?.version === version) {
       this.indexSlice(key, existing);
       return;
     }
@@ -285,12 +285,13 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     else this.triggerTimes.set(serviceKey, [time]);
   }
 
-  private noteValidity(key: string, version: string, invalid: InvalidObject | undefined): void {
+  private noteValidity(key: string, version: string | undefined, invalid: InvalidObject | undefined): void {
     if (!invalid) {
       this.forgetInvalid(key);
       return;
     }
-    if (this.reportedInvalid.get(key) === version) return;
+    // Reported once per version; without versions, at every event that carries it.
+    if (version !== undefined && this.reportedInvalid.get(key) === version) return;
     this.reportedInvalid.set(key, version);
     this.pendingInvalid.set(key, invalid);
   }
@@ -307,14 +308,6 @@ function emptyFamilyState(family: IPFamily): FamilyState {
 
 function objectKey(meta: { name?: string; namespace?: string } | undefined): string {
   return `${meta?.namespace ?? ''}/${meta?.name ?? ''}`;
-}
-
-/**
- * The object's content, hashed. Not resourceVersion alone: manifests edited by hand often keep the
- * resourceVersion of the object they were exported from.
- */
-function objectVersion(obj: unknown): string {
-  return createHash('sha1').update(JSON.stringify(obj)).digest('base64');
 }
 
 // Both are built field by field in a fixed order (service.ts, endpoints.ts), so their JSON compares

@@ -73,8 +73,8 @@ export class InformerSource implements ProxySource {
     const problem = (origin: string, reason: string): void => handler.problem({ origin: `${this.connection!.server} ${origin}`, reason });
     const options: ReflectorOptions = { ...this.opts.reflector, log };
     this.reflectors = [
-      new Reflector<Service>(api, specs.services, { event: (t, o) => handler.service(t, o), listed, problem }, options),
-      new Reflector<EndpointSlice>(api, specs.endpointSlices, { event: (t, o) => handler.endpointSlice(t, o), listed, problem }, options),
+      new Reflector<Service>(api, specs.services, { event: (t, o) => handler.service(t, o, o.metadata?.resourceVersion), listed, problem }, options),
+      new Reflector<EndpointSlice>(api, specs.endpointSlices, { event: (t, o) => handler.endpointSlice(t, o, o.metadata?.resourceVersion), listed, problem }, options),
       new Reflector<Node>(api, specs.node, { event: (t, o) => handler.node?.(t, o), listed, problem }, options),
     ] as Reflector<Service | EndpointSlice | Node>[];
     for (const r of this.reflectors) r.start();

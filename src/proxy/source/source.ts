@@ -12,9 +12,15 @@ export interface SourceProblem {
   reason: string;
 }
 
+/**
+ * `version` names this version of the object when the source has a name that changes with every
+ * change of its content (the API server's resourceVersion): an event with the version already
+ * known is a resync and costs nothing. Without one, every event is taken as a change and the
+ * model built from it is compared instead.
+ */
 export interface SourceHandler {
-  service(type: EventType, svc: Service): void;
-  endpointSlice(type: EventType, slice: EndpointSlice): void;
+  service(type: EventType, svc: Service, version?: string): void;
+  endpointSlice(type: EventType, slice: EndpointSlice, version?: string): void;
   /** The node this proxy runs on, when the source knows it (informers; manifests may carry it). */
   node?(type: EventType, node: Node): void;
   /** Every object that existed when the source started has been delivered (kube-proxy's "synced"). */

@@ -347,7 +347,7 @@ describe('ChangeTracker', () => {
   it('builds both families of a dual-stack service, and reports an invalid object once per version', () => {
     const t = new ChangeTracker({ nodeName: 'node-1' });
     t.service('add', service('dual', { clusterIPs: ['198.18.96.1', '2001:db8::1'], ipFamilies: ['IPv4', 'IPv6'] }));
-    t.service('add', service('bad', { clusterIP: '198.18.96.2', ports: [{ name: 'x', port: 70000 }] }));
+    t.service('add', service('bad', { clusterIP: '198.18.96.2', ports: [{ name: 'x', port: 70000 }] }), '1');
     t.endpointSlice('add', slice('dual-4', 'dual', 'IPv4', [ep('198.18.0.1', {}, 'node-1')]));
     t.endpointSlice('add', slice('dual-6', 'dual', 'IPv6', [ep('2001:db8::a')]));
     t.endpointSlice('add', slice('dual-bad', 'dual', 'IPv4', [ep('2001:db8::b')]));
@@ -362,14 +362,32 @@ describe('ChangeTracker', () => {
     expect([...first.change.ipv4.changedServices]).toEqual(['ns/dual:http']);
     expect(t.pendingChanges()).toEqual({ services: 0, endpoints: 0, oldestQueuedAt: undefined });
 
-    // The same objects again (a resync) change nothing and are not reported again.
-    t.service('update', service('bad', { clusterIP: '198.18.96.2', ports: [{ name: 'x', port: 70000 }] }));
+    // The same version again (a resync) changes nothing and is not reported again.
+    t.service('update', service('bad', { clusterIP: '198.18.96.2', ports: [{ name: 'x', port: 70000 }] }), '1');
+    expect(t.pendingChanges().services).toBe(0);
     const second = t.snapshot();
     expect(second.invalid).toEqual([]);
     expect(second.states.ipv4).toBe(first.states.ipv4);
     // A new version of the bad object is reported again.
-    t.service('update', service('bad', { clusterIP: '198.18.96.2', ports: [{ name: 'x', port: 0 }] }));
+    t.service('update', service('bad', { clusterIP: '198.18.96.2', ports: [{ name: 'x', port: 0 }] }), '2');
     expect(t.snapshot().invalid).toMatchObject([{ ref: 'ns/bad', reason: 'spec.ports[0].port: 0 is out of range (1-65535)' }]);
+  });
+
+  it('without versions (manifest files), the same objects again are compared by what they build: no change, no new state', () => {
+    const t = new ChangeTracker({ nodeName: 'node-1' });
+    const svc = (): Service => service('web', { clusterIP: '198.18.96.1' });
+    const eps = (addr: string): EndpointSlice => slice('web-1', 'web', 'IPv4', [ep(addr)]);
+    t.service('add', svc());
+    t.endpointSlice('add', eps('198.18.0.1'));
+    const first = t.snapshot();
+    t.service('update', svc());
+    t.endpointSlice('update', eps('198.18.0.1'));
+    expect(t.pendingChanges()).toMatchObject({ services: 1, endpoints: 1 });
+    const same = t.snapshot();
+    expect([...same.change.ipv4.changedServices, ...same.change.ipv4.changedEndpoints, ...same.change.ipv4.removed]).toEqual([]);
+    expect(same.states.ipv4.endpoints.get('ns/web:http')).toEqual(first.states.ipv4.endpoints.get('ns/web:http'));
+    t.endpointSlice('update', eps('198.18.0.2'));
+    expect([...t.snapshot().change.ipv4.changedEndpoints]).toEqual(['ns/web:http']);
   });
 
   it('a changed endpoint marks only that service\'s ports; removals are reported', () => {
