@@ -5,7 +5,7 @@
 import type { Chain, Expr, NftSet, Operation, Rule, SetElement, Table } from '../nft/index.js';
 import { ERRNO } from '../nft/netlink/constants.js';
 import { setFlags } from '../nft/netlink/encode.js';
-import { WireKind } from '../nft/netlink/wire.js';
+import { WireKind } from '../nft/netlink/wire-format.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
