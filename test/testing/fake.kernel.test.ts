@@ -148,6 +148,9 @@ const steps: Step[] = [
   { name: 'an address inside an interval', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.5'] }] }) },
   { name: 'an interval across the end of another', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.8-198.18.6.20'] }] }) },
   { name: 'an interval that touches none', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.12-198.18.6.20'] }] }) },
+  // Both markers at .10 and at .12 (the kernel's), read back as the three ranges they are.
+  { name: 'an interval between two it touches', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.10-198.18.6.11'] }] }) },
+  { name: 'an address after an interval it touches', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.6.21'] }] }) },
   { name: 'add of an existing interval', tx: () => new Transaction().add({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }] }) },
   { name: 'create of an existing interval', tx: () => new Transaction().create({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }] }) },
   { name: 'add of an existing concatenation key with other data', tx: () => new Transaction().add({ set: services, elements: [{ key: ['198.18.0.10', 'tcp', 80], value: ['198.18.0.20', 8081] }] }) },
