@@ -169,6 +169,8 @@ function applyElements(state: RulesetState, op: Of<'element'>): Fault[] {
   const { verb } = op;
   const adding = verb === 'add' || verb === 'create';
   // A message without elements: the kernel refuses it to add, and takes it as a flush to delete.
+  // Transaction.queue queues no such operation; modelled all the same, so that a fake-backed test
+  // sees the flush if that ever changes.
   if (adding && op.elements.length === 0) return [fault(ERRNO.EINVAL, WireKind.Elements)];
   const t = state.table(op.set.family, op.set.table);
   if (!t) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_TABLE)];

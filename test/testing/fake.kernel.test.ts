@@ -156,6 +156,7 @@ const steps: Step[] = [
   { name: 'add of an existing concatenation key with other data', tx: () => new Transaction().add({ set: services, elements: [{ key: ['198.18.0.10', 'tcp', 80], value: ['198.18.0.20', 8081] }] }) },
   { name: 'delete of a concatenation key and an interval', tx: () => new Transaction().delete({ set: services, elements: [{ key: ['198.18.0.11', 'udp', 53] }] }).delete({ set: ranges, elements: [{ key: ['198.18.4.0/24'] }] }) },
   { name: 'delete of no elements', tx: () => new Transaction().add({ set: addrs, elements: [{ key: ['198.18.0.8'] }] }).delete({ set: addrs, elements: [] }) },
+  { name: 'destroy of no elements', tx: () => new Transaction().destroy({ set: addrs, elements: [] }).destroy({ set: ranges, elements: [] }) },
   { name: 'flush of a set', tx: () => new Transaction().flush({ set: addrs }) },
   { name: 'flush of a chain', tx: () => new Transaction().add({ rule: rule('ip').accept().rule('eq', 'b') }).flush({ chain: chain('input') }) },
   { name: 'delete of a chain with rules', tx: () => new Transaction().add({ chain: chain('e') }).add({ rule: rule('ip').accept().rule('eq', 'e') }).add({ rule: rule('ip').drop().rule('eq', 'e') }) },
