@@ -2,7 +2,9 @@
 // come back as written, whether they were added in one commit or in several. In one commit the
 // encoder writes no end marker between them (the next start ends the range, as nft writes it); in
 // separate commits the kernel keeps both the first range's end marker and the second's start, at the
-// same key, and the decoder must pair them as nft does (the end marker first).
+// same key, and the decoder must pair them as nft does (the end marker first). And a set too large
+// for one dump message: the kernel cuts its markers into messages without regard to pairs, so a
+// range's start and end can come in different parts, and are paired only once all are in.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { Nftables, Transaction, types } from '../../src/index.js';
@@ -95,4 +97,31 @@ describe('touching ranges added in separate commits', () => {
       nft.close();
     }
   });
+});
+
+describe('an interval map larger than one dump message', () => {
+  // Comments of different lengths make the markers of different sizes (a start carries the data
+  // and the comment, an end marker neither), so that messages end between a start and its end.
+  const addr = (a: number): string => `198.${18 + (a >> 16)}.${(a >> 8) & 255}.${a & 255}`;
+  const map: NftSet = { family: 'ip', table: 't', name: 'big', key: [ipv4_addr], data: [inet_service], flags: ['interval'], size: 100_000 };
+  const elements: SetElement[] = Array.from({ length: 30_000 }, (_, i) => ({
+    key: [addr(4 * i)],
+    keyEnd: [addr(4 * i + 1)],
+    value: [(i % 60_000) + 1],
+    comment: 'c'.repeat(1 + (i % 7)),
+  }));
+
+  it('reads back as written, in key order, from dumpSetElements and from dump', async () => {
+    const nft = Nftables.open({ netns: ns().name });
+    try {
+      await nft.commit(withTable(map).add({ set: map, elements }));
+      const streamed = (await nft.dumpSetElements(map)).elements;
+      expect(streamed.length).toBe(elements.length);
+      expect(streamed.filter((e) => e.keyEnd?.[0] === '255.255.255.255')).toEqual([]);
+      expect(streamed).toEqual(elements);
+      expect(await readBack(nft, map)).toEqual(elements);
+    } finally {
+      nft.close();
+    }
+  }, 60_000);
 });

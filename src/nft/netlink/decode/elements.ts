@@ -1,55 +1,21 @@
 // A set's dumped elements -> SetElement[]: plain sets read in place (the fast path), interval sets
-// with their start and end markers paired into ranges. Also how a transaction reads back the
-// elements it streamed into its request (same format).
+// as ranges (single-field ones from their start and end markers, interval-elements.ts). Also how a
+// transaction reads back the elements it streamed into its request (same format).
 
 import type { NftSet, SetElement } from '../../objects.js';
-import type { Datatype } from '../../types/datatypes.js';
 import { verdictFromCode } from '../../types/verdict.js';
-import { decodeValues, rangesFromIntervalElements, readValues, splitFields } from '../../values.js';
+import { decodeValues, readValues, splitFields } from '../../values.js';
 import { ELEM_ATTR, UDATA } from '../attrs.js';
-import { NFT_SET_ELEM_F } from '../constants.js';
 import { parseUdata, udataString } from '../udata.js';
-import { getBytes, getStr, getU32, getU64Number } from './attr-values.js';
+import { getBytes } from './attr-values.js';
+import { elementPayload } from './element-payload.js';
+import { hasIntervalMarkers, IntervalMarks } from './interval-elements.js';
 import type { ElementVisitor, WireElement, WireObject } from './wire-objects.js';
 import { WireReader } from './wire-reader.js';
 
-function elementPayload(s: NftSet, e: WireElement, out: SetElement): void {
-  if (s.data === 'verdict') {
-    const code = getU32(e.attrs, ELEM_ATTR.VERDICT);
-    if (code !== undefined) out.value = verdictFromCode(code, getStr(e.attrs, ELEM_ATTR.CHAIN));
-  } else if (s.data) {
-    const data = getBytes(e.attrs, ELEM_ATTR.DATA);
-    if (data) out.value = decodeValues(s.data, data);
-  }
-  const timeout = getU64Number(e.attrs, ELEM_ATTR.TIMEOUT);
-  if (timeout !== undefined) out.timeout = timeout;
-  const expires = getU64Number(e.attrs, ELEM_ATTR.EXPIRATION);
-  if (expires !== undefined) out.expires = expires;
-  const udata = getBytes(e.attrs, ELEM_ATTR.USERDATA);
-  if (udata) {
-    const comment = udataString(parseUdata(udata).get(UDATA.SET_ELEM_COMMENT));
-    if (comment !== undefined) out.comment = comment;
-  }
-}
-
-/** Decodes the wire elements of a set (interval sets pair their start and end markers). */
-export function decodeElements(s: NftSet, elems: readonly WireElement[]): SetElement[] {
-  const interval = (s.flags ?? []).includes('interval');
-  if (interval && s.key.length === 1) {
-    const type: Datatype = s.key[0]!;
-    const marks = elems.map((e, index) => ({
-      key: getBytes(e.attrs, ELEM_ATTR.KEY) ?? new Uint8Array(type.size),
-      end: ((getU32(e.attrs, ELEM_ATTR.FLAGS) ?? 0) & NFT_SET_ELEM_F.interval_end) !== 0,
-      index,
-    }));
-    return rangesFromIntervalElements(type, marks).map((r) => {
-      const out: SetElement = { key: [type.toValue(r.from)] };
-      if (!bytesEqual(r.from, r.to)) out.keyEnd = [type.toValue(r.to)];
-      elementPayload(s, elems[r.index]!, out);
-      return out;
-    });
-  }
-  return elems.map((e) => {
+/** A concatenated interval set's elements: each a range of its own, from KEY to KEY_END. */
+function decodeConcatRanges(s: NftSet, elems: readonly WireElement[], into: SetElement[]): void {
+  for (const e of elems) {
     const key = getBytes(e.attrs, ELEM_ATTR.KEY) ?? new Uint8Array(0);
     const out: SetElement = { key: decodeValues(s.key, key) };
     const keyEnd = getBytes(e.attrs, ELEM_ATTR.KEY_END);
@@ -59,21 +25,41 @@ export function decodeElements(s: NftSet, elems: readonly WireElement[]): SetEle
       if (from.some((f, i) => !bytesEqual(f, to[i]!))) out.keyEnd = decodeValues(s.key, keyEnd);
     }
     elementPayload(s, e, out);
-    return out;
-  });
+    into.push(out);
+  }
 }
 
 /**
- * The elements of one dump object, appended to `into`. Plain (non-interval) sets take the fast
- * path: attributes are read in place, one SetElement and its value arrays allocated per element and
- * nothing else (no array per part to copy from: a 100k-element dump arrives in about 100 parts).
+ * The elements of one set from the dump objects that carry them (a dump gives a large set in
+ * several), appended to `into`. Plain (non-interval) sets take the fast path: attributes are read
+ * in place, one SetElement and its value arrays allocated per element and nothing else (no array
+ * per part to copy from: a 100k-element dump arrives in about 100 parts). A single-field interval
+ * set's markers are paired in finish(), once every object is in (interval-elements.ts).
  */
-export function decodeElementsOf(s: NftSet, o: WireObject, into: SetElement[], keys?: string[]): void {
-  if ((s.flags ?? []).includes('interval')) {
-    for (const e of decodeElements(s, o.readElements())) into.push(e);
-    return;
+export class SetElementsDecoder {
+  private readonly marks: IntervalMarks | undefined;
+  private readonly interval: boolean;
+
+  constructor(
+    private readonly set: NftSet,
+    private readonly into: SetElement[],
+    private readonly keys?: string[],
+  ) {
+    this.marks = hasIntervalMarkers(set) ? new IntervalMarks(set) : undefined;
+    this.interval = (set.flags ?? []).includes('interval');
   }
-  decodePlainElements(s, (visit) => o.visitElements(visit), into, keys);
+
+  add(o: WireObject): void {
+    if (this.marks) this.marks.add(o.readElements());
+    else if (this.interval) decodeConcatRanges(this.set, o.readElements(), this.into);
+    else decodePlainElements(this.set, (visit) => o.visitElements(visit), this.into, this.keys);
+  }
+
+  /** Appends the interval set's ranges (the others are appended as they come); returns them all. */
+  finish(): SetElement[] {
+    if (this.marks) for (const e of this.marks.finish()) this.into.push(e);
+    return this.into;
+  }
 }
 
 /**

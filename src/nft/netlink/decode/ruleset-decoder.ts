@@ -2,12 +2,12 @@
 // so a decoded rule renders (and re-encodes) with its inline set.
 
 import type { Expr } from '../../expr/index.js';
-import type { NftSet, Rule, Ruleset, SetElement } from '../../objects.js';
+import type { NftSet, Rule, Ruleset } from '../../objects.js';
 import { SET_ATTR } from '../attrs.js';
 import { WireKind } from '../wire-format.js';
 import { getStr, getU32 } from './attr-values.js';
 import { decodeChain } from './chain.js';
-import { decodeElementsOf } from './elements.js';
+import { SetElementsDecoder } from './elements.js';
 import { familyOf } from './family.js';
 import { decodeRule } from './rule.js';
 import { decodeSet } from './set.js';
@@ -28,6 +28,8 @@ export class RulesetDecoder {
   private readonly byId = new Map<number, NftSet>();
   /** The first buffer's: the generation the decoded ruleset is of. */
   private generation: number | undefined;
+  /** Each set's elements, over all the objects that carry them (interval markers pair at the end). */
+  private readonly elements = new Map<NftSet, SetElementsDecoder>();
 
   constructor(private readonly opts: { elementKeys?: boolean } = {}) {}
 
@@ -60,9 +62,13 @@ export class RulesetDecoder {
           const id = getU32(o.attrs, SET_ATTR.ID);
           const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
           if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
-          const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
-          const keys = keyed ? (s.elementKeys ??= []) : undefined;
-          decodeElementsOf(s, o, (s.elements ??= []), keys);
+          let elements = this.elements.get(s);
+          if (!elements) {
+            const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
+            elements = new SetElementsDecoder(s, (s.elements ??= []), keyed ? (s.elementKeys ??= []) : undefined);
+            this.elements.set(s, elements);
+          }
+          elements.add(o);
           break;
         }
         case WireKind.Rule:
@@ -76,6 +82,8 @@ export class RulesetDecoder {
   finish(): Ruleset {
     const { out, sets, byId } = this;
     out.generation = this.generation ?? 0;
+    for (const elements of this.elements.values()) elements.finish();
+    this.elements.clear();
     for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
     out.sets = out.sets.filter((s) => !s.anonymous);
     return out;
@@ -95,16 +103,4 @@ function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>, byId: Map<num
   if (!s || !s.anonymous) return e;
   const { setId: _id, ...rest } = e;
   return { ...rest, inline: s };
-}
-
-/**
- * Decodes a one-set element dump (the reconciler's resync) against the set's declared types; the
- * elements are appended to `into` (a streamed dump's parts go into one array without copies).
- */
-export function decodeSetElements(buf: Uint8Array, set: NftSet, into: SetElement[] = []): { generation: number; elements: SetElement[] } {
-  const msg = new WireReader(buf).message();
-  for (const o of msg.objects) {
-    if (o.kind === WireKind.Elements) decodeElementsOf(set, o, into);
-  }
-  return { generation: msg.genid, elements: into };
 }
