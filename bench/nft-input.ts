@@ -33,7 +33,7 @@ export function nftText(tx: Transaction, endpoints: number): string {
   return text;
 }
 
-/** The transaction as the addon takes it (src/nft/netlink/wire.ts), for a floor that encodes nothing. */
+/** The transaction as the addon takes it (src/nft/netlink/wire-format.ts), for a floor that encodes nothing. */
 export function writeWireFile(label: string, tx: Transaction): string {
   const path = join(inputDir(), `${label}.wire`);
   writeFileSync(path, tx.encode().buffer);

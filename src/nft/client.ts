@@ -1,7 +1,7 @@
 // The connection to nf_tables in one network namespace: commit, check, dump, generation.
 
 import { loadNative, type NativeBinding, type NativeError, type NativeHandle, type NativeRuleHandle } from '../native/binding.js';
-import { decodeRuleset, decodeSetElements, RulesetDecoder } from './netlink/decode.js';
+import { decodeRuleset, RulesetDecoder, SetElementsDump } from './netlink/decode.js';
 import { NFPROTO } from './netlink/constants.js';
 import type { KernelRefusal } from './errors.js';
 import { commitFailure, commitResult, operationRefusal } from './refusal.js';
@@ -113,12 +113,13 @@ export class Nftables implements NftConnection {
   async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }> {
     // Streamed: each part is decoded while the kernel produces the next; a higher attempt starts over.
     let attempt = 0;
-    let elements: SetElement[] = [];
+    let decoded = new SetElementsDump(set);
     const done = await this.native.dumpSetElementsStream(this.handle, codeOf(NFPROTO, set.family, 'set family'), set.table, set.name, (part, a) => {
-      if (a !== attempt) (attempt = a), (elements = []);
-      decodeSetElements(part, set, elements);
+      if (a !== attempt) (attempt = a), (decoded = new SetElementsDump(set));
+      decoded.add(part);
     });
-    return { generation: done.generation, elements: done.attempt === attempt ? elements : [] };
+    // An interval set's ranges are paired once every part is in (a range can straddle two).
+    return { generation: done.generation, elements: done.attempt === attempt ? decoded.finish() : [] };
   }
 
   async generation(): Promise<number> {

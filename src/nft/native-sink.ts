@@ -4,7 +4,7 @@
 
 import type { NativeBinding, NativeCommitResult, NativeCommitStream, NativeHandle } from '../native/binding.js';
 import type { RequestSink } from './netlink/encode.js';
-import { WIRE_FLAG_GENID } from './netlink/wire.js';
+import { WIRE_FLAG_GENID } from './netlink/wire-format.js';
 
 export class NativeRequestSink implements RequestSink {
   /** Made by the first part: a transaction too small to feed any costs the addon nothing. */

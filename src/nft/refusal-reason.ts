@@ -6,7 +6,7 @@
 // (native/commit.cc, attrPathAt), which is read here against the operation that was sent.
 
 import { ERRNO } from './netlink/constants.js';
-import { WireKind } from './netlink/wire.js';
+import { WireKind } from './netlink/wire-format.js';
 import type { Rule } from './objects.js';
 import type { Operation } from './operations.js';
 

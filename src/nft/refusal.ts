@@ -3,7 +3,7 @@
 // FakeNftables (src/testing) from what its in-memory ruleset refused, so both throw the same errors.
 
 import { ERRNO } from './netlink/constants.js';
-import type { WireKind } from './netlink/wire.js';
+import type { WireKind } from './netlink/wire-format.js';
 import { NftCommitError, NftGenerationError, type KernelRefusal } from './errors.js';
 import { refusalReason } from './refusal-reason.js';
 import type { CommitResult } from './connection.js';

@@ -145,7 +145,7 @@ export class Transaction {
     return this.encoder.size;
   }
 
-  /** `add`: create if missing, no error if it exists (rules: append; elements: add). */
+  /** `add`: create if missing, no error if it exists (rules: append; elements: add; no elements: nothing queued). */
   add(obj: TransactionObject, opts?: OperationOptions): this {
     return this.queue('add', obj, opts);
   }
@@ -161,11 +161,14 @@ export class Transaction {
   replace(obj: { rule: Rule }, opts?: OperationOptions): this {
     return this.queue('replace', obj, opts);
   }
-  /** `delete`: the object must exist (ENOENT otherwise). Rules by handle. */
+  /**
+   * `delete`: the object must exist (ENOENT otherwise). Rules by handle. Elements: an empty list
+   * queues nothing (it never flushes the set: flush() does).
+   */
   delete(obj: TransactionObject): this {
     return this.queue('delete', obj);
   }
-  /** `destroy`: delete if it exists (Linux 6.3). */
+  /** `destroy`: delete if it exists (Linux 6.3). Elements: an empty list queues nothing, as for delete. */
   destroy(obj: TransactionObject): this {
     return this.queue('destroy', obj);
   }
@@ -285,9 +288,14 @@ export class Transaction {
     try {
       const queued = this.toOperation(verb, obj, opts);
       op = queued.op;
+      // No elements, nothing to do: nothing is queued, checked as any element operation is. Sent,
+      // an element message without elements is a flush of the whole set to DELSETELEM (and
+      // DESTROYSETELEM), and EINVAL to NEWSETELEM (docs/library.md, "Transactions").
+      if (op.kind === 'element' && !queued.stream && op.elements.length === 0) return this;
       if (queued.stream) {
         const elementOp = op as Extract<Operation, { kind: 'element' }>;
         const runs = this.encoder.addElementStream(elementOp, index, queued.stream.source, queued.stream.inspect);
+        if (runs.length === 0) return this;
         streamed = new StreamedElements(elementOp.verb, elementOp.set, runs);
       } else {
         const before = this.encoder.origins.length;

@@ -230,16 +230,16 @@ export function intervalElements(type: Datatype, ranges: readonly ByteRange[], w
   }
   const out: IntervalElement[] = [{ key: new Uint8Array(type.size), end: true, source: -1 }];
   let prevTo: Uint8Array | null = null;
-  for (let i = 0; i < ranges2.length; i++) {
-    const r = ranges2[i]!;
+  for (const r of ranges2) {
     if (prevTo && compareBytes(r.from, prevTo) <= 0) throw new RangeError(`${what}: intervals overlap`);
     prevTo = r.to;
     if (out.length === 1 && r.from.every((b) => b === 0)) out.length = 0;
     out.push({ key: r.from, end: false, source: r.source });
+    // Every range gets its end marker, also when the next range starts right there (nft 1.0.6
+    // writes both): the rbtree refuses a start whose closest lower element is another start in a
+    // named set (a partial overlap, ENOTEMPTY reported as EEXIST; nft_set_rbtree.c since Linux 6.2).
     const next = incrementBE(r.to);
-    // A range that the next one continues needs no end marker: the next start ends it (as nft writes it).
-    const following = ranges2[i + 1];
-    if (next && !(following && compareBytes(following.from, next) === 0)) out.push({ key: next, end: true, source: r.source });
+    if (next) out.push({ key: next, end: true, source: r.source });
   }
   return out;
 }
@@ -249,7 +249,9 @@ export function rangesFromIntervalElements(
   type: Datatype,
   elems: readonly { key: Uint8Array; end: boolean; index: number }[],
 ): { from: Uint8Array; to: Uint8Array; index: number }[] {
-  const sorted = [...elems].sort((a, b) => compareBytes(a.key, b.key));
+  // At one key, an end marker sorts before a start (as nft's interval_map_decompose sorts them):
+  // ranges that touch hold both there, the first range's end and the next one's start.
+  const sorted = [...elems].sort((a, b) => compareBytes(a.key, b.key) || Number(b.end) - Number(a.end));
   const out: { from: Uint8Array; to: Uint8Array; index: number }[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const e = sorted[i]!;

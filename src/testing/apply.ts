@@ -5,7 +5,7 @@
 import type { Chain, Expr, NftSet, Operation, Rule, SetElement, Table } from '../nft/index.js';
 import { ERRNO } from '../nft/netlink/constants.js';
 import { setFlags } from '../nft/netlink/encode.js';
-import { WireKind } from '../nft/netlink/wire.js';
+import { WireKind } from '../nft/netlink/wire-format.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
@@ -169,6 +169,8 @@ function applyElements(state: RulesetState, op: Of<'element'>): Fault[] {
   const { verb } = op;
   const adding = verb === 'add' || verb === 'create';
   // A message without elements: the kernel refuses it to add, and takes it as a flush to delete.
+  // Transaction.queue queues no such operation; modelled all the same, so that a fake-backed test
+  // sees the flush if that ever changes.
   if (adding && op.elements.length === 0) return [fault(ERRNO.EINVAL, WireKind.Elements)];
   const t = state.table(op.set.family, op.set.table);
   if (!t) return [missingAt(WireKind.Elements, NFTA.SET_ELEM_LIST_TABLE)];

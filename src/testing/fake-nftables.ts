@@ -59,8 +59,9 @@ interface InjectedRefusal {
  * - elements: add of a key that is there is nothing with the same data, EEXIST with other data;
  *   create of one EEXIST; a range that overlaps one of an interval set EEXIST; ENFILE past the
  *   set's `size`; delete of a missing one ENOENT; EINVAL for one that does not fit the set's types;
- *   none to add EINVAL, none to delete a flush of the set; elements given with a set that exists
- *   already ENOENT (they name the set by the id of a set the batch creates);
+ *   a message of none EINVAL to add and a flush of the set to delete, as the kernel takes one (a
+ *   Transaction queues none); elements given with a set that exists already ENOENT (they name
+ *   the set by the id of a set the batch creates);
  * - handles: one counter per table for its chains, sets and rules, as the kernel allocates them
  *   (also those a refused batch took), echoed for rules queued with `{ echo: true }`;
  * - a rule's inline sets, bound to it and dumped inside its lookups;

@@ -3,7 +3,7 @@
 // kernel refusals (refusal-reason.ts) reads the fake's refusals as it reads the kernel's.
 
 import { ERRNO } from '../nft/netlink/constants.js';
-import { WireKind } from '../nft/netlink/wire.js';
+import { WireKind } from '../nft/netlink/wire-format.js';
 import { KIND_OF_OPERATION, NFTA } from '../nft/refusal-reason.js';
 import type { Operation } from '../nft/index.js';
 

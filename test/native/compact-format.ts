@@ -1,5 +1,5 @@
 // The compact request format, written and read by a tiny encoder of the tests' own (the real one is
-// src/nft/netlink/wire.ts), and the operations the addon's tests send (test/native/*.test.ts).
+// src/nft/netlink/encode/wire-writer.ts), and the operations the addon's tests send (test/native/*.test.ts).
 import { expect } from "vitest";
 
 export type Attr = [id: number, value: Uint8Array];

@@ -18,12 +18,25 @@ describe('interval sets, encoded as nft 1.0.6 writes them', () => {
       'c613020a end',
     ]);
   });
-  it('adjacent ranges share a boundary, ranges to the maximum have no end marker, overlaps are refused', () => {
+  it('adjacent ranges each keep their end marker, ranges to the maximum have none, overlaps are refused', () => {
     const r = (a: number, b: number) => ({ from: inet_service.parse(a), to: inet_service.parse(b) });
-    expect(intervalElements(inet_service, [r(10, 10), r(11, 13)], 't').map((w) => w.end)).toEqual([true, false, false, true]);
+    const adjacent = intervalElements(inet_service, [r(10, 10), r(11, 13)], 't');
+    expect(adjacent.map((w) => `${hex(w.key)}${w.end ? ' end' : ''}`)).toEqual(['0000 end', '000a', '000b end', '000b', '000e end']);
     expect(intervalElements(inet_service, [r(0, 65535)], 't').map((w) => hex(w.key))).toEqual(['0000']);
     expect(() => intervalElements(inet_service, [r(1, 10), r(5, 20)], 't')).toThrow(/overlap/);
     expect(intervalElements(inet_service, [r(1, 10), r(5, 20)], 't', true).filter((w) => !w.end)).toHaveLength(1);
+  });
+  it('pairs touching ranges whatever order their shared key comes in (a dump of separate commits)', () => {
+    const key = (v: string) => ipv4_addr.parse(v);
+    const start = (v: string, index: number) => ({ key: key(v), end: false, index });
+    const end = (v: string, index: number) => ({ key: key(v), end: true, index });
+    // 198.18.6.0-198.18.6.9 and 198.18.6.10-198.18.6.20: the end of the first and the start of the second share .10.
+    const startFirst = [end('198.18.6.21', 0), start('198.18.6.10', 1), end('198.18.6.10', 2), start('198.18.6.0', 3)];
+    const endFirst = [end('198.18.6.21', 0), end('198.18.6.10', 2), start('198.18.6.10', 1), start('198.18.6.0', 3)];
+    for (const marks of [startFirst, endFirst, [...startFirst].reverse(), [...endFirst].reverse()]) {
+      const ranges = rangesFromIntervalElements(ipv4_addr, marks).map((r) => `${ipv4_addr.format(r.from)}-${ipv4_addr.format(r.to)} #${r.index}`);
+      expect(ranges).toEqual(['198.18.6.0-198.18.6.9 #3', '198.18.6.10-198.18.6.20 #1']);
+    }
   });
   it('host-order values are stored in network order, and decode back', () => {
     const ranges = [{ from: mark.parse(10), to: mark.parse(13) }];

@@ -7,7 +7,9 @@ import type { NftSet } from '../../src/index.js';
 import { setUdata } from '../../src/nft/netlink/encode.js';
 import { RulesetModel } from '../../src/nft/model.js';
 import { decodeRuleset } from '../../src/nft/netlink/decode.js';
-import { WireReader, WireWriter, WIRE_MAGIC } from '../../src/nft/netlink/wire.js';
+import { WireReader } from '../../src/nft/netlink/decode/wire-reader.js';
+import { WireWriter } from '../../src/nft/netlink/encode/wire-writer.js';
+import { WIRE_MAGIC } from '../../src/nft/netlink/wire-format.js';
 import { FIXTURES } from '../fixtures/index.js';
 import { kubeProxyShape } from '../fixtures/kube-proxy-shape.js';
 

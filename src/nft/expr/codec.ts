@@ -2,7 +2,8 @@
 // Each expression file mirrors one kernel expression (net/netfilter/nft_<name>.c): its fields are the
 // kernel's attributes, nothing more, so decoding a dump loses nothing.
 
-import type { WireExpr, WireWriter } from '../netlink/wire.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 
 export interface ExprCodec<E extends { type: string }> {
   /** The type tag in TypeScript. */

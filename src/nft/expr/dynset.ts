@@ -1,6 +1,8 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_DYNSET_F_INV, NFT_DYNSET_OP } from '../netlink/constants.js';
-import { getStr, getU32, getU64, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { getStr, getU32, getU64 } from '../netlink/decode/attr-values.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
 import { required, type ExprCodec } from './codec.js';
 

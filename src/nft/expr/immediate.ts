@@ -1,6 +1,8 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_REG } from '../netlink/constants.js';
-import { getStr, getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { getStr, getU32 } from '../netlink/decode/attr-values.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { verdictCode, verdictFromCode, type Verdict } from '../types/verdict.js';
 import { copyBytes, required, type ExprCodec } from './codec.js';
 

@@ -1,7 +1,8 @@
 // Every kernel expression nftlink models, one file each; this file joins them into the Expr union
 // and the codec registry that the encoder and decoder share.
 
-import type { WireExpr, WireWriter } from '../netlink/wire.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { bitwiseCodec, type BitwiseExpr } from './bitwise.js';
 import { byteorderCodec, type ByteorderExpr } from './byteorder.js';
 import { cmpCodec, type CmpExpr } from './cmp.js';

@@ -1,6 +1,8 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_LIMIT, NFT_LIMIT_F_INV } from '../netlink/constants.js';
-import { getU32, getU64, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { getU32, getU64 } from '../netlink/decode/attr-values.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { required, type ExprCodec } from './codec.js';
 
 /** nft_limit: a token bucket of `rate` per `unit` seconds (packets or bytes); `over` inverts it. */

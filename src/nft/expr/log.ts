@@ -1,5 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
-import { getStr, getU16, getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { getStr, getU16, getU32 } from '../netlink/decode/attr-values.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import type { ExprCodec } from './codec.js';
 
 /** nft_log: log the packet to the kernel log (level) or to an nflog group. */

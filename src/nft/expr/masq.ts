@@ -1,5 +1,7 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
-import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { getU32 } from '../netlink/decode/attr-values.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import type { ExprCodec } from './codec.js';
 
 /** nft_masq: source NAT to the outgoing interface's address; flags are NF_NAT_RANGE_* (fully-random 0x10). */

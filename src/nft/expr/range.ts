@@ -1,6 +1,8 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_RANGE } from '../netlink/constants.js';
-import { getU32, type WireExpr, type WireWriter } from '../netlink/wire.js';
+import { getU32 } from '../netlink/decode/attr-values.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
+import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
 import { copyBytes, required, type ExprCodec } from './codec.js';
 

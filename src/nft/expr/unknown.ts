@@ -1,4 +1,4 @@
-import type { WireExpr } from '../netlink/wire.js';
+import type { WireExpr } from '../netlink/decode/wire-objects.js';
 
 /**
  * An expression nftlink does not model (xt, tproxy, ...): kept as its raw libnftnl attributes so a

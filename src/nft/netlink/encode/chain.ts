@@ -6,7 +6,7 @@ import { checkInteger, checkOneOf, codeOf } from '../../validate.js';
 import { CHAIN_ATTR, RULE_ATTR } from '../attrs.js';
 import { NF_INET_HOOK, NFT_MSG } from '../constants.js';
 import { commentUdata } from '../udata.js';
-import { WireKind } from '../wire.js';
+import { WireKind } from '../wire-format.js';
 import { createFlags, noExprs, type MessageWriter } from './message-writer.js';
 
 export function encodeChain(m: MessageWriter, verb: Verb, c: Chain): void {

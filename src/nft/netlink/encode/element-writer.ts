@@ -8,7 +8,7 @@ import type { Datatype, Scalar } from '../../types/datatypes.js';
 import { verdictCode, type Verdict } from '../../types/verdict.js';
 import { writeValues } from '../../values.js';
 import { ELEM_ATTR } from '../attrs.js';
-import { writeAscii, type WireWriter } from '../wire.js';
+import { writeAscii, type WireWriter } from './wire-writer.js';
 
 /** Sees an element (and its index in the operation) before it is encoded; throws to refuse it. */
 export type ElementInspector = (e: SetElement, index: number) => void;

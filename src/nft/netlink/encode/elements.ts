@@ -11,7 +11,8 @@ import { intervalElements, parseIntervalValue, valuesLength, writeValues } from 
 import { ELEM_ATTR, SET_ATTR } from '../attrs.js';
 import { NFT_MSG, NFT_SET_ELEM_F } from '../constants.js';
 import { commentUdata } from '../udata.js';
-import { WireKind, type WireWriter } from '../wire.js';
+import { WireKind } from '../wire-format.js';
+import type { WireWriter } from './wire-writer.js';
 import { dataElement, ElementOutput, verdictElement, type ElementInspector } from './element-writer.js';
 import { createFlags, noExprs, type MessageWriter } from './message-writer.js';
 

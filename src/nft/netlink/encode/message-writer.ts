@@ -4,7 +4,8 @@
 
 import type { Verb } from '../../operations.js';
 import { NLM_F } from '../constants.js';
-import type { WireKind, WireWriter } from '../wire.js';
+import type { WireKind } from '../wire-format.js';
+import type { WireWriter } from './wire-writer.js';
 import type { WireOrigins } from './origins.js';
 
 export interface MessageWriter {

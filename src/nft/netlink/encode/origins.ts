@@ -1,6 +1,6 @@
 // Where each wire message came from, so that the kernel's errors name the caller's operation and element.
 
-import type { WireKind } from '../wire.js';
+import type { WireKind } from '../wire-format.js';
 
 /**
  * Where each wire message came from: the caller's operation index, and for interval element

@@ -6,7 +6,8 @@ import type { SetElement } from '../../objects.js';
 import type { Operation } from '../../operations.js';
 import { codeOf } from '../../validate.js';
 import { NFPROTO } from '../constants.js';
-import { WireKind, WireWriter, WIRE_FLAG_CHECK, WIRE_FLAG_GENID } from '../wire.js';
+import { WireKind, WIRE_FLAG_CHECK, WIRE_FLAG_GENID } from '../wire-format.js';
+import { WireWriter } from './wire-writer.js';
 import { encodeChain } from './chain.js';
 import type { ElementInspector } from './element-writer.js';
 import { encodeElements, encodeElementStream, type ElementRun } from './elements.js';
@@ -176,27 +177,29 @@ export class RequestEncoder implements MessageWriter {
    * 100,000 that survive until the commit, which the collector copied twice (docs/decisions.md).
    * `inspect` sees each element that carries more than a key and a value (a comment, a timeout,
    * a jump) before it is written. Returns where the elements sit in the buffer, so the
-   * transaction can decode them back when it must show them (decodeRequestElements).
+   * transaction can decode them back when it must show them (decodeRequestElements); none when
+   * the iterable gave no element, and then nothing is written.
    */
   addElementStream(op: Extract<Operation, { kind: 'element' }>, index: number, source: Iterable<SetElement>, inspect: ElementInspector): ElementRun[] {
-    const runs = this.atomically(() => {
-      this.opIndex = index;
-      return encodeElementStream(this, op.verb, op.set, source, inspect);
-    });
-    this.offer(this.w.length, this.origins.length);
-    return runs;
-  }
-
-  private atomically<T>(encode: () => T): T {
     const mark = this.w.mark();
     const origins = this.origins.length;
     const nextSetId = this.nextSetId;
+    let runs: ElementRun[];
     try {
-      return encode();
+      this.opIndex = index;
+      runs = encodeElementStream(this, op.verb, op.set, source, inspect);
     } catch (err) {
       this.rollback(mark, origins, nextSetId);
       throw err;
     }
+    // A stream that gave nothing leaves no message: one without elements is a flush to the
+    // kernel's DELSETELEM and EINVAL to its NEWSETELEM (Transaction.queue queues nothing for it).
+    if (runs.every((r) => r.count === 0)) {
+      this.rollback(mark, origins, nextSetId);
+      return [];
+    }
+    this.offer(this.w.length, this.origins.length);
+    return runs;
   }
 
   /** Forgets everything written since `mark` (an operation that failed to encode half way). */

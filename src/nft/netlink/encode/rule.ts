@@ -7,7 +7,7 @@ import type { Verb } from '../../operations.js';
 import { RULE_ATTR } from '../attrs.js';
 import { NFT_MSG, NLM_F } from '../constants.js';
 import { commentUdata } from '../udata.js';
-import { WireKind } from '../wire.js';
+import { WireKind } from '../wire-format.js';
 import type { MessageWriter } from './message-writer.js';
 import { encodeSet } from './set.js';
 

@@ -9,7 +9,7 @@ import { checkDatatypes, checkOneOf } from '../../validate.js';
 import { SET_ATTR, UDATA } from '../attrs.js';
 import { NFT_DATA_VERDICT, NFT_MSG, NFT_SET_F } from '../constants.js';
 import { UdataBuilder } from '../udata.js';
-import { WireKind } from '../wire.js';
+import { WireKind } from '../wire-format.js';
 import { encodeElements, hasRangeSyntax, setReference } from './elements.js';
 import { createFlags, noExprs, type MessageWriter } from './message-writer.js';
 

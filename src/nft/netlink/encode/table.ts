@@ -6,7 +6,7 @@ import { codeOf } from '../../validate.js';
 import { TABLE_ATTR } from '../attrs.js';
 import { NFT_MSG, NFT_TABLE_F } from '../constants.js';
 import { commentUdata } from '../udata.js';
-import { WireKind } from '../wire.js';
+import { WireKind } from '../wire-format.js';
 import { flushRules } from './chain.js';
 import { createFlags, noExprs, type MessageWriter } from './message-writer.js';
 

@@ -1,0 +1,34 @@
+// A dumped chain (or one read back from a request) -> Chain.
+
+import type { Chain, ChainType } from '../../objects.js';
+import { CHAIN_ATTR, UDATA } from '../attrs.js';
+import { NF_INET_HOOK, type Hook } from '../constants.js';
+import { parseUdata, udataString } from '../udata.js';
+import { getBytes, getS32, getStr, getU32, getU64Number } from './attr-values.js';
+import { familyOf } from './family.js';
+import type { WireObject } from './wire-objects.js';
+
+const HOOK_BY_NUMBER = Object.fromEntries(Object.entries(NF_INET_HOOK).map(([k, v]) => [v, k])) as Record<number, Hook>;
+
+export function decodeChain(o: WireObject): Chain {
+  const c: Chain = {
+    family: familyOf(o),
+    table: getStr(o.attrs, CHAIN_ATTR.TABLE) ?? '',
+    name: getStr(o.attrs, CHAIN_ATTR.NAME) ?? '',
+  };
+  const hook = getU32(o.attrs, CHAIN_ATTR.HOOKNUM);
+  if (hook !== undefined) {
+    c.base = {
+      type: (getStr(o.attrs, CHAIN_ATTR.TYPE) ?? 'filter') as ChainType,
+      hook: HOOK_BY_NUMBER[hook] ?? 'prerouting',
+      priority: getS32(o.attrs, CHAIN_ATTR.PRIO) ?? 0,
+    };
+    const policy = getU32(o.attrs, CHAIN_ATTR.POLICY);
+    if (policy !== undefined) c.base.policy = policy === 1 ? 'accept' : 'drop';
+  }
+  const comment = udataString(parseUdata(getBytes(o.attrs, CHAIN_ATTR.USERDATA)).get(UDATA.CHAIN_COMMENT));
+  if (comment !== undefined) c.comment = comment;
+  const handle = getU64Number(o.attrs, CHAIN_ATTR.HANDLE);
+  if (handle !== undefined) c.handle = handle;
+  return c;
+}

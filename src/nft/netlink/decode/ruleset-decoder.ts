@@ -1,0 +1,106 @@
+// The addon's dump buffers -> a Ruleset. Anonymous sets are attached to the lookups that use them,
+// so a decoded rule renders (and re-encodes) with its inline set.
+
+import type { Expr } from '../../expr/index.js';
+import type { NftSet, Rule, Ruleset } from '../../objects.js';
+import { SET_ATTR } from '../attrs.js';
+import { WireKind } from '../wire-format.js';
+import { getStr, getU32 } from './attr-values.js';
+import { decodeChain } from './chain.js';
+import { SetElementsDecoder } from './elements.js';
+import { familyOf } from './family.js';
+import { decodeRule } from './rule.js';
+import { decodeSet } from './set.js';
+import { decodeTable } from './table.js';
+import { WireReader } from './wire-reader.js';
+
+const setKey = (family: string, table: string, name: string): string => `${family}\0${table}\0${name}`;
+
+/**
+ * Decodes dump buffers from the addon, one or several (the objects of one generation, in any split:
+ * Nftables.dump decodes one while the kernel produces the next). Anonymous sets move into the
+ * lookups that bind them when finished.
+ */
+export class RulesetDecoder {
+  private readonly out: Ruleset = { generation: 0, tables: [], chains: [], sets: [], rules: [] };
+  private readonly sets = new Map<string, NftSet>();
+  // Requests name anonymous sets "__set%d" and tell them apart by transaction id; dumps by name.
+  private readonly byId = new Map<number, NftSet>();
+  /** The first buffer's: the generation the decoded ruleset is of. */
+  private generation: number | undefined;
+  /** Each set's elements, over all the objects that carry them (interval markers pair at the end). */
+  private readonly elements = new Map<NftSet, SetElementsDecoder>();
+
+  constructor(private readonly opts: { elementKeys?: boolean } = {}) {}
+
+  /** Adds one buffer's objects; returns the generation it was dumped at. */
+  add(buf: Uint8Array): number {
+    // Each object decoded as soon as it is read (WireReader.object).
+    const reader = new WireReader(buf);
+    const { genid, count } = reader.header();
+    this.generation ??= genid;
+    const { out, sets, byId } = this;
+    for (let i = 0; i < count; i++) {
+      const o = reader.object(i === count - 1);
+      switch (o.kind) {
+        case WireKind.Table:
+          out.tables.push(decodeTable(o));
+          break;
+        case WireKind.Chain:
+          out.chains.push(decodeChain(o));
+          break;
+        case WireKind.Set: {
+          const s = decodeSet(o);
+          sets.set(setKey(s.family, s.table, s.name), s);
+          const id = getU32(o.attrs, SET_ATTR.ID);
+          if (id !== undefined) byId.set(id, s);
+          out.sets.push(s);
+          break;
+        }
+        case WireKind.Elements: {
+          const family = familyOf(o);
+          const id = getU32(o.attrs, SET_ATTR.ID);
+          const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
+          if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
+          let elements = this.elements.get(s);
+          if (!elements) {
+            const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
+            elements = new SetElementsDecoder(s, (s.elements ??= []), keyed ? (s.elementKeys ??= []) : undefined);
+            this.elements.set(s, elements);
+          }
+          elements.add(o);
+          break;
+        }
+        case WireKind.Rule:
+          out.rules.push(decodeRule(o));
+          break;
+      }
+    }
+    return genid;
+  }
+
+  finish(): Ruleset {
+    const { out, sets, byId } = this;
+    out.generation = this.generation ?? 0;
+    for (const elements of this.elements.values()) elements.finish();
+    this.elements.clear();
+    for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
+    out.sets = out.sets.filter((s) => !s.anonymous);
+    return out;
+  }
+}
+
+/** Decodes one dump buffer from the addon (RulesetDecoder for several). */
+export function decodeRuleset(buf: Uint8Array, opts: { elementKeys?: boolean } = {}): Ruleset {
+  const d = new RulesetDecoder(opts);
+  d.add(buf);
+  return d.finish();
+}
+
+function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>, byId: Map<number, NftSet>): Expr {
+  if (e.type !== 'lookup') return e;
+  const s = (e.setId !== undefined ? byId.get(e.setId) : undefined) ?? sets.get(setKey(r.family, r.table, e.set));
+  if (!s || !s.anonymous) return e;
+  const { setId: _id, ...rest } = e;
+  return { ...rest, inline: s };
+}

@@ -1,0 +1,17 @@
+// The compact format between TypeScript and the addon (specified in native/README.md): one buffer
+// per transaction, one per dump, little-endian, no padding. What both directions share: the header's
+// magic, version and flags, and the kinds of object. The writer is encode/wire-writer.ts, the
+// reader decode/wire-reader.ts.
+
+export const WIRE_MAGIC = 0x4c54464e; // "NFTL"
+export const WIRE_VERSION = 1;
+export const WIRE_FLAG_CHECK = 0x1;
+export const WIRE_FLAG_GENID = 0x2;
+
+export const enum WireKind {
+  Table = 0,
+  Chain = 1,
+  Rule = 2,
+  Set = 3,
+  Elements = 4,
+}
