@@ -24,6 +24,7 @@ import { ApiStatusError, type ApiClient, type WatchEvent } from './api-client.js
 import { Backoff, sleep, type BackoffOptions } from './backoff.js';
 import type { EventType, ObjectMeta } from './objects.js';
 import type { Logger } from '../logging/logger.js';
+import { printable } from './validation/printable.js';
 
 export interface ResourceSpec {
   /** The kind of the objects: set on list items, which the API server sends without it. */
@@ -283,7 +284,7 @@ export class Reflector<T extends KubeObject> {
     const object = { ...(raw as T), kind: this.spec.kind, apiVersion: this.spec.apiVersion };
     const reason = this.spec.validate?.(object);
     if (reason !== undefined) {
-      this.handler.problem(`${this.spec.kind} ${printableKey(key)} (${where})`, reason);
+      this.handler.problem(`${this.spec.kind} ${printable(key)} (${where})`, reason);
       return undefined;
     }
     return { key, object };
@@ -297,9 +298,4 @@ export class Reflector<T extends KubeObject> {
     const namespace: unknown = meta!.namespace;
     return `${typeof namespace === 'string' ? namespace : ''}/${name}`;
   }
-}
-
-/** A key as text a log line can carry: quoted, escapes and all, when it holds anything but printable ASCII. */
-function printableKey(key: string): string {
-  return /^[\x21-\x7e]*$/.test(key) ? key : JSON.stringify(key);
 }
