@@ -22,7 +22,7 @@ export type Validation<K extends ValidatedKind> = { object: KindTypes[K] } | { r
 interface SchemaError {
   instancePath: string;
   keyword: string;
-  params: { type?: string | string[]; missingProperty?: string; pattern?: string; limit?: number };
+  params: { type?: string | string[]; missingProperty?: string; pattern?: string };
 }
 
 type CompiledValidator = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
@@ -56,8 +56,6 @@ function describe(error: SchemaError, root: unknown): string {
       const rule = (params.pattern && PATTERN_DESCRIPTIONS[params.pattern]) ?? `a string matching ${params.pattern}`;
       return `${field}: ${quote(valueAt(root, segments))} is not ${rule}`;
     }
-    case 'minItems':
-      return `${field}: empty (at least ${params.limit ?? 1} expected)`;
     default:
       return `${field}: invalid (${keyword})`;
   }
