@@ -61,7 +61,8 @@ export interface EndpointPort {
 }
 
 export interface Endpoint {
-  addresses?: string[];
+  /** Required by the API (it may still be empty here: the model refuses that). */
+  addresses: string[];
   conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
   hostname?: string;
   nodeName?: string;
