@@ -345,7 +345,9 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
   else if (normalized.metadata.namespace === undefined || normalized.metadata.namespace === '') {
     normalized.metadata.namespace = DEFAULT_NAMESPACE;
   }
-  const namespace = manifestKind === 'Node' ? '' : String(normalized.metadata.namespace);
+  const ns: unknown = normalized.metadata.namespace;
+  // Not a string: refused below by validation; written as JSON meanwhile, to name the object recognisably.
+  const namespace = manifestKind === 'Node' ? '' : typeof ns === 'string' ? ns : JSON.stringify(ns);
   const ref = printable(namespace ? `${namespace}/${name}` : name);
   const valid = validateObject(manifestKind, normalized);
   if ('reason' in valid) {
