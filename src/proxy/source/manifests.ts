@@ -1,7 +1,8 @@
 // Services, EndpointSlices and Nodes from manifest files: a directory (every *.yaml, *.yml and
 // *.json below it) or one file, multi-document YAML or JSON, List kinds unpacked. Watching re-reads
 // everything on any change (debounced) and diffs it against the previous read, so the proxy sees
-// the same add/update/delete events an informer would give it.
+// the same add/update/delete events an informer would give it. A file whose text is unchanged is
+// not parsed or validated again: what it gave last time is reused.
 //
 // What cannot be used costs only itself, reported once: an object of the wrong shape (validated by
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
@@ -64,8 +65,8 @@ export class ManifestSource implements ProxySource {
   private readonly debounceMs: number;
   private handler: SourceHandler | undefined;
   private objects = new Map<string, ManifestObject>();
-  /** The objects each file gave at its last successful read: kept while it does not read or parse. */
-  private files = new Map<string, ManifestObject[]>();
+  /** What each file gave at its last successful read (kept while it does not read or parse), and its last parse. */
+  private memory: ScanMemory = { lastGood: new Map(), parsed: new Map() };
   /** Problems of the last read, by (origin, reason, file content): each is reported once. */
   private reportedProblems = new Set<string>();
   private readonly watchers = new Map<string, FSWatcher>();
@@ -126,9 +127,9 @@ export class ManifestSource implements ProxySource {
   }
 
   private async readAndEmit(): Promise<void> {
-    const scan = await scanManifests(this.root, this.files);
+    const scan = await scanManifests(this.root, this.memory);
     if (this.stopped) return;
-    this.files = scan.files;
+    this.memory = { lastGood: scan.files, parsed: scan.parsed };
     const handler = this.handler!;
     if (this.watchChanges) this.watchDirectories(scan.watchDirs, scan.rootWatchedByParent);
 
@@ -200,6 +201,8 @@ interface Scan {
   objects: Map<string, ManifestObject>;
   /** Each file's objects (those of its last good read when this one failed). */
   files: Map<string, ManifestObject[]>;
+  /** Each file's parse, by the hash of its text. */
+  parsed: Map<string, ParsedFile>;
   problems: { key: string; problem: SourceProblem }[];
   /** Directories to watch: every directory read, or the file's directory. */
   watchDirs: Set<string>;
@@ -207,8 +210,21 @@ interface Scan {
   rootWatchedByParent: boolean;
 }
 
-async function scanManifests(root: string, previous: ReadonlyMap<string, ManifestObject[]> = new Map()): Promise<Scan> {
-  const scan: Scan = { objects: new Map(), files: new Map(), problems: [], watchDirs: new Set(), rootWatchedByParent: true };
+/** What the previous scan leaves to the next one. */
+interface ScanMemory {
+  lastGood: ReadonlyMap<string, ManifestObject[]>;
+  parsed: ReadonlyMap<string, ParsedFile>;
+}
+
+/** What a file's text gave: its objects (or that it failed to parse) and the problems on the way. */
+interface ParsedFile {
+  hash: string;
+  result: ManifestObject[] | 'failed';
+  problems: Scan['problems'];
+}
+
+async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }): Promise<Scan> {
+  const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Set(), rootWatchedByParent: true };
   const files: string[] = [];
   let rootStat;
   try {
@@ -226,9 +242,9 @@ async function scanManifests(root: string, previous: ReadonlyMap<string, Manifes
     scan.watchDirs.add(dirname(root));
   }
   for (const file of files.sort()) {
-    const read = await readManifestFile(file, scan);
+    const read = await readManifestFile(file, scan, memory.parsed.get(file));
     if (read === 'gone') continue;
-    const objects = read === 'failed' ? (previous.get(file) ?? []) : read;
+    const objects = read === 'failed' ? (memory.lastGood.get(file) ?? []) : read;
     scan.files.set(file, objects);
     for (const obj of objects) addObject(obj, scan);
   }
@@ -272,7 +288,7 @@ async function walk(dir: string, files: string[], scan: Scan, visited: Set<strin
  * The objects of one file (refused ones reported and left out), "failed" when the file could not be
  * read or parsed (reported), "gone" when it was deleted after it was listed.
  */
-async function readManifestFile(file: string, scan: Scan): Promise<ManifestObject[] | 'failed' | 'gone'> {
+async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let text: string;
   try {
     const size = (await stat(file)).size;
@@ -288,6 +304,18 @@ async function readManifestFile(file: string, scan: Scan): Promise<ManifestObjec
     return 'failed';
   }
   const contentHash = createHash('sha1').update(text).digest('base64');
+  if (before?.hash === contentHash) {
+    scan.problems.push(...before.problems);
+    scan.parsed.set(file, before);
+    return before.result;
+  }
+  const firstProblem = scan.problems.length;
+  const result = parseAndCollect(file, text, scan, contentHash);
+  scan.parsed.set(file, { hash: contentHash, result, problems: scan.problems.slice(firstProblem) });
+  return result;
+}
+
+function parseAndCollect(file: string, text: string, scan: Scan, contentHash: string): ManifestObject[] | 'failed' {
   const parsed = parseManifest(file, text, extname(file).toLowerCase() === '.json');
   if ('failed' in parsed) {
     addProblem(scan, file, parsed.failed, contentHash);
