@@ -67,16 +67,17 @@ function parseYaml(file: string, text: string): ParsedManifest {
   return { documents };
 }
 
-/** Whether objects and arrays nest deeper than the limit; iterative, so any depth is measured safely. */
-function nestedTooDeep(root: unknown): boolean {
-  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 0 }];
-  for (let item = stack.pop(); item; item = stack.pop()) {
-    const { value, depth } = item;
-    if (value === null || typeof value !== 'object') continue;
-    if (depth >= MAX_NESTING_DEPTH) return true;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1 });
-    }
+/**
+ * Whether objects and arrays nest deeper than the limit. Recursive, but never deeper than the limit
+ * itself, so safe at any depth of input; allocation-free, as it runs over every object read.
+ */
+function nestedTooDeep(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth >= MAX_NESTING_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (nestedTooDeep(child, depth + 1)) return true;
+  } else {
+    for (const key in value) if (nestedTooDeep((value as Record<string, unknown>)[key], depth + 1)) return true;
   }
   return false;
 }

@@ -376,9 +376,9 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
   const ns: unknown = normalized.metadata.namespace;
   // Not a string: refused below by validation; written as JSON meanwhile, to name the object recognisably.
   const namespace = manifestKind === 'Node' ? '' : typeof ns === 'string' ? ns : JSON.stringify(ns);
-  const ref = printable(namespace ? `${namespace}/${name}` : name);
   const valid = validateObject(manifestKind, normalized);
   if ('reason' in valid) {
+    const ref = printable(namespace ? `${namespace}/${name}` : name);
     addProblem(scan, `${kind} ${ref} in ${origin}`, valid.reason, contentHash, { kind, ref });
     return;
   }
