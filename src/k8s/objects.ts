@@ -1,6 +1,8 @@
 // The parts of Kubernetes objects the proxy reads: core/v1 Service and Node, discovery.k8s.io/v1
 // EndpointSlice. Structural types, compatible with @kubernetes/client-node's V1Service etc., so
-// objects from the API server and from manifest files go through the same code.
+// objects from the API server and from manifest files go through the same code. Every object the
+// sources deliver has been checked against these types (validation/schemas.json says the same in
+// JSON Schema, validation/validate.ts checks it): the readers may rely on them.
 
 /** How an object changed, as a watch reports it and as the proxy's sources deliver it. */
 export type EventType = 'add' | 'update' | 'delete';
@@ -59,7 +61,8 @@ export interface EndpointPort {
 }
 
 export interface Endpoint {
-  addresses?: string[];
+  /** Required by the API (it may still be empty here: the model refuses that). */
+  addresses: string[];
   conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
   hostname?: string;
   nodeName?: string;
@@ -74,8 +77,9 @@ export interface EndpointSlice {
   kind?: string;
   metadata?: ObjectMeta;
   addressType?: string;
-  endpoints?: Endpoint[];
-  ports?: EndpointPort[];
+  /** null from the API server when the slice is empty (the Go field has no omitempty). */
+  endpoints?: Endpoint[] | null;
+  ports?: EndpointPort[] | null;
 }
 
 export interface Node {

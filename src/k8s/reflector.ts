@@ -15,11 +15,16 @@
 //
 // Lists are consistent reads (resourceVersion unset) in pages of 500, so a relist after 410 sees
 // current data; the watch then continues from the list's resourceVersion with bookmarks on.
+//
+// Every object is checked by the spec's validate() before it is cached or delivered: one of the
+// wrong shape is reported (problem) and treated as absent, so its earlier version, if any, is
+// deleted, and the handler only ever sees objects of the type it expects.
 
 import { ApiStatusError, type ApiClient, type WatchEvent } from './api-client.js';
 import { Backoff, sleep, type BackoffOptions } from './backoff.js';
 import type { EventType, ObjectMeta } from './objects.js';
 import type { Logger } from '../logging/logger.js';
+import { printable } from './validation/printable.js';
 
 export interface ResourceSpec {
   /** The kind of the objects: set on list items, which the API server sends without it. */
@@ -29,6 +34,8 @@ export interface ResourceSpec {
   path: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Why an object cannot be used (its shape), or undefined when it can. Without it, any object with a name is. */
+  validate?(obj: unknown): string | undefined;
 }
 
 export interface KubeObject {
@@ -41,7 +48,7 @@ export interface ReflectorHandler<T extends KubeObject> {
   event(type: EventType, obj: T): void;
   /** The first list has been delivered (called once). */
   listed(): void;
-  /** An object the reflector cannot key (no metadata.name): skipped. */
+  /** An object the reflector cannot use (no metadata.name, or refused by validate()): skipped. */
   problem(origin: string, reason: string): void;
 }
 
@@ -160,10 +167,10 @@ export class Reflector<T extends KubeObject> {
         }
         throw err;
       }
-      const items = Array.isArray(page.items) ? (page.items as T[]) : [];
+      const items: unknown[] = Array.isArray(page.items) ? page.items : [];
       for (const [i, item] of items.entries()) {
-        const key = this.keyOf(item, `${this.spec.kind} list item ${i}`);
-        if (key !== undefined) fresh.set(key, this.normalize(item));
+        const usable = this.usable(item, `list item ${i}`);
+        if (usable) fresh.set(usable.key, usable.object);
       }
       const meta = (page.metadata ?? {}) as { resourceVersion?: string; continue?: string };
       resourceVersion = meta.resourceVersion ?? resourceVersion;
@@ -223,20 +230,32 @@ export class Reflector<T extends KubeObject> {
   }
 
   private apply(e: WatchEvent): void {
-    const obj = e.object as T & { code?: number; message?: string; reason?: string };
+    const obj = (e.object ?? {}) as T & { code?: number; message?: string; reason?: string };
     if (e.type === 'ERROR') {
       const status = obj as { code?: number; message?: string; reason?: string };
       if (status.code === 410) throw new GoneError(status.message ?? 'resource version too old');
       throw new ApiStatusError(status.code ?? 0, status.reason ?? '', `watch ${this.spec.path}: ${status.code ?? '?'} ${status.message ?? ''}`.trim());
     }
-    const rv = obj.metadata?.resourceVersion;
+    const meta: unknown = obj.metadata;
+    const metaRv: unknown = meta !== null && typeof meta === 'object' ? (meta as ObjectMeta).resourceVersion : undefined;
+    const rv = typeof metaRv === 'string' ? metaRv : undefined;
     if (e.type === 'BOOKMARK') {
       if (rv) this.resourceVersion = rv;
       return;
     }
-    const key = this.keyOf(obj, `${this.spec.kind} watch event`);
-    if (key === undefined) return;
-    const object = this.normalize(obj);
+    const usable = this.usable(e.object, `${e.type} event`);
+    if (!usable) {
+      // Refused: what we had under its name (if we can tell the name) is gone as far as the proxy is concerned.
+      const key = this.keyOf(e.object);
+      const old = key === undefined ? undefined : this.cache.get(key);
+      if (key !== undefined && old) {
+        this.cache.delete(key);
+        this.handler.event('delete', old);
+      }
+      if (rv) this.resourceVersion = rv;
+      return;
+    }
+    const { key, object } = usable;
     const old = this.cache.get(key);
     if (e.type === 'DELETED') {
       if (old) {
@@ -254,17 +273,29 @@ export class Reflector<T extends KubeObject> {
     if (rv) this.resourceVersion = rv;
   }
 
-  private keyOf(obj: T, origin: string): string | undefined {
-    const name = obj.metadata?.name;
-    if (typeof name !== 'string' || name === '') {
-      this.handler.problem(origin, 'object without metadata.name');
+  /** The object with its kind and apiVersion, and its cache key; or undefined, reported, when it cannot be used. */
+  private usable(raw: unknown, where: string): { key: string; object: T } | undefined {
+    const key = this.keyOf(raw);
+    if (key === undefined) {
+      this.handler.problem(`${this.spec.kind} ${where}`, 'object without metadata.name');
       return undefined;
     }
-    return `${obj.metadata?.namespace ?? ''}/${name}`;
+    // List items come without kind and apiVersion; the rest of the proxy expects them.
+    const object = { ...(raw as T), kind: this.spec.kind, apiVersion: this.spec.apiVersion };
+    const reason = this.spec.validate?.(object);
+    if (reason !== undefined) {
+      this.handler.problem(`${this.spec.kind} ${printable(key)} (${where})`, reason);
+      return undefined;
+    }
+    return { key, object };
   }
 
-  /** List items come without kind and apiVersion; the rest of the proxy expects them. */
-  private normalize(obj: T): T {
-    return { ...obj, kind: this.spec.kind, apiVersion: this.spec.apiVersion };
+  /** "namespace/name" of anything with a metadata.name, whatever else is wrong with it. */
+  private keyOf(raw: unknown): string | undefined {
+    const meta = raw !== null && typeof raw === 'object' ? (raw as KubeObject).metadata : undefined;
+    const name: unknown = meta !== null && typeof meta === 'object' ? meta.name : undefined;
+    if (typeof name !== 'string' || name === '') return undefined;
+    const namespace: unknown = meta!.namespace;
+    return `${typeof namespace === 'string' ? namespace : ''}/${name}`;
   }
 }

@@ -1,7 +1,7 @@
 // EndpointSlices -> per-ServicePort endpoint lists, as kube-proxy's EndpointSliceCache builds them
 // (pkg/proxy/endpointslicecache.go). Reading (readEndpointSlice) is done once per slice version and
-// validates the whole slice; merging (mergeEndpoints) combines every slice of one service for the
-// ServicePorts of one family.
+// validates the whole slice (its meaning: the sources have checked its shape, k8s/validation);
+// merging (mergeEndpoints) combines every slice of one service for the ServicePorts of one family.
 
 import { LABEL_HEADLESS, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, type EndpointSlice } from '../../k8s/objects.js';
 import { API_FAMILY_NAME, checkPort, fail, IP_FAMILIES, InvalidFieldError, objectRef, parseFamilyIP, protocolOf } from './service.js';
@@ -58,9 +58,8 @@ export function readEndpointSlice(slice: EndpointSlice): EndpointSliceReadResult
 
 function hintNames(hints: readonly { name?: string }[] | undefined, field: string): string[] | undefined {
   if (hints === undefined) return undefined;
-  if (!Array.isArray(hints)) fail(field, 'not a list');
   const names = hints.map((h, j) => {
-    if (typeof h?.name !== 'string' || h.name === '') fail(`${field}[${j}].name`, 'missing');
+    if (!h.name) fail(`${field}[${j}].name`, 'missing');
     return h.name;
   });
   return names.length ? names : undefined;
@@ -77,11 +76,10 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
   if (!family) fail('addressType', `unknown address type ${JSON.stringify(slice.addressType)} (IPv4, IPv6 or FQDN)`);
   const ports = (slice.ports ?? []).map((p, i) => {
     const portName = p.name ?? '';
-    if (typeof portName !== 'string') fail(`ports[${i}].name`, 'not a string');
     return { name: portName, protocol: protocolOf(p.protocol, `ports[${i}].protocol`), port: checkPort(p.port, `ports[${i}].port`) };
   });
   const endpoints = (slice.endpoints ?? []).map((ep, i): SliceEndpoint => {
-    const addresses = ep.addresses ?? [];
+    const addresses = ep.addresses;
     if (addresses.length === 0) fail(`endpoints[${i}].addresses`, 'empty');
     const ips = addresses.map((text, j) => {
       const ip = parseFamilyIP(text);

@@ -2,6 +2,8 @@
 // pkg/proxy/serviceport.go) and a strict validation in front of them. kube-proxy trusts the API
 // server's validation; we also read hand-written manifests, so anything we cannot program exactly
 // as written rejects the whole Service (one InvalidObject naming the field), never part of it.
+// The sources have already checked the shape (k8s/validation: every field has the type
+// k8s/objects.ts gives it); what is checked here is what the values mean.
 //
 // Validation is independent of the IP family, so a bad dual-stack Service is rejected in both
 // proxiers with the same reason and reported once.
@@ -227,7 +229,6 @@ function validatePorts(ports: NonNullable<Service['spec']>['ports'], type: Servi
   return ports.map((p, i) => {
     const field = `spec.ports[${i}]`;
     const portName = p.name ?? '';
-    if (typeof portName !== 'string') fail(`${field}.name`, 'not a string');
     const protocol = protocolOf(p.protocol, `${field}.protocol`);
     const port = checkPort(p.port, `${field}.port`);
     const nodePort = p.nodePort ?? 0;
@@ -274,14 +275,14 @@ function affinityTimeout(spec: NonNullable<Service['spec']>): number {
   if (affinity !== 'ClientIP') fail('spec.sessionAffinity', `unknown affinity ${JSON.stringify(affinity)} (None or ClientIP)`);
   const timeout = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_TIMEOUT_SECONDS;
   const field = 'spec.sessionAffinityConfig.clientIP.timeoutSeconds';
-  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_AFFINITY_TIMEOUT_SECONDS) {
+  if (timeout < 1 || timeout > MAX_AFFINITY_TIMEOUT_SECONDS) {
     fail(field, `${JSON.stringify(timeout)} is out of range (1-${MAX_AFFINITY_TIMEOUT_SECONDS})`);
   }
   return timeout;
 }
 
 /** Every entry must be an address; kube-proxy's MapIPsByIPFamily then keeps this family's, de-duplicated. */
-function addressesByFamily(list: unknown[] | undefined, field: string): Record<IPFamily, string[]> {
+function addressesByFamily(list: readonly string[] | undefined, field: string): Record<IPFamily, string[]> {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (list ?? []).forEach((text, i) => {
     const ip = parseFamilyIP(text);
@@ -318,9 +319,9 @@ function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['lo
 function sourceRanges(list: string[] | undefined): Record<IPFamily, string[]> {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (list ?? []).forEach((raw, i) => {
-    const text = typeof raw === 'string' ? raw.trim() : raw;
-    const ipv4 = typeof text === 'string' ? parsePrefix(text, 4) : null;
-    const prefix = ipv4 ?? (typeof text === 'string' ? parsePrefix(text, 6) : null);
+    const text = raw.trim();
+    const ipv4 = parsePrefix(text, 4);
+    const prefix = ipv4 ?? parsePrefix(text, 6);
     if (!prefix) fail(`spec.loadBalancerSourceRanges[${i}]`, `${JSON.stringify(raw)} is not a CIDR`);
     const family: IPFamily = ipv4 ? 'ipv4' : 'ipv6';
     const canonical = `${ipv4 ? formatIPv4(prefix.bytes) : formatIPv6(prefix.bytes)}/${prefix.length}`;

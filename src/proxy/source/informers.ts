@@ -9,11 +9,15 @@
 //
 // synced() is called once, after all three have delivered their first list, as kube-proxy waits
 // for every informer's HasSynced before its first sync.
+//
+// Each object is validated by shape (k8s/validation) in its reflector before it is delivered: one of
+// the wrong shape is reported through problem() with its kind, name and field, and left out.
 
 import { LABEL_HEADLESS, LABEL_SERVICE_PROXY_NAME, type EndpointSlice, type Node, type Service } from '../../k8s/objects.js';
 import { ApiClient } from '../../k8s/api-client.js';
 import { connectApi, type ApiConnection, type ApiConnectionOptions } from '../../k8s/kubeconfig.js';
 import { Reflector, type ReflectorOptions, type ResourceSpec } from '../../k8s/reflector.js';
+import { validateObject, type ValidatedKind } from '../../k8s/validation/validate.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ProxySource, SourceHandler } from './source.js';
 
@@ -30,16 +34,25 @@ export interface InformerSourceOptions extends ApiConnectionOptions {
   connection?: ApiConnection;
 }
 
+/** The reason an object of `kind` has the wrong shape for the proxy, or undefined. */
+const refusal =
+  (kind: ValidatedKind) =>
+  (obj: unknown): string | undefined => {
+    const v = validateObject(kind, obj);
+    return 'reason' in v ? v.reason : undefined;
+  };
+
 export function resourceSpecs(nodeName: string): { services: ResourceSpec; endpointSlices: ResourceSpec; node: ResourceSpec } {
   return {
-    services: { kind: 'Service', apiVersion: 'v1', path: '/api/v1/services', labelSelector: PROXY_LABEL_SELECTOR },
+    services: { kind: 'Service', apiVersion: 'v1', path: '/api/v1/services', labelSelector: PROXY_LABEL_SELECTOR, validate: refusal('Service') },
     endpointSlices: {
       kind: 'EndpointSlice',
       apiVersion: 'discovery.k8s.io/v1',
       path: '/apis/discovery.k8s.io/v1/endpointslices',
       labelSelector: PROXY_LABEL_SELECTOR,
+      validate: refusal('EndpointSlice'),
     },
-    node: { kind: 'Node', apiVersion: 'v1', path: '/api/v1/nodes', fieldSelector: `metadata.name=${nodeName}` },
+    node: { kind: 'Node', apiVersion: 'v1', path: '/api/v1/nodes', fieldSelector: `metadata.name=${nodeName}`, validate: refusal('Node') },
   };
 }
 

@@ -1,15 +1,23 @@
 // Services, EndpointSlices and Nodes from manifest files: a directory (every *.yaml, *.yml and
 // *.json below it) or one file, multi-document YAML or JSON, List kinds unpacked. Watching re-reads
 // everything on any change (debounced) and diffs it against the previous read, so the proxy sees
-// the same add/update/delete events an informer would give it. A file or document that cannot be
-// used is reported once and skipped; the rest still applies.
+// the same add/update/delete events an informer would give it. A file whose text is unchanged is
+// not parsed or validated again: what it gave last time is reused.
+//
+// What cannot be used costs only itself, reported once: an object of the wrong shape (validated by
+// k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
+// and the file's other objects apply. A file that cannot be read or parsed (manifest-parse.ts) keeps
+// the objects it gave before: it is most likely being written, and its objects must not flap into
+// deletions. Only a file that is gone, or an object gone from a file that parsed, deletes.
 
 import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
+import { printable } from '../../k8s/validation/printable.js';
+import { validateObject } from '../../k8s/validation/validate.js';
+import { MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
 import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
 
 export interface ManifestSourceOptions {
@@ -57,6 +65,8 @@ export class ManifestSource implements ProxySource {
   private readonly debounceMs: number;
   private handler: SourceHandler | undefined;
   private objects = new Map<string, ManifestObject>();
+  /** What each file gave at its last successful read (kept while it does not read or parse), and its last parse. */
+  private memory: ScanMemory = { lastGood: new Map(), parsed: new Map() };
   /** Problems of the last read, by (origin, reason, file content): each is reported once. */
   private reportedProblems = new Set<string>();
   private readonly watchers = new Map<string, FSWatcher>();
@@ -117,8 +127,9 @@ export class ManifestSource implements ProxySource {
   }
 
   private async readAndEmit(): Promise<void> {
-    const scan = await scanManifests(this.root);
+    const scan = await scanManifests(this.root, this.memory);
     if (this.stopped) return;
+    this.memory = { lastGood: scan.files, parsed: scan.parsed };
     const handler = this.handler!;
     if (this.watchChanges) this.watchDirectories(scan.watchDirs, scan.rootWatchedByParent);
 
@@ -188,6 +199,10 @@ function emit(handler: SourceHandler, type: 'add' | 'update' | 'delete', obj: Ma
 
 interface Scan {
   objects: Map<string, ManifestObject>;
+  /** Each file's objects (those of its last good read when this one failed). */
+  files: Map<string, ManifestObject[]>;
+  /** Each file's parse, by the hash of its text. */
+  parsed: Map<string, ParsedFile>;
   problems: { key: string; problem: SourceProblem }[];
   /** Directories to watch: every directory read, or the file's directory. */
   watchDirs: Set<string>;
@@ -195,8 +210,21 @@ interface Scan {
   rootWatchedByParent: boolean;
 }
 
-async function scanManifests(root: string): Promise<Scan> {
-  const scan: Scan = { objects: new Map(), problems: [], watchDirs: new Set(), rootWatchedByParent: true };
+/** What the previous scan leaves to the next one. */
+interface ScanMemory {
+  lastGood: ReadonlyMap<string, ManifestObject[]>;
+  parsed: ReadonlyMap<string, ParsedFile>;
+}
+
+/** What a file's text gave: its objects (or that it failed to parse) and the problems on the way. */
+interface ParsedFile {
+  hash: string;
+  result: ManifestObject[] | 'failed';
+  problems: Scan['problems'];
+}
+
+async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }): Promise<Scan> {
+  const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Set(), rootWatchedByParent: true };
   const files: string[] = [];
   let rootStat;
   try {
@@ -213,7 +241,13 @@ async function scanManifests(root: string): Promise<Scan> {
     files.push(root);
     scan.watchDirs.add(dirname(root));
   }
-  for (const file of files.sort()) await readManifestFile(file, scan);
+  for (const file of files.sort()) {
+    const read = await readManifestFile(file, scan, memory.parsed.get(file));
+    if (read === 'gone') continue;
+    const objects = read === 'failed' ? (memory.lastGood.get(file) ?? []) : read;
+    scan.files.set(file, objects);
+    for (const obj of objects) addObject(obj, scan);
+  }
   return scan;
 }
 
@@ -250,54 +284,58 @@ async function walk(dir: string, files: string[], scan: Scan, visited: Set<strin
   }
 }
 
-async function readManifestFile(file: string, scan: Scan): Promise<void> {
+/**
+ * The objects of one file (refused ones reported and left out), "failed" when the file could not be
+ * read or parsed (reported), "gone" when it was deleted after it was listed.
+ */
+async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let text: string;
   try {
+    const size = (await stat(file)).size;
+    if (size > MAX_MANIFEST_BYTES) {
+      addProblem(scan, file, `not read: ${size} bytes, more than ${MAX_MANIFEST_BYTES}`, String(size));
+      return 'failed';
+    }
     text = await readFile(file, 'utf8');
   } catch (err) {
     // Deleted between listing and reading: the next event's re-read settles it.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
     addProblem(scan, file, `cannot read: ${(err as Error).message}`, '');
-    return;
+    return 'failed';
   }
   const contentHash = createHash('sha1').update(text).digest('base64');
-  for (const doc of parseDocuments(file, text)) {
-    if ('reason' in doc) addProblem(scan, doc.origin, doc.reason, contentHash);
-    else collectObject(doc.value, doc.origin, undefined, scan, contentHash);
+  if (before?.hash === contentHash) {
+    scan.problems.push(...before.problems);
+    scan.parsed.set(file, before);
+    return before.result;
   }
+  const firstProblem = scan.problems.length;
+  const result = parseAndCollect(file, text, scan, contentHash);
+  scan.parsed.set(file, { hash: contentHash, result, problems: scan.problems.slice(firstProblem) });
+  return result;
 }
 
-type ParsedDocument = { origin: string; value: unknown } | { origin: string; reason: string };
-
-function parseDocuments(file: string, text: string): ParsedDocument[] {
-  if (extname(file).toLowerCase() === '.json') {
-    try {
-      return [{ origin: file, value: JSON.parse(text) }];
-    } catch (err) {
-      return [{ origin: file, reason: `not valid JSON: ${(err as Error).message}` }];
-    }
+function parseAndCollect(file: string, text: string, scan: Scan, contentHash: string): ManifestObject[] | 'failed' {
+  const parsed = parseManifest(file, text, extname(file).toLowerCase() === '.json');
+  if ('failed' in parsed) {
+    addProblem(scan, file, parsed.failed, contentHash);
+    return 'failed';
   }
-  const out: ParsedDocument[] = [];
-  const docs = parseAllDocuments(text);
-  docs.forEach((doc, i) => {
-    const origin = `${file} (document ${i + 1})`;
-    const error = doc.errors[0];
-    if (error) {
-      // The message's first line has the reason and position; the rest is a code excerpt.
-      out.push({ origin, reason: `not valid YAML: ${error.message.split('\n')[0]}` });
-      return;
-    }
-    try {
-      out.push({ origin, value: doc.toJS() });
-    } catch (err) {
-      out.push({ origin, reason: `not valid YAML: ${(err as Error).message}` });
-    }
-  });
-  return out;
+  const objects: ManifestObject[] = [];
+  for (const doc of parsed.documents) collectObject(doc.value, doc.origin, undefined, { objects, scan, contentHash });
+  return objects;
+}
+
+/** Where collectObject puts what it finds. */
+interface Collector {
+  objects: ManifestObject[];
+  scan: Scan;
+  contentHash: string;
 }
 
 /** Adds one object, or the items of a List (which may leave out their kind when the List names it). */
-function collectObject(value: unknown, origin: string, impliedKind: string | undefined, scan: Scan, contentHash: string): void {
+function collectObject(value: unknown, origin: string, impliedKind: string | undefined, into: Collector): void {
+  const { scan, contentHash } = into;
   if (value === null || value === undefined) return; // an empty document
   if (typeof value !== 'object' || Array.isArray(value)) {
     addProblem(scan, origin, 'not a Kubernetes object (expected a mapping with kind and metadata)', contentHash);
@@ -315,7 +353,7 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
       return;
     }
     const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
-    obj.items.forEach((item, i) => collectObject(item, `${origin} items[${i}]`, itemKind, scan, contentHash));
+    obj.items.forEach((item, i) => collectObject(item, `${origin} items[${i}]`, itemKind, into));
     return;
   }
   if (!(kind in KIND_API_VERSION)) return; // not something the proxy reads
@@ -335,22 +373,32 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
   else if (normalized.metadata.namespace === undefined || normalized.metadata.namespace === '') {
     normalized.metadata.namespace = DEFAULT_NAMESPACE;
   }
-  const namespace = manifestKind === 'Node' ? '' : String(normalized.metadata.namespace);
-  const key = `${kind}/${namespace}/${name}`;
-  const earlier = scan.objects.get(key);
-  if (earlier) {
-    addProblem(scan, origin, `${kind} ${namespace ? `${namespace}/` : ''}${name} is already defined in ${earlier.origin}; this copy is ignored`, contentHash);
+  const ns: unknown = normalized.metadata.namespace;
+  // Not a string: refused below by validation; written as JSON meanwhile, to name the object recognisably.
+  const namespace = manifestKind === 'Node' ? '' : typeof ns === 'string' ? ns : JSON.stringify(ns);
+  const valid = validateObject(manifestKind, normalized);
+  if ('reason' in valid) {
+    const ref = printable(namespace ? `${namespace}/${name}` : name);
+    addProblem(scan, `${kind} ${ref} in ${origin}`, valid.reason, contentHash, { kind, ref });
     return;
   }
-  scan.objects.set(key, {
-    kind: manifestKind,
-    key,
-    object: normalized as Service | EndpointSlice | Node,
-    origin,
-    content: JSON.stringify(normalized),
-  });
+  const key = `${kind}/${namespace}/${name}`;
+  into.objects.push({ kind: manifestKind, key, object: valid.object, origin, content: JSON.stringify(valid.object) });
 }
 
-function addProblem(scan: Scan, origin: string, reason: string, contentHash: string): void {
-  scan.problems.push({ key: `${origin}\n${reason}\n${contentHash}`, problem: { origin, reason } });
+/** Adds an object of a file to the scan, unless another file or document defined it first. */
+function addObject(obj: ManifestObject, scan: Scan): void {
+  const earlier = scan.objects.get(obj.key);
+  if (!earlier) {
+    scan.objects.set(obj.key, obj);
+    return;
+  }
+  const meta = obj.object.metadata;
+  const ref = printable(meta?.namespace ? `${meta.namespace}/${meta.name}` : `${meta?.name}`);
+  addProblem(scan, obj.origin, `${obj.kind} ${ref} is already defined in ${earlier.origin}; this copy is ignored`, obj.content, { kind: obj.kind, ref });
+}
+
+function addProblem(scan: Scan, origin: string, reason: string, contentHash: string, object?: SourceProblem['object']): void {
+  const problem: SourceProblem = object ? { origin, reason, object } : { origin, reason };
+  scan.problems.push({ key: `${origin}\n${reason}\n${contentHash}`, problem });
 }

@@ -10,6 +10,8 @@ export interface SourceProblem {
   /** Where it came from: a file path (and document index), or an API object reference. */
   origin: string;
   reason: string;
+  /** The object refused, when the problem is one object: its kind and "namespace/name" ("name" for a Node). */
+  object?: { kind: string; ref: string };
 }
 
 /**

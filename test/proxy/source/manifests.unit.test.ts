@@ -113,28 +113,29 @@ describe('readManifests', () => {
     expect(read.problems).toEqual([]);
   });
 
-  it('reports documents that do not parse and objects without a name; the others still apply', async () => {
+  it('reports files that do not parse, naming them, and objects it cannot use; the others still apply', async () => {
     const file = join(dir, 'mixed.yaml');
     await writeFile(
       file,
       [
         serviceYaml('good', 80),
-        'kind: Service\nmetadata: {name: [unclosed\n',
         'apiVersion: v1\nkind: Service\nmetadata: {namespace: ns}\nspec: {clusterIP: 198.18.96.12}\n',
         'apiVersion: discovery.k8s.io/v1beta1\nkind: EndpointSlice\nmetadata: {name: old, namespace: ns}\n',
         serviceYaml('good', 81),
       ].join('---\n'),
     );
     await writeFile(join(dir, 'broken.json'), '{"kind": "Service",');
+    // A syntax error anywhere fails the whole file (its good documents included): it is likely half written.
+    await writeFile(join(dir, 'unclosed.yaml'), [serviceYaml('other', 80, '198.18.96.13'), 'kind: Service\nmetadata: {name: [unclosed\n'].join('---\n'));
     const read = await readManifests(dir);
     expect([...read.objects.keys()]).toEqual(['Service/ns/good']);
     const problems = read.problems.map((p) => `${p.origin}: ${p.reason}`.replaceAll(dir, '<dir>'));
     expect(problems).toHaveLength(5);
     expect(problems[0]).toMatch(/^<dir>\/broken\.json: not valid JSON: /);
-    expect(problems[1]).toMatch(/^<dir>\/mixed\.yaml \(document 2\): not valid YAML: /);
-    expect(problems[2]).toBe('<dir>/mixed.yaml (document 3): Service without metadata.name');
-    expect(problems[3]).toBe('<dir>/mixed.yaml (document 4): EndpointSlice of apiVersion "discovery.k8s.io/v1beta1": only discovery.k8s.io/v1 is read');
-    expect(problems[4]).toBe('<dir>/mixed.yaml (document 5): Service ns/good is already defined in <dir>/mixed.yaml (document 1); this copy is ignored');
+    expect(problems[1]).toBe('<dir>/mixed.yaml (document 2): Service without metadata.name');
+    expect(problems[2]).toBe('<dir>/mixed.yaml (document 3): EndpointSlice of apiVersion "discovery.k8s.io/v1beta1": only discovery.k8s.io/v1 is read');
+    expect(problems[3]).toBe('<dir>/mixed.yaml (document 4): Service ns/good is already defined in <dir>/mixed.yaml (document 1); this copy is ignored');
+    expect(problems[4]).toMatch(/^<dir>\/unclosed\.yaml: document 2: not valid YAML: /);
   });
 
   it('the bad-input corpus: each bad object rejected with its name and reason, the good ones programmed', async () => {
@@ -152,16 +153,17 @@ describe('readManifests', () => {
         `apiVersion: v1\nkind: Service\nmetadata: {name: ${long}, namespace: ${long}}\nspec:\n  clusterIP: 198.18.96.17\n  ports: [{name: ${'p'.repeat(40)}, port: 80}]\n`,
         sliceYaml('mismatch', 'good', 'IPv6', '198.18.0.2'),
         sliceYaml('noaddr', 'good', 'IPv4', '198.18.0.3').replace('- addresses: ["198.18.0.3"]', '- addresses: []'),
-        'kind: Service\nmetadata: {name: broken\n',
       ].join('---\n'),
     );
+    await writeFile(join(dir, 'corpus-broken.yaml'), 'kind: Service\nmetadata: {name: broken\n');
     const tracker = new ChangeTracker({ nodeName: 'node-1' });
     const source = new ManifestSource(dir, { watch: false });
     const r = recorder(tracker);
     await source.start(r);
     await source.stop();
     expect(r.syncs).toBe(1);
-    expect(r.problems.map((p) => p.reason)).toEqual([expect.stringMatching(/^not valid YAML/)]);
+    // Shapes are refused by the source, naming the object (none here); meanings by the model (snap.invalid).
+    expect(r.problems.map((p) => `${p.origin.replaceAll(dir, '<dir>')}: ${p.reason}`)).toEqual([expect.stringMatching(/^<dir>\/corpus-broken\.yaml: not valid YAML/)]);
     const snap = tracker.snapshot();
     expect([...snap.states.ipv4.services.keys()].sort()).toEqual([`${long}/${long}:${'p'.repeat(40)}`, 'ns/good:http']);
     expect(snap.states.ipv4.endpoints.get('ns/good:http')).toMatchObject([{ ip: '198.18.0.1', port: 8080 }]);

@@ -1,0 +1,108 @@
+// The text of one manifest file -> its documents, within bounds, so that no file can take the
+// proxy down or stall it: JSON through JSON.parse (the YAML parser is many times slower on a large
+// JSON List, and JSON is what generators write), YAML (multi-document) through the yaml package
+// with its alias expansion capped (an alias bomb names its file instead of filling memory), and
+// for both a nesting depth limit (a 100,000-deep nesting would overflow the stack of whatever walks
+// it recursively later: the YAML composer, JSON.stringify). A file fails as a whole: the caller then
+// keeps what the file gave before, because a file that does not parse is most often one being
+// written.
+
+import { parseAllDocuments } from 'yaml';
+
+/** Larger files are refused unread: a manifest of 100,000 objects is well under it. */
+export const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+/** Deeper nesting is refused: Kubernetes objects nest about 15 levels (managedFields included). */
+export const MAX_NESTING_DEPTH = 100;
+/** Alias expansions per YAML document (the yaml package's own default, stated here as a bound we rely on). */
+export const MAX_YAML_ALIASES = 100;
+
+export interface ManifestDocument {
+  /** "file" for JSON, "file (document n)" for YAML. */
+  origin: string;
+  value: unknown;
+}
+
+export type ParsedManifest = { documents: ManifestDocument[] } | { failed: string };
+
+export function parseManifest(file: string, text: string, json: boolean): ParsedManifest {
+  return json ? parseJson(file, text) : parseYaml(file, text);
+}
+
+function parseJson(file: string, text: string): ParsedManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { failed: `not valid JSON: ${(err as Error).message}` };
+  }
+  if (nestedTooDeep(value)) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
+  return { documents: [{ origin: file, value }] };
+}
+
+function parseYaml(file: string, text: string): ParsedManifest {
+  // Checked on the text: the composer recurses per level, and takes seconds on a deep flow nesting
+  // before it reports anything.
+  if (bracketDepth(text) > MAX_NESTING_DEPTH) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
+  const documents: ManifestDocument[] = [];
+  try {
+    const docs = parseAllDocuments(text);
+    for (const [i, doc] of docs.entries()) {
+      const where = docs.length > 1 ? `document ${i + 1}: ` : '';
+      const error = doc.errors[0];
+      // The message's first line has the reason and position; the rest is a code excerpt.
+      if (error) return { failed: `${where}not valid YAML: ${error.message.split('\n')[0]}` };
+      let value: unknown;
+      try {
+        value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+      } catch (err) {
+        return { failed: `${where}not valid YAML: ${(err as Error).message}` };
+      }
+      if (nestedTooDeep(value)) return { failed: `${where}not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
+      documents.push({ origin: `${file} (document ${i + 1})`, value });
+    }
+  } catch (err) {
+    // The parser's own limits (a RangeError from a nesting deep in block style): still this file's problem only.
+    return { failed: `not valid YAML: ${(err as Error).message}` };
+  }
+  return { documents };
+}
+
+/**
+ * Whether objects and arrays nest deeper than the limit. Recursive, but never deeper than the limit
+ * itself, so safe at any depth of input; allocation-free, as it runs over every object read.
+ */
+function nestedTooDeep(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth >= MAX_NESTING_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (nestedTooDeep(child, depth + 1)) return true;
+  } else {
+    for (const key in value) if (nestedTooDeep((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
+}
+
+/** What may come right before a quoted scalar ("it's" in plain text opens none). */
+const SCALAR_START = new Set([0x20, 0x09, 0x0a, 0x0d, 0x5b, 0x7b, 0x2c, 0x3a, 0x2d, 0x3f]);
+
+/**
+ * The deepest nesting of flow collections ([ and {) outside quoted scalars: an upper bound of the
+ * YAML's flow nesting (a bracket inside a plain scalar counts too, harmlessly: it only makes the
+ * bound more cautious).
+ */
+function bracketDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote = 0; // the code of the open quote, or 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (quote !== 0) {
+      if (c === 0x5c && quote === 0x22) i++; // a backslash escape in a double-quoted scalar
+      else if (c === quote) quote = 0;
+    } else if ((c === 0x22 || c === 0x27) && (i === 0 || SCALAR_START.has(text.charCodeAt(i - 1)))) quote = c;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) max = depth;
+    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
+  }
+  return max;
+}

@@ -1,0 +1,101 @@
+// Issue 31's reproduction, end to end: a generator of manifest files (150 files of 20 Services and
+// their 20 EndpointSlices, about half of them with one field given a value of the wrong type) made
+// `nftlink proxy --once --manifests DIR` exit 1 with a TypeError, programming nothing. Now it exits
+// 0, every good Service is in the ruleset, and each refused object is one log line naming it, its
+// file and its field.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { BIN as bin } from '../../../src/netns/proxy-process.js';
+import { namespacesForFile } from '../../helpers/netns.js';
+import { TEST_LAYOUT } from '../dataplane/helpers.js';
+
+const ns = namespacesForFile(afterAll);
+const dir = mkdtempSync(join(tmpdir(), 'nftlink-once-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+/** A fixed pseudo-random sequence: the same files on every run. */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+const WRONG: Json[] = ['80', 80, { a: 1 }, ['x'], null, true, 'IPv4'];
+
+/** Gives one field below the top level (never kind, apiVersion or metadata itself) a value of another kind. */
+function mutate(obj: { [k: string]: Json }, rnd: () => number): void {
+  const paths: (string | number)[][] = [];
+  const walk = (v: Json, p: (string | number)[]): void => {
+    if (p.length && !(p.length === 1 && ['kind', 'apiVersion', 'metadata'].includes(String(p[0])))) paths.push(p);
+    if (Array.isArray(v)) v.forEach((c, i) => walk(c, [...p, i]));
+    else if (v !== null && typeof v === 'object') for (const [k, c] of Object.entries(v)) walk(c, [...p, k]);
+  };
+  walk(obj, []);
+  const path = paths[Math.floor(rnd() * paths.length)]!;
+  let at = obj as Record<string | number, Json>;
+  for (const k of path.slice(0, -1)) at = at[k] as Record<string | number, Json>;
+  at[path.at(-1)!] = WRONG[Math.floor(rnd() * WRONG.length)]!;
+}
+
+it('proxy --once over 150 files with about half the objects malformed: exit 0, every good Service programmed', () => {
+  const rnd = random(31);
+  const good: string[] = [];
+  for (let f = 0; f < 150; f++) {
+    const items: Json[] = [];
+    for (let i = 0; i < 20; i++) {
+      const n = f * 20 + i;
+      const name = `svc-${n}`;
+      const ip = `198.18.${n >> 8}.${n & 255}`;
+      const svc: { [k: string]: Json } = {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, namespace: 'default' },
+        spec: { type: 'ClusterIP', clusterIP: ip, ipFamilies: ['IPv4'], ports: [{ name: 'http', port: 80, protocol: 'TCP' }], externalIPs: [], loadBalancerSourceRanges: [] },
+        status: { loadBalancer: { ingress: [] } },
+      };
+      const slice: { [k: string]: Json } = {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `${name}-a`, namespace: 'default', labels: { 'kubernetes.io/service-name': name } },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: [`198.19.${n >> 8}.${n & 255}`], conditions: { ready: true } }],
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      };
+      if (rnd() < 0.5) mutate(svc, rnd);
+      else good.push(ip);
+      if (rnd() < 0.5) mutate(slice, rnd);
+      items.push(svc, slice);
+    }
+    writeFileSync(join(dir, `f${f}.json`), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  }
+  const netns = ns();
+  const r = spawnSync(process.execPath, [bin, 'proxy', '--once', '--manifests', dir, '--netns', netns.name, '--node-ip', '198.18.255.1', '--layout', TEST_LAYOUT, '--healthz-bind-address', '', '--metrics-bind-address', ''], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  expect(r.status, r.stderr.slice(-2000)).toBe(0);
+  expect(r.stderr).not.toMatch(/TypeError|sync failed/);
+
+  const ruleset = netns.exec('nft', ['list', 'ruleset']);
+  const missing = good.filter((ip) => !ruleset.includes(`${ip} . tcp . 80`));
+  expect(missing).toEqual([]);
+  expect(good.length).toBeGreaterThan(1000);
+
+  // Each shape refusal: one line, naming the object and its file, with a field path and a reason.
+  const refusals = r.stderr
+    .split('\n')
+    .filter((l) => l.includes('"msg":"cannot read object"'))
+    .map((l) => JSON.parse(l) as { origin: string; reason: string });
+  expect(refusals.length).toBeGreaterThan(1000);
+  for (const p of refusals) {
+    expect(p.origin).toMatch(new RegExp(`^((Service|EndpointSlice) \\S+ in )?${dir}/f[0-9]+\\.json items\\[[0-9]+\\]$`));
+    expect(p.reason).toMatch(/^[A-Za-z][\w.[\]"/-]*: \S|without metadata\.name| is already defined in /);
+  }
+  // No object is reported twice.
+  expect(new Set(refusals.map((p) => p.origin)).size).toBe(refusals.length);
+}, 120_000);

@@ -1,0 +1,66 @@
+// A long-running manifest source re-reads every file on any change, but parses and validates only
+// the files whose text changed: the others give what they gave before, problems included.
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { ManifestSource } from '../../../src/proxy/source/manifests.js';
+import type { SourceProblem } from '../../../src/proxy/source/source.js';
+
+const parsed = vi.hoisted(() => [] as string[]);
+vi.mock('../../../src/proxy/source/manifest-parse.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../../src/proxy/source/manifest-parse.js')>();
+  return {
+    ...original,
+    parseManifest: (file: string, text: string, json: boolean) => {
+      parsed.push(file);
+      return original.parseManifest(file, text, json);
+    },
+  };
+});
+
+let dir: string;
+let source: ManifestSource | undefined;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'nftlink-reparse-'));
+  parsed.length = 0;
+});
+afterEach(async () => {
+  await source?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const service = (name: string, port: number | string) => JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { clusterIP: '198.18.0.10', ports: [{ port }] } });
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+it('an unchanged file is not parsed again, and its problem is not reported again', async () => {
+  await writeFile(join(dir, 'a.json'), service('a', 80));
+  await writeFile(join(dir, 'bad.json'), service('bad', 'eighty'));
+  await writeFile(join(dir, 'b.json'), service('b', 80));
+  const events: string[] = [];
+  const problems: SourceProblem[] = [];
+  source = new ManifestSource(dir, { debounceMs: 10 });
+  await source.start({
+    service: (t, s) => events.push(`${t} ${s.metadata?.name} ${s.spec?.ports?.[0]?.port}`),
+    endpointSlice: () => {},
+    synced: () => {},
+    problem: (p) => problems.push(p),
+  });
+  await writeFile(join(dir, 'b.json'), service('b', 81));
+  await until(() => events.includes('update b 81'), 'b updated');
+  await writeFile(join(dir, 'b.json'), service('b', 82));
+  await until(() => events.includes('update b 82'), 'b updated again');
+  expect(parsed.filter((f) => f.endsWith('a.json'))).toHaveLength(1);
+  expect(parsed.filter((f) => f.endsWith('bad.json'))).toHaveLength(1);
+  expect(parsed.filter((f) => f.endsWith('b.json')).length).toBeGreaterThanOrEqual(3);
+  expect(problems.map((p) => p.reason)).toEqual(['spec.ports[0].port: expected integer, not string']);
+  expect(events).toEqual(['add a 80', 'add b 80', 'update b 81', 'update b 82']);
+});
