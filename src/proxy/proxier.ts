@@ -192,9 +192,10 @@ export class Proxier {
     return this.lastReport!;
   }
 
+  /** A refused object counts under its kind (kube-proxy's invalid-object counts); a file that does not read, as Manifest. */
   private problem(p: SourceProblem): void {
-    this.count('Manifest');
-    this.opts.log.error('cannot read object', { origin: p.origin, reason: p.reason });
+    this.count(p.object?.kind ?? 'Manifest');
+    this.opts.log.error('cannot read object', { ...(p.object ? { kind: p.object.kind, object: p.object.ref } : {}), origin: p.origin, reason: p.reason });
   }
 
   private count(kind: string): void {
