@@ -25,8 +25,9 @@ nftlink_node_ok() {
   [ "$major" -ge 26 ] || { [ "$major" -eq 24 ] && [ "$minor" -ge 11 ]; }
 }
 
-# Once setup has installed the pinned Node, it comes first on PATH (whatever else the machine has).
-if [ -x "$NFTLINK_NODE_PREFIX/bin/node" ] && [ "$(command -v node 2>/dev/null)" != "$NFTLINK_NODE_PREFIX/bin/node" ]; then
+# The machine's own node when engines accept it; else, once setup has installed it, the pinned one,
+# first on PATH.
+if ! nftlink_node_ok && [ -x "$NFTLINK_NODE_PREFIX/bin/node" ]; then
   PATH="$NFTLINK_NODE_PREFIX/bin:$PATH"
   export PATH
   hash -r
