@@ -2,8 +2,8 @@
 # TypeScript; the runtime image has only the shared libraries (no nft binary: nftlink never runs it).
 # The base images are build arguments, for registries that mirror Docker Hub under other names.
 
-ARG BUILD_IMAGE=node:20-bookworm
-ARG RUNTIME_IMAGE=node:20-bookworm-slim
+ARG BUILD_IMAGE=node:24-bookworm
+ARG RUNTIME_IMAGE=node:24-bookworm-slim
 
 FROM ${BUILD_IMAGE} AS build
 RUN apt-get update \

@@ -10,6 +10,7 @@
 # first). Revisions from before bench/ left src/ compile to dist/, which cold-build.mjs reads alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/node-env.sh  # the node scripts/setup.sh chose
 a=${1:?usage: scripts/ab-build.sh REV_A REV_B [N] [-- options]}
 b=${2:?usage: scripts/ab-build.sh REV_A REV_B [N] [-- options]}
 shift 2

@@ -11,6 +11,7 @@
 #   scripts/ab-stream.sh [N=20] [--warm]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/node-env.sh  # the node scripts/setup.sh chose
 n=${1:-20}
 # As bench:load starts its children: without this machine's extra CA certificates (bench/measure.ts).
 unset NODE_EXTRA_CA_CERTS

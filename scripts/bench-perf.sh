@@ -17,6 +17,7 @@
 # Runs only in a fresh network namespace (nftlink-b-perf-*), removed on exit, error or Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/node-env.sh  # the node scripts/setup.sh chose
 
 ELEMENTS=${ELEMENTS:-100000}
 TOP=${TOP:-15}

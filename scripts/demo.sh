@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The node setup chose (its own install first on PATH, when it made one).
+. scripts/node-env.sh
 exec node dist/demo/proxy-demo.js

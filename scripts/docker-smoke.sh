@@ -5,7 +5,7 @@
 # build fails or the ruleset lacks the service. Needs a running Docker engine (CI has none).
 #
 #   bash scripts/docker-smoke.sh                      # docker build -t nftlink:smoke .
-#   BUILD_IMAGE=mirror/node:20-bookworm RUNTIME_IMAGE=mirror/node:20-bookworm-slim bash scripts/docker-smoke.sh
+#   BUILD_IMAGE=mirror/node:24-bookworm RUNTIME_IMAGE=mirror/node:24-bookworm-slim bash scripts/docker-smoke.sh
 #
 # BUILD_IMAGE and RUNTIME_IMAGE pass the Dockerfile's base-image build arguments (a registry that
 # mirrors Docker Hub); DOCKER_BUILD_FLAGS adds flags to docker build (e.g. --network host).

@@ -7,6 +7,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$ROOT/scripts/node-env.sh"  # the node scripts/setup.sh chose, and its headers
 ITER="${1:-20000}"
 OUT="$ROOT/build-asan"
 SRC="$OUT/src"
@@ -20,9 +21,9 @@ cp -r "$ROOT/native" "$SRC/"
 ln -s "$ROOT/node_modules" "$SRC/node_modules"
 
 echo "fuzz-asan: building with -fsanitize=address,undefined"
-# Same headers as the normal build: npm's configured nodedir (e.g. /usr on Debian's nodejs), which
-# `npm run` would pass to node-gyp; without one node-gyp downloads headers as usual.
-NODEDIR="${npm_config_nodedir:-$(cd "$ROOT" && npm config get nodedir 2>/dev/null || true)}"
+# Same headers as the normal build: the running node's own (scripts/node-env.sh), else npm's
+# configured nodedir (e.g. /usr on Debian's nodejs); without either node-gyp downloads headers as usual.
+NODEDIR="${npm_package_config_node_gyp_nodedir:-${npm_config_nodedir:-$(cd "$ROOT" && npm config get nodedir 2>/dev/null || true)}}"
 GYP_ARGS=(rebuild --loglevel=warn)
 if [[ -n "$NODEDIR" && "$NODEDIR" != "undefined" && "$NODEDIR" != "null" ]]; then GYP_ARGS+=("--nodedir=$NODEDIR"); fi
 (cd "$SRC" && NFTLINK_SANITIZE=1 "$ROOT/node_modules/.bin/node-gyp" "${GYP_ARGS[@]}" >"$OUT/build.log" 2>&1) || {

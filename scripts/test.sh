@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The node and npm setup chose (its own install first on PATH, when it made one).
+. scripts/node-env.sh
+echo "test: Node.js $(node --version) ($(command -v node))"
 mkdir -p build
 status=0
 npm run typecheck

@@ -43,10 +43,12 @@ const DEV_PACKAGE: Record<string, string> = { libnftnl: 'libnftnl-dev', libmnl: 
 const gypModules = [...readFileSync(`${root}binding.gyp`, 'utf8').matchAll(/pkg-config --(?:libs|cflags)((?: [a-z0-9_-]+)+)\)/g)].flatMap((m) => m[1]!.trim().split(/\s+/));
 
 describe('Dockerfile', () => {
-  it('has a build stage and a slim runtime stage on Node 20', () => {
+  it('has a build stage and a slim runtime stage on the Node major scripts/setup.sh installs', () => {
+    const major = /^NFTLINK_NODE_VERSION=(\d+)\./m.exec(readFileSync(`${root}scripts/node-env.sh`, 'utf8'))?.[1];
+    expect(major).toBeDefined();
     expect(stages).toHaveLength(2);
-    expect(build.from).toMatch(/^node:20-/);
-    expect(runtime.from).toMatch(/^node:20-.*slim$/);
+    expect(build.from).toMatch(new RegExp(`^node:${major}-`));
+    expect(runtime.from).toMatch(new RegExp(`^node:${major}-.*slim$`));
   });
 
   it('every COPY source of the build stage exists in the build context', () => {
