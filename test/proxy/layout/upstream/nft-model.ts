@@ -4,7 +4,8 @@
 // input syntax) and `nftlink render` (nft's listing syntax) write the same ruleset differently:
 // `mark set mark or 0x4000` / `meta mark set meta mark | 0x00004000`, `reject` / `reject with icmp
 // port-unreachable`, `timeout 10800s` / `timeout 3h`, `a , b` / `a, b`, `policy accept` spelled out
-// or left to its default.
+// or left to its default, `ip daddr { 172.30.0.0/16 }` / `ip daddr 172.30.0.0/16` (nft loads a set of
+// one as the plain comparison).
 
 export interface ChainModel {
   /** `{ type ... hook ... priority ...; }`, a comment, or '' for a regular chain. */
@@ -127,7 +128,9 @@ export function normaliseRule(rule: string, family: 'ip' | 'ip6'): string {
     .replace(/\bmeta meta mark/g, 'meta mark')
     .replace(/\breject$/, `reject with ${family === 'ip' ? 'icmp' : 'icmpv6'} port-unreachable`)
     .replace(/\breject comment/, `reject with ${family === 'ip' ? 'icmp' : 'icmpv6'} port-unreachable comment`)
-    .replace(/\bdnat ip6? to /, 'dnat to ');
+    .replace(/\bdnat ip6? to /, 'dnat to ')
+    // nft loads a one-element anonymous set as a plain comparison (how kube-proxy's `{ CIDR }` reaches the kernel).
+    .replace(/\{ ([0-9a-f.:]+(?:\/\d+)?) \}/g, '$1');
 }
 
 /** Every statement of the model as one sorted line each, for a readable difference. */
