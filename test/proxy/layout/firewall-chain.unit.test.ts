@@ -41,4 +41,8 @@ describe('firewall chain', () => {
   it('does not when only another node IP is in a range', () => {
     expect(firewallRule(['198.19.0.1', '198.19.0.3'], ['198.19.0.3/32', '203.0.113.0/24'])).toBe('ip saddr != { 198.19.0.3, 203.0.113.0/24 } drop');
   });
+
+  it('one range is a plain comparison, as nft loads kube-proxy\'s `{ range }`: no anonymous set', () => {
+    expect(firewallRule(['198.19.0.1'], ['203.0.113.0/25'])).toBe('ip saddr != 203.0.113.0/25 drop');
+  });
 });

@@ -6,6 +6,7 @@ import { familyParts } from '../family.js';
 import { BASE_CHAINS, CHAIN, COMMENT, localhostRejectComment, SET, TABLE_COMMENT } from '../names.js';
 import { matchLocalTraffic } from '../local-traffic.js';
 import { nftFamily, type BaseObjects, type LayoutConfig } from '../types.js';
+import { oneOrSet } from './one-or-set.js';
 
 const { inet_proto, inet_service } = types;
 
@@ -80,7 +81,7 @@ export function baseObjects(cfg: LayoutConfig): BaseObjects {
     }
   }
   add(CHAIN.clusterIpsCheck, r().inSet(l3.daddr, SET.clusterIps).reject(), COMMENT.rejectClusterIPs);
-  if (cfg.serviceCIDRs.length) add(CHAIN.clusterIpsCheck, r().match(l3.daddr, [...cfg.serviceCIDRs]).drop(), COMMENT.dropUnallocated);
+  if (cfg.serviceCIDRs.length) add(CHAIN.clusterIpsCheck, r().match(l3.daddr, oneOrSet(cfg.serviceCIDRs)).drop(), COMMENT.dropUnallocated);
   add(CHAIN.firewallCheck, r().vmap([l3.daddr, meta.l4proto, th.dport], SET.firewallIps));
   // The mark says "masquerade this connection"; clear it so a reused skb (VXLAN) is not masqueraded twice.
   add(CHAIN.masquerading, r().matchMasked(meta.mark, cfg.masqueradeMark, 0, 'neq').setMark({ xor: cfg.masqueradeMark }).masquerade({ flags: ['fully-random'] }));

@@ -11,6 +11,7 @@ import { chainName, CHAIN, COMMENT, elementComment, endpointChainBase, serviceCh
 import { nftFamily, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { markForMasquerade } from './base.js';
 import { endpointDnat } from './endpoint-dnat.js';
+import { oneOrSet } from './one-or-set.js';
 import { matchLocalTraffic } from '../local-traffic.js';
 
 /** The service port's protocol as nft spells it. */
@@ -127,7 +128,7 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
     const allowed = [...sp.loadBalancerSourceRanges];
     const primary = cfg.nodeIPs[0];
     if (primary !== undefined && sp.loadBalancerSourceRanges.some((c) => cidrContains(c, primary))) allowed.push(...sp.loadBalancerIPs);
-    chain(firewallChain, [r().match(l3.saddr, allowed, 'neq').drop()]);
+    chain(firewallChain, [r().match(l3.saddr, oneOrSet(allowed), 'neq').drop()]);
   }
 
   // Elements in the shared maps.
