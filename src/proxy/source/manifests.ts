@@ -33,11 +33,13 @@ export interface ManifestObject {
   kind: ManifestKind;
   /** "Kind/namespace/name" (namespace empty for Nodes). */
   key: string;
+  /**
+   * The object as read, until the read that found it has emitted it; then only its kind and
+   * metadata's name and namespace, enough to delete it (see forgetBodies).
+   */
   object: Service | EndpointSlice | Node;
   /** Where it was read: "file (document n)". */
   origin: string;
-  /** JSON of the object: what decides whether a re-read object was updated. */
-  content: string;
 }
 
 export interface ManifestRead {
@@ -145,14 +147,17 @@ export class ManifestSource implements ProxySource {
     for (const kind of [...KIND_ORDER].reverse()) {
       for (const [key, old] of before) if (old.kind === kind && !scan.objects.has(key)) emit(handler, 'delete', old);
     }
+    // An unchanged file gives the very objects it gave last time (its parse is reused): nothing to
+    // send. A changed file's objects are all sent as updates; the proxy's model finds which differ.
     for (const kind of KIND_ORDER) {
       for (const [key, now] of scan.objects) {
         if (now.kind !== kind) continue;
         const old = before.get(key);
         if (!old) emit(handler, 'add', now);
-        else if (old.content !== now.content) emit(handler, 'update', now);
+        else if (old !== now) emit(handler, 'update', now);
       }
     }
+    forgetBodies(scan.objects);
   }
 
   /** One non-recursive watcher per directory read (recursive fs.watch is not dependable on Linux before Node 22). */
@@ -188,6 +193,17 @@ export class ManifestSource implements ProxySource {
     // A file written into a directory after it was read and before its watcher existed has been
     // missed: read once more now that the watcher is there (this stops when no directory is new).
     if (added) this.schedule();
+  }
+}
+
+/**
+ * Once sent, an object's body is not needed again (the proxy keeps what it built from it): only
+ * what deletes it stays. At 10k services the bodies kept for a process's life were most of its heap.
+ */
+function forgetBodies(objects: ReadonlyMap<string, ManifestObject>): void {
+  for (const obj of objects.values()) {
+    const { name, namespace } = obj.object.metadata ?? {};
+    obj.object = { kind: obj.kind, metadata: { name, ...(namespace !== undefined ? { namespace } : {}) } } as ManifestObject['object'];
   }
 }
 
@@ -383,7 +399,7 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     return;
   }
   const key = `${kind}/${namespace}/${name}`;
-  into.objects.push({ kind: manifestKind, key, object: valid.object, origin, content: JSON.stringify(valid.object) });
+  into.objects.push({ kind: manifestKind, key, object: valid.object, origin });
 }
 
 /** Adds an object of a file to the scan, unless another file or document defined it first. */
@@ -395,7 +411,7 @@ function addObject(obj: ManifestObject, scan: Scan): void {
   }
   const meta = obj.object.metadata;
   const ref = printable(meta?.namespace ? `${meta.namespace}/${meta.name}` : `${meta?.name}`);
-  addProblem(scan, obj.origin, `${obj.kind} ${ref} is already defined in ${earlier.origin}; this copy is ignored`, obj.content, { kind: obj.kind, ref });
+  addProblem(scan, obj.origin, `${obj.kind} ${ref} is already defined in ${earlier.origin}; this copy is ignored`, earlier.origin, { kind: obj.kind, ref });
 }
 
 function addProblem(scan: Scan, origin: string, reason: string, contentHash: string, object?: SourceProblem['object']): void {

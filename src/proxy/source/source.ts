@@ -19,6 +19,9 @@ export interface SourceProblem {
  * change of its content (the API server's resourceVersion): an event with the version already
  * known is a resync and costs nothing. Without one, every event is taken as a change and the
  * model built from it is compared instead.
+ *
+ * A deletion's object may carry no more than its kind and metadata's name and namespace (an
+ * informer's last known state, or what a manifest source kept to delete it).
  */
 export interface SourceHandler {
   service(type: EventType, svc: Service, version?: string): void;
