@@ -40,6 +40,9 @@ export interface SyncResult {
   durationMs: number;
 }
 
+/** How long after a cold start its unkeyed elements are keyed (see attempt). */
+const SETTLE_DELAY_MS = 500;
+
 type AttemptResult = Omit<SyncResult, 'chainsDeleted' | 'durationMs'>;
 
 export class FamilySync {
@@ -141,11 +144,13 @@ export class FamilySync {
     this.planner.committedPlan(plan);
     this.needFull = false;
     if (full) this.lastFullSync = this.now();
-    // A cold start's unkeyed elements are keyed once the rules are live, off the sync (a sync that
-    // comes first keys them itself: the index settles before any read).
+    // A cold start's unkeyed elements are keyed once the rules are live, off the sync and a moment
+    // later, when the proxy is likely idle (a sync that comes first keys them itself: the index
+    // settles before any read). Unreferenced: a process that ends after its first sync (--once)
+    // does not wait for work nothing will use.
     if (coldStart) {
       this.planner.index.coldStartCommitted();
-      setImmediate(() => this.planner.index.settle());
+      setTimeout(() => this.planner.index.settle(), SETTLE_DELAY_MS).unref();
     }
     await deleteStalePins(this.nft, this.layout, this.cfg, this.log);
     return { family: this.family, full, operations: plan.operations, ...plan.stats, excluded: this.exclusions.size };
