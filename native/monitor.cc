@@ -73,28 +73,27 @@ GenInfo parseGen(const nlmsghdr *nlh) {
 
 std::shared_ptr<Monitor> Monitor::open(Napi::Env env, const NetnsTarget &ns, size_t rcvbuf, Napi::Function onEvents) {
   std::shared_ptr<Monitor> m(new Monitor(env));
-  m->sock_ = NlSocket::open(ns);
-  const int fd = m->sock_->fd();
+  std::unique_ptr<NlSocket> sock = NlSocket::open(ns);
+  const int fd = sock->fd();
   const int group = NFNLGRP_NFTABLES;
-  if (mnl_socket_setsockopt(m->sock_->mnl(), NETLINK_ADD_MEMBERSHIP, const_cast<int *>(&group), sizeof group) < 0)
+  if (mnl_socket_setsockopt(sock->mnl(), NETLINK_ADD_MEMBERSHIP, const_cast<int *>(&group), sizeof group) < 0)
     throw std::runtime_error("nftlink: cannot join the nf_tables multicast group in " + ns.describe() + ": " +
                              errnoText(errno));
   setRcvBuf(fd, rcvbuf);
   int cur = 0;
   socklen_t sl = sizeof cur;
   if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &cur, &sl) == 0 && cur > 0) m->rcvbuf_ = size_t(cur);
-  m->portid_ = m->sock_->portid();
+  m->portid_ = sock->portid();
   m->buf_.resize(kDatagramMax);
   uv_loop_t *loop = nullptr;
   if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr)
     throw std::runtime_error("nftlink: no event loop to poll the monitor socket on");
-  m->poll_ = new uv_poll_t();
-  if (const int e = uv_poll_init(loop, m->poll_, fd); e != 0) {
-    delete m->poll_;
-    m->poll_ = nullptr;
+  auto polled = std::make_unique<Polled>();
+  if (const int e = uv_poll_init(loop, &polled->poll, fd); e != 0)
     throw std::runtime_error(std::string("nftlink: uv_poll_init failed: ") + uv_strerror(e));
-  }
-  m->poll_->data = m.get();
+  polled->sock = std::move(sock);
+  polled->poll.data = m.get();
+  m->polled_ = polled.release();
   m->onEvents_ = Napi::Persistent(onEvents);
   m->async_ = std::make_unique<Napi::AsyncContext>(env, "nftlink.monitor");
   // Environment teardown (worker thread exit, process exit) closes a monitor nobody closed.
@@ -114,13 +113,13 @@ void Monitor::cleanupHook(void *arg) {
 void Monitor::pause() {
   if (closed_ || paused_) return;
   paused_ = true;
-  uv_poll_stop(poll_);
+  uv_poll_stop(&polled_->poll);
 }
 
 void Monitor::resume() {
   if (closed_) return;
   paused_ = false;
-  uv_poll_start(poll_, UV_READABLE, onPoll);
+  uv_poll_start(&polled_->poll, UV_READABLE, onPoll);
 }
 
 void Monitor::close() {
@@ -128,13 +127,15 @@ void Monitor::close() {
   closed_ = true;
   if (hooked_) napi_remove_env_cleanup_hook(env_, cleanupHook, this);
   hooked_ = false;
-  if (poll_) {
-    uv_poll_stop(poll_);
-    poll_->data = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t *>(poll_), [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
-    poll_ = nullptr;
+  if (polled_) {
+    uv_poll_stop(&polled_->poll);
+    polled_->poll.data = nullptr;
+    // The socket closes with the handle, in the callback (see Polled). `poll` is Polled's first
+    // member, so the handle's address is the Polled's.
+    uv_close(reinterpret_cast<uv_handle_t *>(&polled_->poll),
+             [](uv_handle_t *h) { delete reinterpret_cast<Polled *>(h); });
+    polled_ = nullptr;
   }
-  sock_.reset();
   onEvents_.Reset();
   async_.reset();
   buf_ = std::vector<uint8_t>();
@@ -144,7 +145,12 @@ void Monitor::onPoll(uv_poll_t *handle, int status, int) {
   auto *m = static_cast<Monitor *>(handle->data);
   if (m == nullptr || m->closed_) return;
   Napi::HandleScope scope(m->env_);
-  if (status < 0) {
+  if (status == UV_EBADF) {
+    // libuv reports POLLERR as UV_EBADF and stops the handle. On a netlink socket POLLERR is the
+    // pending socket error: ENOBUFS after an overrun, which recv() returns (readable() reports it)
+    // before the queued events. Poll again unless reading fails for real.
+    if (!m->paused_) uv_poll_start(&m->polled_->poll, UV_READABLE, onPoll);
+  } else if (status < 0) {
     const std::string why = std::string("nftlink: polling the monitor socket failed: ") + uv_strerror(status);
     m->call(kMonitorError, Napi::Env(m->env_).Null(), why);
     m->close();
@@ -174,27 +180,32 @@ void Monitor::flush() {
 
 void Monitor::readable() {
   startBatch();
-  bool lost = false;
+  bool drained = false;
   std::string error;
-  const int fd = sock_->fd();
+  const int fd = polled_->sock->fd();
   for (int i = 0; i < kDatagramsPerWake && batch_.size() < kBatchBytes; i++) {
     const ssize_t n = recv(fd, buf_.data(), buf_.size(), MSG_DONTWAIT | MSG_TRUNC);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      // The kernel dropped notifications because the receive queue was full. Reported once; the
-      // socket goes on with what it still holds and with new events.
-      if (errno == ENOBUFS) {
-        lost = true;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        drained = true;
         break;
+      }
+      if (errno == ENOBUFS) {
+        // The kernel dropped events: the receive queue was full. It says so once, when the socket
+        // becomes congested, and then drops every event silently until the queue has been read
+        // empty (netlink_overrun / netlink_rcv_wake, af_netlink.c). What is still queued came
+        // before the gap, so the loss is reported once the queue is drained, after those events.
+        overrun_ = true;
+        continue;
       }
       error = "nftlink: reading the monitor socket failed: " + errnoText(errno);
       break;
     }
     if (size_t(n) > buf_.size()) {
       // Never expected (a notification is at most a few pages), but a cut datagram is lost events.
-      lost = true;
-      break;
+      overrun_ = true;
+      continue;
     }
     try {
       parse(buf_.data(), size_t(n));
@@ -203,11 +214,13 @@ void Monitor::readable() {
       break;
     }
   }
-  // Events read before an overrun was reported are older than the gap: they go first.
   flush();
   if (closed_) return;  // the callback closed the monitor
-  if (lost) call(kMonitorLost, Napi::Env(env_).Null(), "");
-  if (closed_) return;
+  if (drained && overrun_) {
+    overrun_ = false;
+    call(kMonitorLost, Napi::Env(env_).Null(), "");
+    if (closed_) return;
+  }
   if (!error.empty()) {
     call(kMonitorError, Napi::Env(env_).Null(), error);
     close();

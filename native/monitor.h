@@ -20,7 +20,7 @@ namespace nftlink {
 // What the monitor's callback is called with: onEvents(what, batch, message).
 enum MonitorCall : uint32_t {
   kMonitorEvents = 0,  // batch: a compact-format message of events (below)
-  kMonitorLost = 1,    // the socket overran (ENOBUFS): events were dropped before this point
+  kMonitorLost = 1,    // the socket overran (ENOBUFS): events were dropped between the last batch and the next
   kMonitorError = 2,   // the socket failed (message); the monitor has closed itself
 };
 
@@ -59,9 +59,16 @@ class Monitor {
   void startBatch();
   void flush();
 
+  // The poll handle and the socket it watches, freed together by uv_close's callback: libuv drops an
+  // fd from epoll only on its next loop iteration, so the fd must stay open (and its number
+  // unused by a new monitor's socket) until then.
+  struct Polled {
+    uv_poll_t poll;
+    std::unique_ptr<NlSocket> sock;
+  };
+
   napi_env env_;
-  std::unique_ptr<NlSocket> sock_;
-  uv_poll_t *poll_ = nullptr;  // freed by uv_close's callback
+  Polled *polled_ = nullptr;
   Napi::FunctionReference onEvents_;
   std::unique_ptr<Napi::AsyncContext> async_;
   std::vector<uint8_t> buf_;
@@ -69,6 +76,7 @@ class Monitor {
   uint32_t count_ = 0;
   uint32_t portid_ = 0;
   size_t rcvbuf_ = 0;
+  bool overrun_ = false;  // ENOBUFS seen, reported once the queue is drained (readable())
   bool paused_ = false;
   bool closed_ = false;
   bool hooked_ = false;
