@@ -83,7 +83,7 @@ export function openKernelMonitor(host: MonitorHost, opts: MonitorOptions = {}):
   if (opts.table !== undefined) scope.table = opts.table;
   const ready = host
     .dump(scope)
-    .then((r) => decoder.sets.seed(r.sets))
+    .then((r) => decoder.sets.seed(r))
     .catch(() => {
       // Without them, elements of sets made before the monitor started come `undecoded`.
     })

@@ -2,7 +2,7 @@
 // set's types; a rule's lookup of an anonymous set gets that set (and its elements) inline. Seeded
 // from a dump when the monitor starts, then kept by the set events themselves.
 
-import type { NftSet } from '../objects.js';
+import type { NftSet, Ruleset } from '../objects.js';
 import { setKey } from '../netlink/decode/ruleset-decoder.js';
 
 export class KnownSets {
@@ -16,18 +16,22 @@ export class KnownSets {
 
   /**
    * Whether a set is anonymous. Kernel fact (6.18): a DELSET event carries only the set's table,
-   * name and handle, without its flags; so the set as it was added counts, and (for one made before
-   * the monitor started) the name nft and nftlink give anonymous sets, __set%d.
+   * name and handle, without its flags; so the set as it was added (or dumped) counts, and nft's
+   * name for anonymous sets, __set%d.
    */
   anonymous(s: NftSet): boolean {
     return s.anonymous === true || this.get(s.family, s.table, s.name)?.anonymous === true || /^__set\d+$/.test(s.name);
   }
 
-  /** Sets from a dump: the events that came since know better, so known sets are kept. */
-  seed(sets: readonly NftSet[]): void {
-    for (const s of sets) {
+  /**
+   * The sets of a dump, with the anonymous ones its rules' lookups hold (so that their deletion is
+   * known for what it is). The events that came since know better: known sets are kept.
+   */
+  seed(rs: Ruleset): void {
+    const anonymous = rs.rules.flatMap((r) => r.exprs.flatMap((e) => (e.type === 'lookup' && e.inline ? [{ ...e.inline, family: r.family, table: r.table, name: e.set }] : [])));
+    for (const s of [...rs.sets, ...anonymous]) {
       const k = setKey(s.family, s.table, s.name);
-      if (!this.byKey.has(k)) this.byKey.set(k, { ...s, elements: s.anonymous ? s.elements ?? [] : [] });
+      if (!this.byKey.has(k)) this.byKey.set(k, { ...s, elements: s.anonymous ? (s.elements ?? []) : [] });
     }
   }
 

@@ -23,6 +23,9 @@ export function monitorLines(ev: MonitorEvent, sets: readonly NftSet[] = []): st
 
 function changeLines(c: MonitorChange, sets: readonly NftSet[]): string[] {
   switch (c.kind) {
+    case 'table':
+      // nft names the table only (its comment and flags are in `nft list`).
+      return [`${c.verb} table ${c.table.family} ${quoteName(c.table.name)}`];
     case 'chain':
       // nft names a deleted chain by its name, not by handle.
       if (c.verb === 'delete') return [`delete chain ${c.chain.family} ${quoteName(c.chain.table)} ${quoteName(c.chain.name)}`];
