@@ -6,8 +6,9 @@ import type { Chain, Family, NftSet, Rule, SetElement, Table } from '../objects.
 /**
  * One change the kernel announced, shaped as the Operation that makes it (renderOperation prints it
  * as an nft command). Rules: `add` appends (the kernel's NLM_F_APPEND), `insert` does not; a
- * replaced rule comes as its delete and the add of the new one. Elements: of named sets only (an
- * anonymous set travels inside the rule that uses it, as its lookup's `inline` set).
+ * replaced rule comes as its delete and the add of the new one (which keeps its handle).
+ * Elements: of named sets only (an anonymous set travels inside the rule that uses it, as its
+ * lookup's `inline` set).
  */
 export type MonitorChange =
   | { verb: 'add' | 'delete'; kind: 'table'; table: Table }
