@@ -2,7 +2,7 @@
 // committed there by nft and by nftlink: the same text, once what nft 1.0.6 prints differently is
 // normalised (listed in normalizeNft).
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, expect, it } from 'vitest';
 import { Nftables } from '../../src/index.js';
 import { BIN as bin } from '../../src/netns/proxy-process.js';
@@ -99,8 +99,10 @@ add element ip t m { 198.18.0.3 : jump d }
 add rule ip t c ip daddr { 198.18.0.5, 198.18.0.6 } counter accept comment "hi"
 add rule ip t c ip saddr @s drop
 add rule ip t c ip daddr vmap @m
+add set ip t r { type ipv4_addr; flags interval; }
+add element ip t r { 198.18.0.0/24, 198.18.2.1-198.18.2.9, 198.18.3.3 }
 `);
-    ns.nftApply('delete element ip t s { 198.18.0.2 }\n');
+    ns.nftApply('delete element ip t s { 198.18.0.2 }\ndelete element ip t r { 198.18.0.0/24 }\n');
     ns.nftApply('insert rule ip t c tcp dport 80 accept\n');
     await nft.commit(kubeProxyShape('ip'));
     ns.nftApply('delete table ip t\n');
@@ -121,3 +123,13 @@ add rule ip t c ip daddr vmap @m
   const code = await new Promise<number | null>((r) => (ours.exitCode !== null ? r(ours.exitCode) : ours.on('exit', (c) => r(c))));
   expect(code).toBe(0);
 });
+
+it('nftlink monitor: usage errors exit 2, a missing namespace 1', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [bin, 'monitor', ...args], { encoding: 'utf8' });
+  expect(run(['--table', 'inet']).status).toBe(2);
+  expect(run(['extra']).status).toBe(2);
+  const missing = run(['--netns', 'nftlink-no-such-namespace']);
+  expect(missing.status).toBe(1);
+  expect(missing.stderr).toMatch(/cannot open network namespace/);
+});
+
