@@ -195,7 +195,12 @@ it('an overrun of the socket buffer while the consumer waits yields lost, and ev
     await w.nft.commit(new Transaction().add({ table: { family: 'ip', name: 't' } }).add({ set: s }));
     // One element per transaction, thousands of them, while nobody reads the monitor.
     const burst = 3000;
-    for (let i = 0; i < burst; i++) await w.nft.commit(new Transaction().add({ set: s, elements: [{ key: [`198.18.${i >> 8}.${i & 255}`] }] }));
+    // A set made in the middle of the burst: its NEWSET is lost with the rest.
+    const g: NftSet = { family: 'ip', table: 't', name: 'g', key: [ipv4_addr] };
+    for (let i = 0; i < burst; i++) {
+      const tx = new Transaction().add({ set: s, elements: [{ key: [`198.18.${i >> 8}.${i & 255}`] }] });
+      await w.nft.commit(i === burst / 2 ? tx.add({ set: g }) : tx);
+    }
     // The monitor stopped reading at 16 buffered changes, and the 8 KiB socket buffer overflowed.
     expect(w.mon.buffered).toBeGreaterThanOrEqual(16);
     const events: MonitorEvent[] = [];
@@ -205,11 +210,15 @@ it('an overrun of the socket buffer while the consumer waits yields lost, and ev
     expect(before.length).toBeGreaterThanOrEqual(15);
     expect(before.length).toBeLessThan(burst);
     // After it: the events still queued, then a transaction committed now, whole.
-    await w.nft.commit(new Transaction().add({ set: s, elements: [{ key: ['198.19.0.1'] }] }));
+    await w.nft.commit(new Transaction().add({ set: s, elements: [{ key: ['198.19.0.1'] }] }).add({ set: g, elements: [{ key: ['198.19.0.2'] }] }));
     const last = await w.nft.generation();
     const after = transactions(await take(w.mon, 1));
     while (after.at(-1)!.generation !== last) after.push(...transactions(await take(w.mon, 1)));
-    expect(after.at(-1)!.changes).toEqual([{ verb: 'add', kind: 'element', set: expect.objectContaining({ name: 's' }), elements: [{ key: ['198.19.0.1'] }] }]);
+    // The monitor read the sets again after the loss: the one made in the gap is known.
+    expect(after.at(-1)!.changes).toEqual([
+      { verb: 'add', kind: 'element', set: expect.objectContaining({ name: 's' }), elements: [{ key: ['198.19.0.1'] }] },
+      { verb: 'add', kind: 'element', set: expect.objectContaining({ name: 'g', key: [ipv4_addr] }), elements: [{ key: ['198.19.0.2'] }] },
+    ]);
   } finally {
     w.mon.close();
     w.nft.close();

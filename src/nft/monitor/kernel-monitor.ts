@@ -69,6 +69,9 @@ export function openKernelMonitor(host: MonitorHost, opts: MonitorOptions = {}):
       } else if (what === LOST) {
         decoder.reset();
         queue.push(assembler.lost());
+        // Sets may have come and gone in the gap: read them again before decoding on.
+        decoder.sets.clear();
+        void seed();
       } else if (what === FAILED) {
         queue.fail(new Error(message));
       }
@@ -76,20 +79,23 @@ export function openKernelMonitor(host: MonitorHost, opts: MonitorOptions = {}):
       queue.fail(e);
     }
   });
-  // Subscribed from here on: the kernel queues what is committed while the sets are read.
-  apply();
   const scope: DumpOptions = { elements: false };
   if (opts.family !== undefined) scope.family = opts.family;
   if (opts.table !== undefined) scope.table = opts.table;
-  const ready = host
-    .dump(scope)
-    .then((r) => decoder.sets.seed(r))
-    .catch(() => {
-      // Without them, elements of sets made before the monitor started come `undecoded`.
-    })
-    .finally(() => {
+  // Reads the sets in scope while the socket is not read (the kernel queues what is committed
+  // meanwhile): at the start, and after a loss.
+  async function seed(): Promise<void> {
+    seeding = true;
+    apply();
+    try {
+      decoder.sets.seed(await host.dump(scope));
+    } catch {
+      // Without them, elements of sets the monitor has not seen added come `undecoded`.
+    } finally {
       seeding = false;
       if (!queue.closed) apply();
-    });
+    }
+  }
+  const ready = seed();
   return new NftMonitor(queue, ready);
 }

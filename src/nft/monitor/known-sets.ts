@@ -35,6 +35,12 @@ export class KnownSets {
     }
   }
 
+  /** Forgets every set (after a loss: sets may have come and gone unseen). */
+  clear(): void {
+    this.byKey.clear();
+    this.doomed.length = 0;
+  }
+
   /** NEWSET. A set keeps no elements here, except an anonymous one (for its rule's lookup). */
   added(s: NftSet): NftSet {
     const known: NftSet = { ...s, elements: [] };
