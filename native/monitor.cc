@@ -129,15 +129,17 @@ void Monitor::close() {
   hooked_ = false;
   if (polled_) {
     uv_poll_stop(&polled_->poll);
-    polled_->poll.data = nullptr;
-    // The socket closes with the handle, in the callback (see Polled). `poll` is Polled's first
-    // member, so the handle's address is the Polled's.
+    // From here the handle's data is its Polled, not the monitor: uv_close lets no poll callback
+    // through, and the socket closes with the handle, in the close callback (see Polled).
+    polled_->poll.data = polled_;
     uv_close(reinterpret_cast<uv_handle_t *>(&polled_->poll),
-             [](uv_handle_t *h) { delete reinterpret_cast<Polled *>(h); });
+             [](uv_handle_t *h) { delete static_cast<Polled *>(h->data); });
     polled_ = nullptr;
   }
   onEvents_.Reset();
-  async_.reset();
+  // Closed from inside onEvents (the consumer left): the callback's async context is still in use,
+  // call() releases it when the callback returns.
+  if (!calling_) async_.reset();
   buf_ = std::vector<uint8_t>();
 }
 
@@ -319,6 +321,7 @@ void Monitor::parse(const uint8_t *buf, size_t len) {
 void Monitor::call(MonitorCall what, Napi::Value batch, const std::string &message) {
   if (closed_ || onEvents_.IsEmpty()) return;
   Napi::Env env(env_);
+  calling_ = true;
   try {
     onEvents_.MakeCallback(env.Global(), {Napi::Number::New(env, what), batch, Napi::String::New(env, message)},
                            *async_);
@@ -326,6 +329,8 @@ void Monitor::call(MonitorCall what, Napi::Value batch, const std::string &messa
     // The callback threw: report it as Node reports any callback's exception, not as a crash here.
     napi_fatal_exception(env_, e.Value());
   }
+  calling_ = false;
+  if (closed_) async_.reset();
 }
 
 }  // namespace nftlink

@@ -78,6 +78,7 @@ class Monitor {
   size_t rcvbuf_ = 0;
   bool overrun_ = false;  // ENOBUFS seen, reported once the queue is drained (readable())
   bool paused_ = false;
+  bool calling_ = false;  // inside onEvents
   bool closed_ = false;
   bool hooked_ = false;
 };
