@@ -44,6 +44,21 @@ describe('FakeNftables.monitor', () => {
     mon.close();
   });
 
+  it('a replaced rule is its delete and the add of the new one, under its handle', async () => {
+    const fake = new FakeNftables();
+    await fake.commit(new Transaction().add({ table: { family: 'ip', name: 't' } }).add({ chain: { family: 'ip', table: 't', name: 'c' } }));
+    const { ruleHandles } = await fake.commit(new Transaction().add({ rule: rule('ip').accept().rule('t', 'c') }, { echo: true }));
+    const handle = ruleHandles.get(0)!;
+    const mon = fake.monitor({ kinds: ['rule'] });
+    await fake.commit(new Transaction().replace({ rule: { ...rule('ip').drop().rule('t', 'c'), handle } }));
+    const t = (await next(mon)) as MonitorTransaction;
+    expect(t.changes).toMatchObject([
+      { verb: 'delete', kind: 'rule', rule: { handle, exprs: [{ type: 'immediate', verdict: { kind: 'accept' } }] } },
+      { verb: 'add', kind: 'rule', rule: { handle, exprs: [{ type: 'immediate', verdict: { kind: 'drop' } }] } },
+    ]);
+    mon.close();
+  });
+
   it('filters as the kernel monitor does; break ends the subscription', async () => {
     const fake = new FakeNftables();
     const mon = fake.monitor({ table: 'u', kinds: ['chain'] });

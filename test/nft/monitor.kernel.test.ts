@@ -118,6 +118,15 @@ it('decodes element keys, values and timeouts with the set types, rules with the
     const [d] = transactions(await take(w.mon, 1));
     expect(d!.changes.map((c) => `${c.verb} ${c.kind}`)).toEqual(['delete element', 'delete rule']);
     expect(d!.changes[0]).toMatchObject({ elements: [{ key: ['198.18.0.2'] }] });
+    // A replace: the old rule's delete and the new one's add, which keeps the handle (as the fake has it).
+    const { ruleHandles } = await w.nft.commit(new Transaction().add({ rule: rule('ip').accept().rule('t', 'c') }, { echo: true }));
+    const handle = ruleHandles.get(0)!;
+    await w.nft.commit(new Transaction().replace({ rule: { ...rule('ip').drop().rule('t', 'c'), handle } }));
+    const [, replaced] = transactions(await take(w.mon, 2));
+    expect(replaced!.changes).toMatchObject([
+      { verb: 'delete', kind: 'rule', rule: { handle } },
+      { verb: 'add', kind: 'rule', rule: { handle, exprs: [{ type: 'immediate', verdict: { kind: 'drop' } }] } },
+    ]);
     // The kernel's DELSET carries the name only: the set comes with the types the monitor knew.
     w.apply('delete set ip t s\n');
     const [ds] = transactions(await take(w.mon, 1));
