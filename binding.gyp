@@ -14,7 +14,9 @@
         "native/commit-stream.cc",
         "native/echo.cc",
         "native/netlink-request.cc",
+        "native/object-writer.cc",
         "native/dump.cc",
+        "native/monitor.cc",
         "native/generation.cc",
         "native/conntrack.cc",
         "native/relay.cc"

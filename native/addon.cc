@@ -17,6 +17,7 @@
 #include "conntrack.h"
 #include "dump.h"
 #include "generation.h"
+#include "monitor.h"
 #include "relay.h"
 #include "socket.h"
 #include "wire.h"
@@ -73,32 +74,38 @@ bool optionalString(const Napi::Value &v, bool *has, std::string *out) {
   return true;
 }
 
-Napi::Value Open(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
+// open()'s and monitorOpen()'s namespace argument; `fn` names the call in a TypeError.
+NetnsTarget netnsFrom(Napi::Env env, const Napi::Value &arg, const char *fn) {
   NetnsTarget ns;
-  const Napi::Value arg = info.Length() > 0 ? info[0] : env.Undefined();
+  const std::string prefix = std::string("nftlink: ") + fn + "(): ";
   if (arg.IsUndefined() || arg.IsNull()) {
     ns.type = NetnsTarget::Current;
   } else if (arg.IsString()) {
     std::string s = arg.As<Napi::String>().Utf8Value();
     if (s.empty() || s.find('\0') != std::string::npos)
-      throw Napi::TypeError::New(env, "nftlink: open(): the namespace name is empty or contains a NUL");
+      throw Napi::TypeError::New(env, prefix + "the namespace name is empty or contains a NUL");
     ns.type = NetnsTarget::Path;
     // A bare name is what `ip netns add NAME` creates: a bind mount under /run/netns.
     ns.path = s.find('/') == std::string::npos ? "/run/netns/" + s : s;
   } else if (arg.IsNumber()) {
     double d;
     if (!isInteger(arg, 0, 2147483647.0, &d))
-      throw Napi::TypeError::New(env, "nftlink: open(): a namespace fd must be a non-negative integer");
+      throw Napi::TypeError::New(env, prefix + "a namespace fd must be a non-negative integer");
     ns.type = NetnsTarget::Fd;
     ns.fd = int(d);
   } else {
-    throw Napi::TypeError::New(env,
-                               "nftlink: open(): netns must be a name, a path, an open namespace fd, or omitted");
+    throw Napi::TypeError::New(env, prefix + "netns must be a name, a path, an open namespace fd, or omitted");
   }
+  return ns;
+}
+
+Napi::Value Open(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  const NetnsTarget ns = netnsFrom(env, info.Length() > 0 ? info[0] : env.Undefined(), "open");
   HandleRef h = std::make_shared<Handle>();
   try {
     h->sock = NlSocket::open(ns);
+    h->portid = h->sock->portid();
   } catch (const std::exception &e) {
     throw Napi::Error::New(env, e.what());
   }
@@ -341,6 +348,73 @@ Napi::Value ConntrackDelete(const Napi::CallbackInfo &info) {
   return startConntrackDelete(env, std::move(h), std::move(spec));
 }
 
+// ---- the event monitor (monitor.h) ----------------------------------------------------------
+
+constexpr napi_type_tag kMonitorTag = {0x6e66746c696e6b21ULL, 0x6d6f6e69746f0001ULL};
+
+using MonitorRef = std::shared_ptr<Monitor>;
+
+MonitorRef monitorFrom(const Napi::CallbackInfo &info, const char *fn) {
+  const Napi::Value v = info.Length() > 0 ? info[0] : info.Env().Undefined();
+  if (!v.IsExternal() || !v.As<Napi::External<MonitorRef>>().CheckTypeTag(&kMonitorTag))
+    throw Napi::TypeError::New(info.Env(), std::string("nftlink: ") + fn + "(): expected a monitor from monitorOpen()");
+  return *v.As<Napi::External<MonitorRef>>().Data();
+}
+
+// monitorOpen(netns, rcvbuf, onEvents(what, batch, message)).
+Napi::Value MonitorOpen(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  const NetnsTarget ns = netnsFrom(env, info.Length() > 0 ? info[0] : env.Undefined(), "monitorOpen");
+  double rcvbuf;
+  if (!isInteger(info[1], 4096, 1073741824.0, &rcvbuf))
+    throw Napi::TypeError::New(env, "nftlink: monitorOpen(): `rcvbuf` must be a byte count (4096..2^30)");
+  if (!info[2].IsFunction()) throw Napi::TypeError::New(env, "nftlink: monitorOpen(): `onEvents` must be a function");
+  MonitorRef m;
+  try {
+    m = Monitor::open(env, ns, size_t(rcvbuf), info[2].As<Napi::Function>());
+  } catch (const std::exception &e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  auto ext = Napi::External<MonitorRef>::New(env, new MonitorRef(std::move(m)), [](Napi::Env, MonitorRef *p) { delete p; });
+  ext.TypeTag(&kMonitorTag);
+  return ext;
+}
+
+Napi::Value MonitorPause(const Napi::CallbackInfo &info) {
+  monitorFrom(info, "monitorPause")->pause();
+  return info.Env().Undefined();
+}
+
+Napi::Value MonitorResume(const Napi::CallbackInfo &info) {
+  monitorFrom(info, "monitorResume")->resume();
+  return info.Env().Undefined();
+}
+
+Napi::Value MonitorClose(const Napi::CallbackInfo &info) {
+  monitorFrom(info, "monitorClose")->close();
+  return info.Env().Undefined();
+}
+
+Napi::Value MonitorInfo(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  MonitorRef m = monitorFrom(info, "monitorInfo");
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("portid", Napi::Number::New(env, m->portid()));
+  o.Set("rcvbuf", Napi::Number::New(env, double(m->rcvbuf())));
+  o.Set("closed", Napi::Boolean::New(env, m->closed()));
+  return o;
+}
+
+// portid(h): the port id the kernel bound the handle's socket to (what the monitor reports as the
+// committer of this connection's transactions).
+Napi::Value Portid(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string why;
+  HandleRef h = handleFrom(info[0], &why);
+  if (!h) throw Napi::Error::New(env, why);
+  return Napi::Number::New(env, h->portid);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open, "open"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
@@ -354,6 +428,12 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("dumpSetElementsStream", Napi::Function::New(env, DumpSetElementsStream, "dumpSetElementsStream"));
   exports.Set("getGeneration", Napi::Function::New(env, GetGeneration, "getGeneration"));
   exports.Set("conntrackDelete", Napi::Function::New(env, ConntrackDelete, "conntrackDelete"));
+  exports.Set("portid", Napi::Function::New(env, Portid, "portid"));
+  exports.Set("monitorOpen", Napi::Function::New(env, MonitorOpen, "monitorOpen"));
+  exports.Set("monitorPause", Napi::Function::New(env, MonitorPause, "monitorPause"));
+  exports.Set("monitorResume", Napi::Function::New(env, MonitorResume, "monitorResume"));
+  exports.Set("monitorClose", Napi::Function::New(env, MonitorClose, "monitorClose"));
+  exports.Set("monitorInfo", Napi::Function::New(env, MonitorInfo, "monitorInfo"));
   exports.Set("relayDial", Napi::Function::New(env, RelayDial, "relayDial"));
   exports.Set("relayCancel", Napi::Function::New(env, RelayCancel, "relayCancel"));
   exports.Set("relayCount", Napi::Function::New(env, RelayCount, "relayCount"));

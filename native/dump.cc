@@ -28,108 +28,13 @@
 #include "identity-set.h"
 #include "netlink-request.h"
 #include "nftnl-objects.h"
+#include "object-writer.h"
 #include "wire.h"
 #include "worker.h"
 
 namespace nftlink {
 
 namespace {
-
-uint8_t familyOf(const nlmsghdr *nlh) {
-  return static_cast<const nfgenmsg *>(mnl_nlmsg_get_payload(nlh))->nfgen_family;
-}
-
-// ---- writing objects back ----------------------------------------------------------------------
-
-void writeOpHeader(Writer &w, uint8_t msgType, uint8_t kind, uint8_t family) {
-  w.u8(msgType);
-  w.u8(kind);
-  w.u16(0);
-  w.u8(family);
-  w.u8(0);
-  w.u8(0);
-  w.u8(0);
-}
-
-// Emits u16 count + every attribute `get` returns for ids the spec can carry, skipping libnftnl's
-// pointer-valued ones (their content goes out through the expression lists instead).
-template <typename GetFn>
-void writeAttrs(Writer &w, const ObjectSpec &spec, GetFn get) {
-  const size_t countAt = w.size();
-  w.u16(0);
-  uint16_t n = 0;
-  for (uint16_t id = 0; id < spec.count; id++) {
-    const AttrKind k = spec.attrs[id].kind;
-    if (k == AttrKind::Pointer || k == AttrKind::None) continue;
-    uint32_t len = 0;
-    const void *p = get(id, &len);
-    if (p == nullptr) continue;
-    if (k == AttrKind::Str) {
-      // Trust the string, not the length: libnftnl 1.2.4's nftnl_chain_get_data(NFTNL_CHAIN_TYPE)
-      // reports sizeof(uint32_t) ("filter" would come back as "fil").
-      w.attr(id, p, uint32_t(strlen(static_cast<const char *>(p)) + 1));
-    } else if (k == AttrKind::Devices) {
-      // libnftnl hands back its NULL-terminated char* array; the wire carries the names back to back.
-      std::string joined;
-      for (const char *const *d = static_cast<const char *const *>(p); *d; d++) joined.append(*d).push_back('\0');
-      if (joined.empty()) continue;
-      w.attr(id, joined.data(), uint32_t(joined.size()));
-    } else {
-      w.attr(id, p, len);
-    }
-    n++;
-  }
-  w.patchU16(countAt, n);
-}
-
-void writeExprs(Writer &w, const std::vector<nftnl_expr *> &exprs, int depth);
-
-void writeExpr(Writer &w, nftnl_expr *e, int depth) {
-  const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
-  if (name == nullptr) name = "";
-  size_t nameLen = strlen(name);
-  if (nameLen > 255) nameLen = 255;
-  w.u8(uint8_t(nameLen));
-  w.raw(name, nameLen);
-  const ExprSpec *spec = findExpr(std::string_view(name, nameLen));
-  const size_t countAt = w.size();
-  w.u16(0);
-  uint16_t n = 0;
-  // flags is a u32 bitmask in libnftnl: ids stop at 31. An expression newer than our table still
-  // dumps every attribute libnftnl reports.
-  const uint16_t maxId = spec ? spec->count : 32;
-  for (uint16_t id = NFTNL_EXPR_BASE; id < maxId && id < 32; id++) {
-    if (spec && (spec->attrs[id].kind == AttrKind::Pointer || spec->attrs[id].kind == AttrKind::None)) continue;
-    if (!nftnl_expr_is_set(e, id)) continue;
-    uint32_t len = 0;
-    const void *p = nftnl_expr_get(e, id, &len);
-    if (p == nullptr) continue;
-    if (spec && spec->attrs[id].kind == AttrKind::Str) len = uint32_t(strlen(static_cast<const char *>(p)) + 1);
-    w.attr(id, p, len);
-    n++;
-  }
-  w.patchU16(countAt, n);
-  std::vector<nftnl_expr *> children;
-  if (depth == 0 && spec && spec->children)
-    nftnl_expr_expr_foreach(
-        e,
-        [](nftnl_expr *c, void *d) {
-          static_cast<std::vector<nftnl_expr *> *>(d)->push_back(c);
-          return 0;
-        },
-        &children);
-  writeExprs(w, children, depth + 1);
-}
-
-void writeExprs(Writer &w, const std::vector<nftnl_expr *> &exprs, int depth) {
-  w.u16(uint16_t(exprs.size() > 0xFFFF ? 0xFFFF : exprs.size()));
-  for (size_t i = 0; i < exprs.size() && i < 0xFFFF; i++) writeExpr(w, exprs[i], depth);
-}
-
-int collectExpr(nftnl_expr *e, void *d) {
-  static_cast<std::vector<nftnl_expr *> *>(d)->push_back(e);
-  return 0;
-}
 
 // dumpSetElementsStream: the elements leave in parts, each a complete reply message (header + one
 // kind-4 op holding some of the elements), while the kernel is still producing the rest.
@@ -167,19 +72,7 @@ class Parts {
       w_.u16(0);
       w_.u32(genid_);
       w_.u32(1);
-      w_.u8(kNewSetElem);
-      w_.u8(kElements);
-      w_.u16(0);
-      w_.u8(family_);
-      w_.u8(0);
-      w_.u8(0);
-      w_.u8(0);
-      w_.u16(2);
-      w_.attr(0 /*NFTNL_SET_TABLE*/, table_.c_str(), uint32_t(table_.size() + 1));
-      w_.attr(1 /*NFTNL_SET_NAME*/, set_.c_str(), uint32_t(set_.size() + 1));
-      w_.u16(0);
-      countAt_ = w_.size();
-      w_.u32(0);
+      countAt_ = writeElementsOpHead(w_, kNewSetElem, family_, table_.c_str(), set_.c_str());
       n_ = 0;
     }
     return w_;
@@ -268,11 +161,7 @@ class Dumper {
       if (nftnl_table_nlmsg_parse(nlh, t.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a table from the kernel");
       if (!tableMatches(nftnl_table_get_str(t.get(), NFTNL_TABLE_NAME))) return;
-      writeOpHeader(*w_, kNewTable, kTable, familyOf(nlh));
-      writeAttrs(*w_, objectSpec(kTable), [&](uint16_t id, uint32_t *len) {
-        return nftnl_table_is_set(t.get(), id) ? nftnl_table_get_data(t.get(), id, len) : nullptr;
-      });
-      w_->u16(0);
+      writeTableOp(*w_, t.get(), kNewTable, familyOf(nlh));
       count_++;
     });
   }
@@ -283,11 +172,7 @@ class Dumper {
       if (nftnl_chain_nlmsg_parse(nlh, c.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a chain from the kernel");
       if (!tableMatches(nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TABLE))) return;
-      writeOpHeader(*w_, kNewChain, kChain, familyOf(nlh));
-      writeAttrs(*w_, objectSpec(kChain), [&](uint16_t id, uint32_t *len) {
-        return nftnl_chain_is_set(c.get(), id) ? nftnl_chain_get_data(c.get(), id, len) : nullptr;
-      });
-      w_->u16(0);
+      writeChainOp(*w_, c.get(), kNewChain, familyOf(nlh));
       count_++;
     });
   }
@@ -303,13 +188,7 @@ class Dumper {
       if (!tableMatches(table) || !name || !table) return;
       out.push_back({familyOf(nlh), table, name});
       if (!emit) return;
-      writeOpHeader(*w_, kNewSet, kSet, familyOf(nlh));
-      writeAttrs(*w_, objectSpec(kSet), [&](uint16_t id, uint32_t *len) {
-        return nftnl_set_is_set(s.get(), id) ? nftnl_set_get_data(s.get(), id, len) : nullptr;
-      });
-      std::vector<nftnl_expr *> exprs;
-      nftnl_set_expr_foreach(s.get(), collectExpr, &exprs);
-      writeExprs(*w_, exprs, 0);
+      writeSetOp(*w_, s.get(), kNewSet, familyOf(nlh));
       count_++;
     });
     return out;
@@ -325,13 +204,7 @@ class Dumper {
     }
     size_t countAt = 0;
     if (!parts_) {
-      writeOpHeader(*w_, kNewSetElem, kElements, ref.family);
-      w_->u16(2);
-      w_->attr(0 /*NFTNL_SET_TABLE*/, ref.table.c_str(), uint32_t(ref.table.size() + 1));
-      w_->attr(1 /*NFTNL_SET_NAME*/, ref.name.c_str(), uint32_t(ref.name.size() + 1));
-      w_->u16(0);
-      countAt = w_->size();
-      w_->u32(0);
+      countAt = writeElementsOpHead(*w_, kNewSetElem, ref.family, ref.table.c_str(), ref.name.c_str());
     }
     // Kernel fact (seen on 6.18): a hash set's element dump resumes each netlink dump call by skipping
     // the elements already sent, and the rhashtable may be resized (deferred work, e.g. right after a
@@ -357,12 +230,7 @@ class Dumper {
           s.get(),
           [](nftnl_set_elem *e, void *d) {
             auto *c = static_cast<Ctx *>(d);
-            writeAttrs(*c->w, elemSpec(), [&](uint16_t id, uint32_t *len) -> const void * {
-              return nftnl_set_elem_is_set(e, id) ? nftnl_set_elem_get(e, id, len) : nullptr;
-            });
-            std::vector<nftnl_expr *> exprs;
-            nftnl_set_elem_expr_foreach(e, collectExpr, &exprs);
-            writeExprs(*c->w, exprs, 1);
+            writeElem(*c->w, e);
             c->n++;
             if (!c->repeated) {
               // The identity: (len, bytes) of the key, the key end and the flags; at most 3 + 64 + 64 + 4.
@@ -410,13 +278,7 @@ class Dumper {
         throw std::runtime_error("nftlink: libnftnl could not parse a rule from the kernel");
       if (!tableMatches(nftnl_rule_get_str(r.get(), NFTNL_RULE_TABLE))) return;
       if (spec_.hasChain && spec_.chain != nftnl_rule_get_str(r.get(), NFTNL_RULE_CHAIN)) return;
-      writeOpHeader(*w_, kNewRule, kRule, familyOf(nlh));
-      writeAttrs(*w_, objectSpec(kRule), [&](uint16_t id, uint32_t *len) {
-        return nftnl_rule_is_set(r.get(), id) ? nftnl_rule_get_data(r.get(), id, len) : nullptr;
-      });
-      std::vector<nftnl_expr *> exprs;
-      nftnl_expr_foreach(r.get(), collectExpr, &exprs);
-      writeExprs(*w_, exprs, 0);
+      writeRuleOp(*w_, r.get(), kNewRule, familyOf(nlh));
       count_++;
     });
   }
@@ -462,8 +324,6 @@ Writer runDump(NlSocket &sock, const DumpSpec &spec) {
                            " attempts)");
 }
 
-namespace {
-
 // Hands a finished reply to JS as the ArrayBuffer's own memory (no copy); copies only if the runtime
 // refuses external buffers.
 Napi::Value toUint8Array(Napi::Env env, Writer &w) {
@@ -483,6 +343,8 @@ Napi::Value toUint8Array(Napi::Env env, Writer &w) {
   std::free(p);
   return Napi::Uint8Array::New(env, len, copy, 0);
 }
+
+namespace {
 
 class DumpWorker : public PromiseWorker {
  public:

@@ -36,6 +36,9 @@ struct DumpSpec {
 class Writer;
 Writer runDump(NlSocket &sock, const DumpSpec &spec);
 
+// Hands a finished reply to JS as the ArrayBuffer's own memory (no copy); leaves `w` empty.
+Napi::Value toUint8Array(Napi::Env env, Writer &w);
+
 Napi::Promise startDump(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec);
 // dumpSetElementsStream (spec.oneSet): onChunk(part, attempt) for each part; the promise resolves with
 // { generation, attempt } after the last one.

@@ -59,6 +59,7 @@ struct Handle {
   std::mutex mu;
   std::unique_ptr<NlSocket> sock;  // guarded by mu; reset when closed
   std::atomic<bool> closed{false};
+  uint32_t portid = 0;  // the socket's, set by open() before the handle is shared; read without mu
 };
 
 }  // namespace nftlink

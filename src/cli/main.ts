@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { FAMILY_BY_NUMBER, type Family } from '../nft/index.js';
 import { SettingsError } from '../config/proxy-settings.js';
 import { listRuleset } from './list.js';
+import { monitorCommand } from './monitor.js';
 import { PROXY_USAGE } from '../config/command-line.js';
 import { packageVersion } from '../package-root.js';
 
@@ -15,6 +16,9 @@ const USAGE = `usage: nftlink <command> [options]
 
 commands:
   list [--netns NAME] [--table FAMILY NAME]   print the kernel's ruleset (over netlink) as nft text
+  monitor [--netns NAME] [--table FAMILY NAME]
+                                              print the ruleset's changes as they are committed, as
+                                              nft monitor does, until interrupted
   proxy --manifests PATH [options] [--once]   run the service proxy (kube-proxy's nftables ruleset)
   render --manifests PATH [options]           print the ruleset the proxy would write, as nft -f text
   cleanup [--netns NAME] [--table NAME]       delete the proxy's tables
@@ -24,7 +28,8 @@ ${PROXY_USAGE}`;
 
 const FAMILIES = new Set<string>(Object.values(FAMILY_BY_NUMBER));
 
-async function list(argv: string[]): Promise<void> {
+/** The --netns NAME and --table FAMILY NAME options of list and monitor. */
+function scopeOptions(argv: string[]): { netns?: string; table?: { family: Family; name: string } } {
   const { values, positionals } = parseArgs({
     args: argv,
     options: { netns: { type: 'string' }, table: { type: 'string' } },
@@ -39,13 +44,18 @@ async function list(argv: string[]): Promise<void> {
     table = { family: values.table as Family, name };
   }
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  process.stdout.write(await listRuleset({ ...(values.netns !== undefined ? { netns: values.netns } : {}), ...(table ? { table } : {}) }));
+  return { ...(values.netns !== undefined ? { netns: values.netns } : {}), ...(table ? { table } : {}) };
+}
+
+async function list(argv: string[]): Promise<void> {
+  process.stdout.write(await listRuleset(scopeOptions(argv)));
 }
 
 class UsageError extends Error {}
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = {
   list,
+  monitor: (argv) => monitorCommand(scopeOptions(argv)),
   proxy: async (argv) => (await proxyCommands()).proxyCommand(argv),
   render: async (argv) => (await proxyCommands()).renderCommand(argv),
   cleanup: async (argv) => (await proxyCommands()).cleanupCommand(argv),

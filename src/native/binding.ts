@@ -14,6 +14,17 @@ declare const nativeStreamBrand: unique symbol;
 /** A streamed commit in progress (commitStream). Opaque. */
 export type NativeCommitStream = { readonly [nativeStreamBrand]: true };
 
+declare const nativeMonitorBrand: unique symbol;
+
+/** An nf_tables event monitor (monitorOpen). Opaque. */
+export type NativeMonitor = { readonly [nativeMonitorBrand]: true };
+
+/**
+ * The monitor's callback: `what` 0 events (`batch`: a compact-format message of events), 1 lost
+ * (the socket overran, ENOBUFS), 2 failed (`message`; the monitor has closed itself).
+ */
+export type NativeMonitorCallback = (what: 0 | 1 | 2, batch: Uint8Array | null, message: string) => void;
+
 /** One kernel refusal, mapped back to the request. */
 export interface NativeError {
   /** Index of the operation in the request; -1 for a batch-level error. */
@@ -145,6 +156,21 @@ export interface NativeBinding {
   conntrackDelete(h: NativeHandle, family: 2 | 10, filters: readonly NativeConntrackFilter[]): Promise<NativeConntrackResult>;
   /** Idempotent; a closed handle rejects further calls. */
   close(h: NativeHandle): void;
+  /** The netlink port id the kernel bound the handle's socket to (the monitor's `portid` of its commits). */
+  portid(h: NativeHandle): number;
+  /**
+   * Subscribes to the nf_tables events (NFNLGRP_NFTABLES) of a namespace (`netns` as for open()), with
+   * SO_RCVBUF set to `rcvbuf` bytes. `onEvents` runs on the JS thread as events arrive (the socket is
+   * polled on the event loop, never read blocking). See native/README.md, "The monitor".
+   */
+  monitorOpen(netns: string | number | undefined, rcvbuf: number, onEvents: NativeMonitorCallback): NativeMonitor;
+  /** Stops reading (the kernel queues events in the socket buffer, then drops them: a later `lost`). */
+  monitorPause(m: NativeMonitor): void;
+  monitorResume(m: NativeMonitor): void;
+  /** Idempotent: unsubscribes and closes the socket; no callback comes after it. */
+  monitorClose(m: NativeMonitor): void;
+  /** The monitor socket's port id, SO_RCVBUF as the kernel reports it (twice what was asked), and whether it is closed. */
+  monitorInfo(m: NativeMonitor): { portid: number; rcvbuf: number; closed: boolean };
   /**
    * Dials address:port (non-blocking, giving up after timeoutMs) and relays bytes both ways between
    * it and the client socket with splice(2), on the addon's relay thread, keeping half-close.

@@ -10,7 +10,10 @@ import type { NftSet, Ruleset, SetElement } from './objects.js';
 import { NativeRequestSink } from './native-sink.js';
 import { Transaction, type TransactionOptions } from './transaction.js';
 import { codeOf } from './validate.js';
-import type { CommitOptions, CommitResult, DumpOptions, NftConnection } from './connection.js';
+import type { MonitorOptions } from './monitor/events.js';
+import { openKernelMonitor } from './monitor/kernel-monitor.js';
+import type { NftMonitor } from './monitor/nft-monitor.js';
+import type { CommitOptions, CommitResult, DumpOptions, MonitoringConnection } from './connection.js';
 
 export type { CommitOptions, CommitResult, DumpOptions } from './connection.js';
 
@@ -25,16 +28,34 @@ const DUMP_SETS = 4;
 const DUMP_ELEMENTS = 8;
 const DUMP_RULES = 16;
 
-export class Nftables implements NftConnection {
+export class Nftables implements MonitoringConnection {
   private constructor(
     private readonly native: NativeBinding,
     private readonly handle: NativeHandle,
+    private readonly netns: string | number | undefined,
   ) {}
 
   static open(opts: OpenOptions = {}): Nftables {
     const native = loadNative();
     const handle = opts.netns === undefined ? native.open() : native.open(opts.netns);
-    return new Nftables(native, handle);
+    return new Nftables(native, handle, opts.netns);
+  }
+
+  /**
+   * The netlink port id of this connection's socket: a monitor reports it as the committer of this
+   * connection's transactions (MonitorTransaction.portid; `self` compares it for you).
+   */
+  get portid(): number {
+    return this.native.portid(this.handle);
+  }
+
+  /**
+   * Watches the namespace's ruleset: every committed transaction (by anyone) as one event, with its
+   * changes decoded, filtered by family, table and kind. Stop with `break` (or close()).
+   * See docs/library.md, "Monitor".
+   */
+  monitor(opts: MonitorOptions = {}): NftMonitor {
+    return openKernelMonitor({ native: this.native, netns: this.netns, portid: this.portid, dump: (o) => this.dump(o) }, opts);
   }
 
   /**

@@ -7,6 +7,8 @@
 import type { NftSet, Ruleset, SetElement } from './objects.js';
 import type { Transaction, TransactionOptions } from './transaction.js';
 import type { Family } from './netlink/constants.js';
+import type { MonitorOptions } from './monitor/events.js';
+import type { NftMonitor } from './monitor/nft-monitor.js';
 
 /** What a committed transaction tells back. */
 export interface CommitResult {
@@ -62,4 +64,17 @@ export interface NftConnection {
   /** The ruleset's generation: every committed transaction moves it on. */
   generation(): Promise<number>;
   close(): void;
+}
+
+/**
+ * A connection that can also watch the ruleset (Nftables and FakeNftables are both). Separate from
+ * NftConnection so that code needing only commits and dumps keeps accepting any NftConnection.
+ */
+export interface MonitoringConnection extends NftConnection {
+  /**
+   * The ruleset's changes as they are committed, one transaction per event (the kernel's: by any
+   * process; the fake's: its own commits). `for await (const ev of conn.monitor())`; leave the loop
+   * to unsubscribe.
+   */
+  monitor(opts?: MonitorOptions): NftMonitor;
 }

@@ -7,7 +7,9 @@ import {
   type CommitResult,
   type DumpOptions,
   type KernelRefusal,
-  type NftConnection,
+  type MonitoringConnection,
+  type MonitorOptions,
+  type NftMonitor,
   type NftSet,
   type Operation,
   type Ruleset,
@@ -18,8 +20,13 @@ import { ERRNO } from '../nft/netlink/constants.js';
 import { commitFailure, commitResult, operationRefusal } from '../nft/refusal.js';
 import { applyOperation } from './apply.js';
 import { dumpRuleset } from './dump.js';
+import { FakeMonitors } from './fake-monitor.js';
 import { injectedFault, type Fault } from './faults.js';
 import { RulesetState } from './ruleset-state.js';
+import { rulesetChanges } from './ruleset-diff.js';
+
+/** Port ids the fakes report as their own (a kernel's are process ids and negative numbers). */
+let nextPortid = 1;
 
 export type ErrnoName = keyof typeof ERRNO;
 
@@ -73,8 +80,9 @@ interface InjectedRefusal {
  * towards `size`, where the kernel may count its two ends); jump loops and depth (ELOOP, EMLINK); the table flags `owner` and `dormant`
  * beyond keeping them; type checks of expressions (a lookup's key length against its set's).
  */
-export class FakeNftables implements NftConnection {
+export class FakeNftables implements MonitoringConnection {
   private state = new RulesetState();
+  private readonly monitors = new FakeMonitors(nextPortid++);
   private gen: number;
   private anonymousSets = 0;
   private readonly injected: InjectedRefusal[] = [];
@@ -101,8 +109,10 @@ export class FakeNftables implements NftConnection {
     const applied = this.apply(tx, true, ruleHandles);
     // A batch that changes nothing leaves the kernel's generation where it was.
     if (applied.changes > 0) {
+      const before = this.state;
       this.state = applied;
       this.gen++;
+      this.publish(before);
     }
     return commitResult(tx, ruleHandles);
   }
@@ -131,6 +141,25 @@ export class FakeNftables implements NftConnection {
 
   close(): void {
     this.closed = true;
+  }
+
+  /** The port id the fake's monitors give its commits (every one of them is `self`). */
+  get portid(): number {
+    return this.monitors.portid;
+  }
+
+  /**
+   * The fake's own commits, as the kernel's monitor reports them (see fake-monitor.ts and
+   * ruleset-diff.ts for what differs: the order of a transaction's changes, rules always `add`).
+   */
+  monitor(opts: MonitorOptions = {}): NftMonitor {
+    this.open();
+    return this.monitors.open(opts);
+  }
+
+  private publish(before: RulesetState): void {
+    if (!this.monitors.active) return;
+    this.monitors.publish(this.gen, rulesetChanges(dumpRuleset(before, this.gen - 1), dumpRuleset(this.state, this.gen)));
   }
 
   /** The ruleset as `nft -f` text, as `nft list ruleset` shows it (renderRuleset of a dump). */

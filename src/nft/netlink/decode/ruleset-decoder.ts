@@ -14,7 +14,8 @@ import { decodeSet } from './set.js';
 import { decodeTable } from './table.js';
 import { WireReader } from './wire-reader.js';
 
-const setKey = (family: string, table: string, name: string): string => `${family}\0${table}\0${name}`;
+/** How decoders key named sets: family, table and name. */
+export const setKey = (family: string, table: string, name: string): string => `${family}\0${table}\0${name}`;
 
 /**
  * Decodes dump buffers from the addon, one or several (the objects of one generation, in any split:
@@ -97,7 +98,8 @@ export function decodeRuleset(buf: Uint8Array, opts: { elementKeys?: boolean } =
   return d.finish();
 }
 
-function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>, byId: Map<number, NftSet>): Expr {
+/** A lookup of an anonymous set, with that set attached as its `inline` set (as nft prints it). */
+export function attachInline(e: Expr, r: Rule, sets: Map<string, NftSet>, byId: Map<number, NftSet>): Expr {
   if (e.type !== 'lookup') return e;
   const s = (e.setId !== undefined ? byId.get(e.setId) : undefined) ?? sets.get(setKey(r.family, r.table, e.set));
   if (!s || !s.anonymous) return e;
