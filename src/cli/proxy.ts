@@ -133,6 +133,13 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     ...(values.netns !== undefined ? { netns: values.netns } : {}),
     ...(localhost ? { localhost } : {}),
     onChange: () => metrics?.changeQueued(),
+    onExternalChange: (change) => {
+      for (const family of change.families) {
+        if (change.lost) metrics?.externalChange(family, 'lost');
+        for (const kind of change.kinds.get(family) ?? []) metrics?.externalChange(family, kind);
+      }
+    },
+    onRepair: (family, ms) => metrics?.repaired(family, ms / 1000),
     onNode: (type, n) => {
       health.node(type, n);
       if (type !== 'delete') nodeWatch.nodeChanged(n);

@@ -14,6 +14,8 @@ import type { EventType, ProxySource, SourceProblem } from './source/source.js';
 import { FamilySync, type SyncResult } from './sync/family-sync.js';
 import { previewTransaction } from './sync/planner.js';
 import { STALE_CHAIN_DELAY_MS } from './sync/stale-chains.js';
+import { RepairBackoff } from './sync/repair-backoff.js';
+import { canMonitor, TableWatch, type ExternalChange, type NftFamilyName } from './sync/table-watch.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
@@ -52,6 +54,13 @@ export interface ProxierOptions {
   onNode?(type: EventType, node: Node): void;
   /** A Service or EndpointSlice event arrived (metrics: the queued timestamp). */
   onChange?(): void;
+  /**
+   * Another process changed the tables (seen through the connection's monitor, when it has one);
+   * the proxy repairs it with a full sync right away (metrics: nftlink_external_changes_total).
+   */
+  onExternalChange?(change: ExternalChange): void;
+  /** A full sync repaired an outside change, `ms` after it was seen (nftlink_repairs_total). */
+  onRepair?(family: NftFamilyName, ms: number): void;
 }
 
 /** What a first sync would send to one family's empty table. */
@@ -79,6 +88,11 @@ export class Proxier {
   private families: FamilySync[] = [];
   private synced = false;
   private staleTimer: NodeJS.Timeout | undefined;
+  private watch: TableWatch | undefined;
+  private readonly repairBackoff = new RepairBackoff();
+  private repairTimer: NodeJS.Timeout | undefined;
+  /** Families with an outside change not yet repaired, and when it was seen. */
+  private readonly unrepairedSince = new Map<NftFamilyName, number>();
   private readonly conntrack: ConntrackCleaner;
   /** Rejected objects and source problems, counted by kind (kube-proxy logs each once). */
   readonly invalidCounts = new Map<string, number>();
@@ -210,7 +224,43 @@ export class Proxier {
     const nft = this.nft;
     if (!nft) throw new Error('nftlink: internal error: a sync before start()');
     this.families = cfgs.map((cfg) => new FamilySync(nft, createLayout(this.opts.layout), cfg, this.opts.log));
+    if (canMonitor(nft) && cfgs.length) {
+      this.watch = new TableWatch(nft, cfgs[0]!.table, this.families.map((f) => f.family), (c) => this.externalChange(c), this.opts.log);
+      this.watch.start();
+    }
     return true;
+  }
+
+  /**
+   * Another process changed our tables: the families it touched are synced in full (read back, and
+   * what differs rewritten) as soon as the backoff allows, without waiting for a model change.
+   */
+  private externalChange(change: ExternalChange): void {
+    const seen = performance.now();
+    for (const fam of this.families) {
+      if (!change.families.has(fam.family)) continue;
+      fam.requestFullSync();
+      if (!this.unrepairedSince.has(fam.family)) this.unrepairedSince.set(fam.family, seen);
+    }
+    this.opts.onExternalChange?.(change);
+    // A repair already on its way sees this change too (its full sync reads the tables back).
+    if (this.repairTimer) return;
+    const wasBackingOff = this.repairBackoff.backingOff;
+    const delay = this.repairBackoff.next(Date.now());
+    const fields = {
+      families: [...change.families],
+      kinds: Object.fromEntries([...change.kinds].map(([f, k]) => [f, [...k]])),
+      ...(change.lost ? { lost: true } : {}),
+      ...(change.by ? { by: change.by } : {}),
+    };
+    if (!this.repairBackoff.backingOff) this.opts.log.warn('the tables were changed by another process; repairing', fields);
+    // Once per fight, not once per change: another writer keeps undoing the rules.
+    else if (!wasBackingOff) this.opts.log.error('another process keeps changing the tables; repairs back off', { ...fields, delayMs: delay });
+    this.repairTimer = setTimeout(() => {
+      this.repairTimer = undefined;
+      void this.syncAll();
+    }, delay);
+    this.repairTimer.unref?.();
   }
 
   /** Syncs never overlap: a run requested while one is in progress waits for it. */
@@ -231,8 +281,14 @@ export class Proxier {
     for (const fam of this.families) {
       const family = fam.family === 'ip' ? 'ipv4' : ('ipv6' as IPFamily);
       try {
+        const started = performance.now();
         const r = await fam.sync(snap.states[family], snap.change[family]);
         results.push(r);
+        const since = this.unrepairedSince.get(fam.family);
+        if (since !== undefined && r.full && since <= started) {
+          this.unrepairedSince.delete(fam.family);
+          this.opts.onRepair?.(fam.family, performance.now() - since);
+        }
         this.opts.log.debug('synced', { ...r });
         await this.conntrack.synced(snap.states[family]); // UDP/SCTP flows to endpoints that are gone (never throws)
       } catch (err) {
@@ -262,6 +318,8 @@ export class Proxier {
   async stop(): Promise<void> {
     this.runner.stop();
     if (this.staleTimer) clearTimeout(this.staleTimer);
+    if (this.repairTimer) clearTimeout(this.repairTimer);
+    await this.watch?.stop();
     await this.opts.source.stop();
     await this.runner.idle();
     await this.syncing;

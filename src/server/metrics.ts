@@ -81,6 +81,9 @@ export class ProxyMetrics {
   readonly nftablesCleanupFailures: Counter<'ip_family'>;
   readonly healthzTotal: Counter<'code'>;
   readonly livezTotal: Counter<'code'>;
+  readonly externalChanges: Counter<'ip_family' | 'kind'>;
+  readonly repairs: Counter<'ip_family'>;
+  readonly repairDuration: Histogram<'ip_family'>;
 
   constructor(opts: ProxyMetricsOptions = {}) {
     this.families = opts.families ?? ['ipv4', 'ipv6'];
@@ -185,6 +188,15 @@ export class ProxyMetrics {
     for (const protocol of ['udp', 'sctp']) this.localhostRejected.inc({ protocol }, 0);
     this.healthzTotal = new Counter({ name: 'kubeproxy_proxy_healthz_total', help: 'Cumulative proxy healthz HTTP status', labelNames: ['code'], registers });
     this.livezTotal = new Counter({ name: 'kubeproxy_proxy_livez_total', help: 'Cumulative proxy livez HTTP status', labelNames: ['code'], registers });
+    // nftlink's own: changes to its tables that another process made, and their repair.
+    this.externalChanges = new Counter({
+      name: 'nftlink_external_changes_total',
+      help: 'Transactions of other processes that changed the proxy tables, by kind of object changed (lost: monitor events were lost)',
+      labelNames: ['ip_family', 'kind'],
+      registers,
+    });
+    this.repairs = new Counter({ name: 'nftlink_repairs_total', help: 'Syncs that repaired an outside change to the proxy tables', labelNames: ['ip_family'], registers });
+    this.repairDuration = histogram('nftlink_repair_duration_seconds', 'From an outside change to the proxy tables being seen to its repair committed, in seconds', SYNC_DURATION_BUCKETS);
 
     // Zero-valued series from the start, as kube-proxy's vectors get them at its first sync, so
     // rate() and absent() work before the first failure.
@@ -192,6 +204,7 @@ export class ProxyMetrics {
       const ip_family = FAMILY_LABEL[family];
       this.nftablesSyncFailures.inc({ ip_family }, 0);
       this.nftablesCleanupFailures.inc({ ip_family }, 0);
+      this.repairs.inc({ ip_family }, 0);
       for (const traffic_policy of ['internal', 'external']) this.noLocalEndpoints.set({ ip_family, traffic_policy }, 0);
     }
   }
@@ -213,6 +226,18 @@ export class ProxyMetrics {
           }
         : {}),
     });
+  }
+
+  /** Another process changed a proxy table (kind: the object kind, or `lost`). */
+  externalChange(family: 'ip' | 'ip6', kind: string): void {
+    this.externalChanges.inc({ ip_family: NFT_FAMILY_LABEL[family]!, kind });
+  }
+
+  /** A sync repaired an outside change, this long after it was seen. */
+  repaired(family: 'ip' | 'ip6', seconds: number): void {
+    const ip_family = NFT_FAMILY_LABEL[family]!;
+    this.repairs.inc({ ip_family });
+    this.repairDuration.observe({ ip_family }, seconds);
   }
 
   /** A change was queued for sync (kube-proxy sets this on every Service/EndpointSlice event). */

@@ -53,6 +53,8 @@ export class FamilySync {
   private readonly exclusions = new Exclusions();
   private readonly stale: StaleChains;
   private needFull = true;
+  /** Counts requestFullSync calls: one that comes while a sync runs keeps the next one full. */
+  private fullRequests = 0;
   private lastFullSync = -Infinity;
 
   constructor(
@@ -90,10 +92,11 @@ export class FamilySync {
     return performance.now() - t0;
   }
 
-  /** The next sync compares everything against a fresh dump. */
+  /** The next sync compares everything against a fresh dump (also when asked while one runs). */
   requestFullSync(): void {
     this.needFull = true;
     this.view = undefined;
+    this.fullRequests++;
   }
 
   async sync(state: ProxyState, change: StateChange | undefined): Promise<SyncResult> {
@@ -109,6 +112,7 @@ export class FamilySync {
 
   private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number): Promise<AttemptResult> {
     const full = change === undefined;
+    const requests = this.fullRequests;
     if (full && !this.view) {
       // The dump runs on the addon's thread and in the kernel: meanwhile, what needs no kernel state.
       const reading = KernelView.read(this.nft, this.family, this.cfg.table, this.layout);
@@ -142,7 +146,8 @@ export class FamilySync {
     view.apply(plan);
     this.stale.committed(plan.chainFlushes, plan.chainWrites.keys());
     this.planner.committedPlan(plan);
-    this.needFull = false;
+    // A full sync asked for meanwhile (the table changed by someone else during this one) stays due.
+    if (this.fullRequests === requests) this.needFull = false;
     if (full) this.lastFullSync = this.now();
     // A cold start's unkeyed elements are keyed once the rules are live, off the sync and a moment
     // later, when the proxy is likely idle (a sync that comes first keys them itself: the index

@@ -1,0 +1,86 @@
+// Watches the proxy's tables for changes it did not make (a firewall reload's `nft flush ruleset`,
+// an admin's experiment, another program's careless transaction) through the library's monitor, so
+// that the proxy repairs them at once instead of at its next sync (up to the full-sync period when
+// nothing changes). Its own commits go through the same connection and are told apart by the
+// committing socket (MonitorTransaction.self). A lost event means anything may have happened.
+
+import type { Logger } from '../../logging/logger.js';
+import type { MonitorChange, MonitoringConnection, NftConnection, NftMonitor } from '../../nft/index.js';
+
+export type NftFamilyName = 'ip' | 'ip6';
+
+/** Another process changed these families' tables (`lost`: events were lost, assume all). */
+export interface ExternalChange {
+  families: ReadonlySet<NftFamilyName>;
+  /** The kinds of object changed, per family (empty when lost). */
+  kinds: ReadonlyMap<NftFamilyName, ReadonlySet<MonitorChange['kind']>>;
+  lost: boolean;
+  /** Who committed it, as the kernel names it (absent when lost). */
+  by?: { pid?: number; processName?: string };
+}
+
+export function canMonitor(nft: NftConnection): nft is MonitoringConnection {
+  return typeof (nft as Partial<MonitoringConnection>).monitor === 'function';
+}
+
+function familyOf(change: MonitorChange): string {
+  switch (change.kind) {
+    case 'table':
+      return change.table.family;
+    case 'chain':
+      return change.chain.family;
+    case 'rule':
+      return change.rule.family;
+    default:
+      return change.set.family;
+  }
+}
+
+export class TableWatch {
+  private monitor: NftMonitor | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly nft: MonitoringConnection,
+    private readonly table: string,
+    private readonly families: readonly NftFamilyName[],
+    private readonly onChange: (change: ExternalChange) => void,
+    private readonly log: Logger,
+  ) {}
+
+  /** Subscribes; resolves once the subscription is live (what is committed from then on is seen). */
+  start(): void {
+    const monitor = this.nft.monitor({ table: this.table });
+    this.monitor = monitor;
+    this.loop = this.watch(monitor).catch((err: Error) => {
+      // The watch is a repair path, not the proxy's: the hourly full sync remains the backstop.
+      this.log.error('watching the tables for outside changes stopped', { reason: err.message });
+    });
+  }
+
+  private async watch(monitor: NftMonitor): Promise<void> {
+    for await (const ev of monitor) {
+      if (ev.type === 'lost') {
+        this.onChange({ families: new Set(this.families), kinds: new Map(), lost: true });
+        continue;
+      }
+      if (ev.self) continue;
+      const kinds = new Map<NftFamilyName, Set<MonitorChange['kind']>>();
+      for (const change of ev.changes) {
+        const family = familyOf(change) as NftFamilyName;
+        if (!this.families.includes(family)) continue;
+        let set = kinds.get(family);
+        if (!set) kinds.set(family, (set = new Set()));
+        set.add(change.kind);
+      }
+      if (!kinds.size) continue;
+      const by = { ...(ev.pid !== undefined ? { pid: ev.pid } : {}), ...(ev.processName !== undefined ? { processName: ev.processName } : {}) };
+      this.onChange({ families: new Set(kinds.keys()), kinds, lost: false, by });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.monitor?.close();
+    await this.loop;
+  }
+}

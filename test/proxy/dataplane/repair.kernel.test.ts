@@ -1,0 +1,96 @@
+// Outside changes to the proxy's tables are repaired at once, without waiting for a Service change
+// or the full-sync period: the proxy watches its tables through the library's monitor, and any
+// transaction another process commits there makes the next sync (right away) a full one. And a
+// writer that keeps undoing the rules is not fought at full speed: repairs back off, logged once.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probe, tally } from '../../../src/netns/cluster.js';
+import type { SyncReport } from '../../../src/proxy/proxier.js';
+import { CLUSTER, ManifestDir, service, serviceChain, slice, startCluster, startProxy, TEST_LAYOUT, type Cluster, type RunningProxy } from './helpers.js';
+
+const VIP = '198.18.200.60';
+const NODEPORT = 30091;
+
+const repairedSync = (r: SyncReport): boolean => r.results.some((x) => x.full && x.operations > 0);
+
+describe('repair of outside changes to the tables', () => {
+  let c: Cluster;
+  let dir: ManifestDir;
+  let px: RunningProxy;
+
+  beforeAll(async () => {
+    dir = new ManifestDir();
+    c = await startCluster(2, 'nlp-repair');
+    dir.write(
+      'web',
+      service({ name: 'web', type: 'NodePort', clusterIPs: [VIP], ports: [{ name: 'http', port: 80, nodePort: NODEPORT }] }),
+      slice({ service: 'web', endpoints: c.pods.map((p) => p.ipv4) }),
+    );
+    px = await startProxy(c, dir);
+  });
+
+  afterAll(async () => {
+    await px?.stop();
+    c?.remove();
+    dir?.cleanup();
+  });
+
+  const works = (): void => {
+    expect(Object.keys(tally(probe(c.node, VIP, 80, { count: 20 }))).sort()).toEqual(['pod0', 'pod1']);
+    expect(Object.keys(tally(probe(c.client, CLUSTER.nodeIPv4, NODEPORT, { count: 20 }))).sort()).toEqual(['pod0', 'pod1']);
+  };
+  const warnings = (): number => px.log.records.filter((r) => r.msg === 'the tables were changed by another process; repairing').length;
+
+  /** What another process does to the table, as an nft command in the node namespace. */
+  const TAMPERING: [string, () => string[]][] = [
+    ['nft flush ruleset', () => ['flush', 'ruleset']],
+    ['nft delete table ip kube-proxy', () => ['delete', 'table', 'ip', 'kube-proxy']],
+    ['nft flush map ip kube-proxy service-ips', () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips']],
+    [
+      "deleting the service chain's rule",
+      () => {
+        const chain = serviceChain('web');
+        const handle = /# handle (\d+)/.exec(c.node.exec('nft', ['-a', 'list', 'chain', 'ip', 'kube-proxy', chain]).split('\n').find((l) => l.includes('dnat'))!)![1]!;
+        return ['delete', 'rule', 'ip', 'kube-proxy', chain, 'handle', handle];
+      },
+    ],
+    ['a rogue element in service-ips', () => ['add', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 198.18.200.99 . tcp . 80 : drop }']],
+  ];
+
+  for (const [what, command] of TAMPERING) {
+    it(`repairs ${what} at once, in both families, and says so`, async () => {
+      works();
+      const before = warnings();
+      const args = command();
+      const repaired = px.nextSync(repairedSync, 3000);
+      c.node.exec('nft', args);
+      await repaired;
+      works();
+      expect(warnings()).toBe(before + 1);
+      const tables = c.node.exec('nft', ['list', 'tables']);
+      expect(tables).toContain('table ip kube-proxy');
+      expect(tables).toContain('table ip6 kube-proxy');
+      // The rogue element is gone: service-ips holds what the model says, nothing else.
+      expect(c.node.exec('nft', ['list', 'map', 'ip', 'kube-proxy', 'service-ips'])).not.toContain(': drop');
+    });
+  }
+
+  it(`(${TEST_LAYOUT}) backs off from a writer that keeps undoing the rules, logging it once`, async () => {
+    const syncsBefore = px.reports.length;
+    const fights = 30;
+    for (let i = 0; i < fights; i++) {
+      c.node.exec('nft', ['flush', 'map', 'ip', 'kube-proxy', 'service-ips']);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const syncs = px.reports.length - syncsBefore;
+    // At most the few repairs allowed at once in 10 s (the cases above used some), then one per
+    // doubling delay (1 s, 2 s): not one per flush.
+    expect(syncs).toBeGreaterThanOrEqual(1);
+    expect(syncs).toBeLessThan(9);
+    expect(px.log.records.filter((r) => r.msg === 'another process keeps changing the tables; repairs back off')).toHaveLength(1);
+    // Once the other writer stops, the backed-off repair still comes (it may have come already).
+    const deadline = Date.now() + 10_000;
+    while (!c.node.exec('nft', ['list', 'map', 'ip', 'kube-proxy', 'service-ips']).includes(VIP) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    works();
+  });
+});
