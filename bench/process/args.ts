@@ -15,11 +15,14 @@ export interface ProcessOptions {
   out: string;
   chart: string;
   quick: boolean;
+  /** Measure nothing: print the report and draw the chart of a saved run (its JSON). */
+  from?: string;
 }
 
 export const PROCESS_USAGE = `usage: npm run bench:process -- [--runs N] [--slow-runs N] [--slow-services N]
                                 [--sizes 1000x5,10000x5,30000x5,100000x5,10000x1,5000x50,45000x1]
-                                [--layouts slots,kube-proxy] [--out FILE] [--chart FILE] [--quick]`;
+                                [--layouts slots,kube-proxy] [--out FILE] [--chart FILE] [--quick]
+                                [--from FILE (report and chart of a saved run; measures nothing)]`;
 
 export const DEFAULT_SIZES: [number, number][] = [
   [1000, 5],
@@ -86,6 +89,10 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
         break;
       case '--chart':
         o.chart = v ?? o.chart;
+        break;
+      case '--from':
+        if (!v) throw new Error(`--from needs the JSON file of a saved run\n${PROCESS_USAGE}`);
+        o.from = v;
         break;
       case '-h':
       case '--help':

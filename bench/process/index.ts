@@ -6,27 +6,21 @@
 // and the targets, writes every run to bench-results/process.json and the chart to
 // docs/bench/process.svg.
 
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { LayoutName } from '../../src/proxy/layout/index.js';
 import { rotation } from '../cases.js';
-import { machineInfo, speedText } from '../machine.js';
+import { machineInfo, speedText, type MachineInfo } from '../machine.js';
 import { GNU_TIME, measuredEnvText } from '../measure.js';
-import { parseProcessArgs, PROCESS_USAGE } from './args.js';
+import { parseProcessArgs, PROCESS_USAGE, type ProcessOptions } from './args.js';
 import { floorRun, manifestFile, nftRun, nodeStartRun, proxyRuns, renderText, type ProcessRun } from './cases.js';
 import { processChart, processMedians, processTargets, renderProcess } from './report.js';
 import { renderTargets } from '../scale/report.js';
 
 type Step = { kind: 'proxy' | 'nft' | 'floor'; layout: LayoutName } | { kind: 'node' };
 
-async function main(argv: string[]): Promise<void> {
-  const opts = parseProcessArgs(argv);
-  if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} is missing (Debian: apt-get install time)`);
-  const machine = machineInfo();
-  const started = Date.now();
+async function measure(opts: ProcessOptions): Promise<ProcessRun[]> {
   const log = (s: string): boolean => process.stderr.write(`${s}\n`);
-  log(`nftlink whole-process benchmark on Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs; runs=${opts.runs}`);
-
   const runs: ProcessRun[] = [];
   for (const [services, endpoints] of opts.sizes) {
     const label = `${services}x${endpoints}`;
@@ -59,26 +53,53 @@ async function main(argv: string[]): Promise<void> {
     rmSync(file, { force: true });
     for (const t of texts.values()) rmSync(t, { force: true });
   }
+  return runs;
+}
 
+interface Saved {
+  /** The command line the runs were measured with. */
+  argv?: string[];
+  machine: MachineInfo;
+  options: ProcessOptions;
+  elapsedS: number;
+  runs: ProcessRun[];
+}
+
+async function main(argv: string[]): Promise<void> {
+  const opts = parseProcessArgs(argv);
+  let saved: Saved;
+  if (opts.from) {
+    saved = JSON.parse(readFileSync(opts.from, 'utf8')) as Saved;
+  } else {
+    if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} is missing (Debian: apt-get install time)`);
+    const machine = machineInfo();
+    const started = Date.now();
+    process.stderr.write(`nftlink whole-process benchmark on Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs; runs=${opts.runs}\n`);
+    const runs = await measure(opts);
+    saved = { argv, machine, options: opts, elapsedS: (Date.now() - started) / 1000, runs };
+  }
+  const { machine, runs } = saved;
   const medians = processMedians(runs);
   const ts = processTargets(medians);
-  const out = resolve(opts.out);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ machine, options: opts, elapsedS: (Date.now() - started) / 1000, runs, medians, targets: ts }, null, 2) + '\n');
+  const out = resolve(opts.from ?? opts.out);
+  if (!opts.from) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify({ ...saved, medians, targets: ts }, null, 2) + '\n');
+  }
   const chart = resolve(opts.chart);
   mkdirSync(dirname(chart), { recursive: true });
   writeFileSync(chart, processChart(medians));
 
   process.stdout.write(
-    `\nnftlink whole-process benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}; medians\n` +
-      `command: npm run bench:process -- ${argv.join(' ')}\n` +
+    `\nnftlink whole-process benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}; ${machine.date}; medians\n` +
+      `command: npm run bench:process -- ${(saved.argv ?? ['(not saved)']).join(' ')}\n` +
       `wall/user/sys/RSS: the whole process, GNU time${measuredEnvText()}; sync: the proxy's own "synced" durations, summed over families; ` +
       `restart: proxy --once again on the table it programmed; nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
-      `kernel: the commit of the same batches, encoded beforehand; floor: kernel + node -e ''\n\n` +
+      `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''\n\n` +
       renderProcess(medians) +
       `\n\nTargets (issue 29):\n` +
       renderTargets(ts) +
-      `\n\nruns: ${out}; chart: ${chart} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`,
+      `\n\nruns: ${out}; chart: ${chart} (measured in ${saved.elapsedS.toFixed(0)} s)\n`,
   );
 }
 

@@ -26,8 +26,16 @@ export interface ProcessMedian {
   nft?: Figures;
   /** `nft -f` of kube-proxy's own layout text for the same services. */
   kubeProxyNft?: Figures;
-  /** The kernel's commit of this layout's batches, s; node -e's wall, s; their sum. */
+  /** The kernel's commit of this layout's ruleset as one batch encoded beforehand, s (floor-child.ts). */
+  oneBatchS?: number;
+  /**
+   * The kernel's time for the batch: the lower of oneBatchS and the proxy's own sys time (its
+   * commits as it streams them, in parts, plus its other syscalls: an upper bound of its kernel
+   * share). Two measures because one batch can cost the kernel more than the parts the proxy sends:
+   * kube-proxy's layout at 10k takes the kernel several times the proxy's whole sys time as one batch.
+   */
   kernelS?: number;
+  /** node -e's wall, s; floorS = kernelS + nodeS. */
   nodeS?: number;
   floorS?: number;
 }
@@ -59,7 +67,9 @@ export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
       if (n) m.nft = n;
       const k = med(pick('kube-proxy', 'nft -f'));
       if (k) m.kubeProxyNft = k;
-      if (kernel.length) m.kernelS = median(kernel.map((x) => x.commitMs! / 1000));
+      if (kernel.length) m.oneBatchS = median(kernel.map((x) => x.commitMs! / 1000));
+      const sys = m.proxy?.sys;
+      if (m.oneBatchS !== undefined || sys !== undefined) m.kernelS = Math.min(m.oneBatchS ?? Infinity, sys ?? Infinity);
       if (nodeS !== undefined) m.nodeS = nodeS;
       if (m.kernelS !== undefined && nodeS !== undefined) m.floorS = m.kernelS + nodeS;
       out.push(m);
@@ -71,7 +81,7 @@ export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
 const x = (a: number | undefined, b: number | undefined): string => (a !== undefined && b !== undefined ? `${ratio(a, b).toFixed(2)}x` : '-');
 
 export function renderProcess(ms: readonly ProcessMedian[]): string {
-  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor']];
+  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor']];
   for (const m of ms) {
     rows.push([
       `${m.services}x${m.endpoints}`,
@@ -91,6 +101,7 @@ export function renderProcess(ms: readonly ProcessMedian[]): string {
       f(m.nft?.sys, 2),
       f(m.nft?.rssMB, 0),
       f(m.kubeProxyNft?.wall, 3),
+      f(m.oneBatchS, 3),
       f(m.kernelS, 3),
       f(m.floorS, 3),
       x(m.nft?.wall, m.proxy?.wall),
@@ -124,7 +135,7 @@ export function processTargets(ms: readonly ProcessMedian[]): TargetResult[] {
   }
   if (k10?.proxy && k10.kernelS !== undefined) {
     const r = ratio(k10.proxy.wall, k10.kernelS);
-    out.push({ target: "kube-proxy layout 10k x 5: whole process <= 1.2x the kernel's commit of its batch", value: `${f(k10.proxy.wall, 3)} / ${f(k10.kernelS, 3)} = ${r.toFixed(2)}x`, pass: r <= 1.2 });
+    out.push({ target: "kube-proxy layout 10k x 5: whole process <= 1.2x the kernel's time for its batch", value: `${f(k10.proxy.wall, 3)} / ${f(k10.kernelS, 3)} = ${r.toFixed(2)}x`, pass: r <= 1.2 });
   }
   if (s10?.proxy) out.push({ target: 'slots 10k x 5: peak RSS <= 150 MB', value: `${f(s10.proxy.rssMB, 0)} MB`, pass: s10.proxy.rssMB <= 150 });
   if (s100?.proxy) out.push({ target: 'slots 100k x 5: peak RSS <= 1 GB', value: `${f(s100.proxy.rssMB, 0)} MB`, pass: s100.proxy.rssMB <= 1024 });
