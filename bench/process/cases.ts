@@ -46,6 +46,11 @@ export interface ProcessRun extends ProcessFigures {
   syncMs?: number;
   /** floor commit: the kernel's commit of the batches, ms, measured around the addon's commit. */
   commitMs?: number;
+  /**
+   * How busy the machine was (0..1) in the 250 ms before the process started: on a shared machine
+   * other work can take a core for the whole run, and the wall figures then say so here.
+   */
+  busy?: number;
 }
 
 let scratch: string | undefined;
@@ -109,22 +114,22 @@ const figures = (r: ProcessFigures): ProcessFigures => ({ wall: r.wall, user: r.
 
 /** The proxy cold into a fresh namespace, then restarted over the table it programmed. */
 export async function proxyRuns(file: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun[]> {
-  await quiet();
+  const busy = await quiet();
   return withNetns(
     1,
     async (ns) => {
       const argv = [process.execPath, ...nodeFlags(), BIN, 'proxy', '--once', ...proxyFlags(file, layout, ns!)];
       const cold = await runTimed(argv, { discardStdout: true });
       // The load leaves kernel work behind (hash tables resize in deferred work): not the restart's.
-      await quiet();
+      const busyAgain = await quiet();
       const again = await runTimed(argv, { discardStdout: true });
       const base = { services, endpoints, layout, run };
       const c = syncedTotals(cold.stderr);
       const a = syncedTotals(again.stderr);
       if (!c.families || !a.families) throw new Error(`proxy --once logged no "synced" line:\n${cold.stderr.slice(-2000)}`);
       return [
-        { ...base, side: 'proxy', ...figures(cold), operations: c.operations, syncMs: c.syncMs },
-        { ...base, side: 'restart', ...figures(again), operations: a.operations, syncMs: a.syncMs },
+        { ...base, side: 'proxy', ...figures(cold), operations: c.operations, syncMs: c.syncMs, busy },
+        { ...base, side: 'restart', ...figures(again), operations: a.operations, syncMs: a.syncMs, busy: busyAgain },
       ];
     },
     NETNS_PREFIX,
@@ -132,25 +137,25 @@ export async function proxyRuns(file: string, layout: LayoutName, services: numb
 }
 
 export async function nftRun(text: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun> {
-  await quiet();
+  const busy = await quiet();
   return withNetns(
     1,
     async (ns) => {
       const r = await runTimed([...inNetns(ns!), 'nft', '-f', text], { discardStdout: true });
-      return { services, endpoints, layout, run, side: 'nft -f', ...figures(r) };
+      return { services, endpoints, layout, run, side: 'nft -f', ...figures(r), busy };
     },
     NETNS_PREFIX,
   );
 }
 
 export async function floorRun(file: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun> {
-  await quiet();
+  const busy = await quiet();
   return withNetns(
     1,
     async (ns) => {
       const r = await runTimed([process.execPath, ...nodeFlags(), FLOOR, ns!, ...proxyFlags(file, layout, ns!)]);
       const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { commitMs: number };
-      return { services, endpoints, layout, run, side: 'floor commit', ...figures(r), commitMs: out.commitMs };
+      return { services, endpoints, layout, run, side: 'floor commit', ...figures(r), commitMs: out.commitMs, busy };
     },
     NETNS_PREFIX,
   );
@@ -158,7 +163,7 @@ export async function floorRun(file: string, layout: LayoutName, services: numbe
 
 /** A bare node start, the other half of the floor (no flags: node's own start-up). */
 export async function nodeStartRun(services: number, endpoints: number, run: number): Promise<ProcessRun> {
-  await quiet();
+  const busy = await quiet();
   const r = await runTimed([process.execPath, '-e', ''], { discardStdout: true });
-  return { services, endpoints, layout: '-', run, side: 'node -e', ...figures(r) };
+  return { services, endpoints, layout: '-', run, side: 'node -e', ...figures(r), busy };
 }

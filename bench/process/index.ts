@@ -14,12 +14,12 @@ import { machineInfo, speedText, type MachineInfo } from '../machine.js';
 import { GNU_TIME, measuredEnvText } from '../measure.js';
 import { parseProcessArgs, PROCESS_USAGE, type ProcessOptions } from './args.js';
 import { floorRun, manifestFile, nftRun, nodeStartRun, proxyRuns, renderText, type ProcessRun } from './cases.js';
-import { processChart, processMedians, processTargets, renderProcess } from './report.js';
+import { busyText, processChart, processMedians, processTargets, renderProcess } from './report.js';
 import { renderTargets } from '../scale/report.js';
 
 type Step = { kind: 'proxy' | 'nft' | 'floor'; layout: LayoutName } | { kind: 'node' };
 
-async function measure(opts: ProcessOptions): Promise<ProcessRun[]> {
+async function measure(opts: ProcessOptions, sizeDone: (runs: ProcessRun[]) => void): Promise<ProcessRun[]> {
   const log = (s: string): boolean => process.stderr.write(`${s}\n`);
   const runs: ProcessRun[] = [];
   for (const [services, endpoints] of opts.sizes) {
@@ -52,6 +52,7 @@ async function measure(opts: ProcessOptions): Promise<ProcessRun[]> {
     // 100k x 5 is over 100 MB of JSON: not kept longer than its size's runs.
     rmSync(file, { force: true });
     for (const t of texts.values()) rmSync(t, { force: true });
+    sizeDone(runs);
   }
   return runs;
 }
@@ -75,7 +76,13 @@ async function main(argv: string[]): Promise<void> {
     const machine = machineInfo();
     const started = Date.now();
     process.stderr.write(`nftlink whole-process benchmark on Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs; runs=${opts.runs}\n`);
-    const runs = await measure(opts);
+    // Saved after every size too (an hour-long run stopped halfway keeps what it measured; --from
+    // reports it).
+    const save = (runs: ProcessRun[]): void => {
+      mkdirSync(dirname(resolve(opts.out)), { recursive: true });
+      writeFileSync(resolve(opts.out), JSON.stringify({ argv, machine, options: opts, elapsedS: (Date.now() - started) / 1000, runs }, null, 2) + '\n');
+    };
+    const runs = await measure(opts, save);
     saved = { argv, machine, options: opts, elapsedS: (Date.now() - started) / 1000, runs };
   }
   const { machine, runs } = saved;
@@ -95,7 +102,7 @@ async function main(argv: string[]): Promise<void> {
       `command: npm run bench:process -- ${(saved.argv ?? ['(not saved)']).join(' ')}\n` +
       `wall/user/sys/RSS: the whole process, GNU time${measuredEnvText()}; sync: the proxy's own "synced" durations, summed over families; ` +
       `restart: proxy --once again on the table it programmed; nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
-      `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''\n\n` +
+      `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''${busyText(runs)}\n\n` +
       renderProcess(medians) +
       `\n\nTargets (issue 29):\n` +
       renderTargets(ts) +

@@ -149,6 +149,14 @@ export function processTargets(ms: readonly ProcessMedian[]): TargetResult[] {
   return out;
 }
 
+/** The median of how busy the machine was before each measured process, for the report's header. */
+export function busyText(runs: readonly ProcessRun[]): string {
+  const b = runs.map((r) => r.busy).filter((x): x is number => x !== undefined);
+  if (!b.length) return '';
+  const over = b.filter((x) => x >= 0.5).length;
+  return `; the machine was ${(median(b) * 100).toFixed(0)}% busy (median) in the 250 ms before a measured process started, >= 50% before ${over} of ${b.length}`;
+}
+
 /** Whole-process cold start against services (x 5 endpoints), both axes log. */
 export function processChart(ms: readonly ProcessMedian[]): string {
   const five = ms.filter((m) => m.endpoints === 5);
