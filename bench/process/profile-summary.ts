@@ -29,23 +29,33 @@ export interface CpuProfile {
   timeDeltas: number[];
 }
 
-/** A stage of the proxy: the first rule (in this order) matching a frame, innermost first, wins. */
+/**
+ * A stage of the proxy. The stack is walked from the innermost frame out, and the first frame that
+ * a rule names decides: the rules name the entry function of each stage, which are nested (the
+ * manifests are read, the tracker fed, the model snapshot, the layout planned; the plan's parts are
+ * committed, each rendered for the trace log first), so the innermost named one is the stage the
+ * sample's work belongs to. Generic names (update, get, parse) are left out: they occur everywhere.
+ */
 export interface Rule {
   category: string;
   fn?: RegExp;
   url?: RegExp;
 }
 
+const OWN = /\/dist(-bench)?\/|\/bin\//;
 export const RULES: readonly Rule[] = [
-  { category: 'manifests: read + JSON/YAML parse', fn: /^(parseAllDocuments|parse|readFile|readFileHandle|parseDocument|composeDoc|Lexer|Parser|lex|next|\*lex|\*parse)$/, url: /node_modules\/yaml\// },
-  { category: 'manifests: read + JSON/YAML parse', fn: /^(readManifests|readManifestFile|readAll|documentsOf|manifestObjects|parseManifest\w*)$/ },
-  { category: 'logging (pino)', url: /node_modules\/(pino|sonic-boom|thread-stream)/ },
-  { category: 'metrics (prom-client)', url: /node_modules\/prom-client/ },
-  { category: 'encoding (netlink wire)', fn: /^(encode\w*|put\w*|write\w*Attr\w*|nest\w*|\w*Encoder\w*|emit\w*|\w*Expr\w*Encode\w*)$/ },
-  { category: 'commit (addon call, send)', fn: /^(commit\w*|feed|commitStream\w*|send\w*)$/ },
-  { category: 'layout build (chains, rules, maps)', fn: /^(build\w*|\w*Chain\w*|\w*Rule\w*|\w*Slot\w*|layout\w*|serviceChain\w*|dnat\w*|verdict\w*|\w*Map\w*Elements?)$/ },
-  { category: 'model: tracker, validation, hashing', fn: /^(service|endpointSlice|snapshot|validate\w*|servicePorts?\w*|endpoints\w*|hash\w*|\w*Hash\w*|compareEndpoints|merge\w*|\w*Tracker\w*|portName\w*|chainName\w*|servicePortName\w*|createHash|digest|update)$/ },
-  { category: 'manifests: object handling (diff/content keys)', fn: /^(diff\w*|content\w*|objectKey|keyOf\w*|stringify)$/ },
+  { category: 'logging (pino)', url: /node_modules\/(pino|sonic-boom|thread-stream|pino-std-serializers)\// },
+  { category: 'metrics (prom-client)', url: /node_modules\/prom-client\// },
+  { category: 'rendering each part as nft text (for the trace log)', fn: /^(render|renderCommands|renderOperation)$/, url: OWN },
+  { category: 'commit: encoding, handing parts to the addon', fn: /^(commit|commitPart|commitStream\w*|send|encode)$/, url: OWN },
+  { category: 'settle: keying the elements written unkeyed', fn: /^settle$/, url: OWN },
+  { category: 'layout: planning the ruleset (chains, rules, maps, elements)', fn: /^(planFull|planPartial|prepare\w*|flush|cut|fragment|writeChains?|queueElements|declare|base|baseObjects|sharedSets)$/, url: OWN },
+  { category: 'model: snapshot (service ports, merged endpoints)', fn: /^(snapshot|rebuildFamily)$/, url: OWN },
+  { category: 'model: tracker events (validation, content hashes)', fn: /^(readAndEmit|emit)$/, url: OWN },
+  { category: 'manifests: read, JSON/YAML parse, normalize', fn: /^(readManifestFile|readManifests|parseDocuments|collectObject|scanFiles?)$/, url: OWN },
+  { category: 'manifests: read, JSON/YAML parse, normalize', url: /node_modules\/yaml\// },
+  { category: 'sync: rest (reading the kernel back, diff)', fn: /^(sync|syncOnce|attempt|start)$/, url: OWN },
+  { category: 'start-up: flags, config, system settings', fn: /^(proxyCommand|main|proxy)$/, url: OWN },
 ];
 
 /** The package a script belongs to: node_modules/<pkg>, nftlink's own dist/, or node's internals. */

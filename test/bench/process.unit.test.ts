@@ -66,7 +66,7 @@ describe('the proxy log', () => {
 describe('report', () => {
   const run = (side: ProcessRun['side'], layout: ProcessRun['layout'], wall: number, extra: Partial<ProcessRun> = {}): ProcessRun => ({ services: 10_000, endpoints: 5, layout, side, run: 0, wall, user: wall / 2, sys: 0.1, rssMB: 100, ...extra });
   const runs: ProcessRun[] = [
-    run('proxy', 'slots', 0.55, { operations: 20_000, syncMs: 400 }),
+    run('proxy', 'slots', 0.55, { operations: 20_000, syncMs: 400, sys: 0.5 }),
     run('restart', 'slots', 0.5, { operations: 0, syncMs: 300 }),
     run('nft -f', 'slots', 1.6),
     run('nft -f', 'kube-proxy', 5),
@@ -79,6 +79,12 @@ describe('report', () => {
     expect(m!.layout).toBe('slots');
     expect(m!.floorS).toBeCloseTo(0.39);
     expect(m!.kubeProxyNft!.wall).toBe(5);
+  });
+
+  it("takes the proxy's own sys time as the kernel's when one batch costs the kernel more", () => {
+    const [m] = processMedians(runs.map((r) => (r.side === 'floor commit' ? { ...r, commitMs: 6000 } : r)));
+    expect(m!.oneBatchS).toBe(6);
+    expect(m!.kernelS).toBe(0.5);
   });
 
   it('judges each target on its median', () => {
