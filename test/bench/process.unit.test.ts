@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseProcessArgs, parseSizes } from '../../bench/process/args.js';
 import type { ProcessRun } from '../../bench/process/cases.js';
@@ -106,5 +108,25 @@ describe('profile categories', () => {
     expect(categorize([frame('x', 'file:///r/node_modules/pino/lib/a.js'), frame('', 'file:///r/node_modules/pino/pino.js', 0), frame('moduleEvaluation', 'node:internal/modules/esm/module_job')])).toBe('module loading: pino');
     expect(categorize([frame('parseAllDocuments', 'file:///r/node_modules/yaml/dist/index.js')])).toMatch(/^manifests/);
     expect(packageOf('file:///r/node_modules/@kubernetes/client-node/dist/x.js')).toBe('@kubernetes/client-node');
+  });
+});
+
+describe('the command line', () => {
+  const index = new URL('../../dist-bench/bench/process/index.js', import.meta.url);
+  const run = (args: string[]) => {
+    if (!existsSync(index)) throw new Error('dist-bench/ is missing: run npm run build:bench (scripts/test.sh does)');
+    return spawnSync(process.execPath, [index.pathname, ...args], { encoding: 'utf8' });
+  };
+
+  it('--help prints the usage with exit 0 and measures nothing', () => {
+    const r = run(['--help']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^usage: npm run bench:process -- /);
+  });
+
+  it('an unknown option fails, naming it', () => {
+    const r = run(['--bogus']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('unknown option --bogus');
   });
 });
