@@ -51,7 +51,7 @@ interface Companion {
 }
 
 /** The processes of one run, rotated run by run so that none always follows the same one. */
-function rotation<T>(items: readonly T[], run: number): T[] {
+export function rotation<T>(items: readonly T[], run: number): T[] {
   const k = run % items.length;
   return [...items.slice(k), ...items.slice(0, k)];
 }

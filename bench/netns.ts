@@ -25,11 +25,14 @@ function hookCleanup(): void {
   }
 }
 
-/** `ip netns add nftlink-b-<random>`; throws with ip's stderr (no root, no iproute2) if it fails. */
-export function createNetns(): string {
+/**
+ * `ip netns add <prefix>-<random>` (each benchmark its own prefix, so a leftover names its owner);
+ * throws with ip's stderr (no root, no iproute2) if it fails.
+ */
+export function createNetns(prefix = 'nftlink-b'): string {
   if (process.getuid?.() !== 0) throw new Error('bench: needs root (network namespaces and nf_tables need CAP_SYS_ADMIN and CAP_NET_ADMIN)');
   hookCleanup();
-  const name = `nftlink-b-${randomBytes(4).toString('hex')}`;
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
   const r = spawnSync('ip', ['netns', 'add', name], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`bench: ip netns add ${name} failed: ${r.stderr || r.error?.message}`);
   live.add(name);
@@ -43,10 +46,10 @@ export function removeNetns(name: string): void {
 }
 
 /** Runs `fn` with `count` fresh namespaces and removes them afterwards, also when it throws. */
-export async function withNetns<T>(count: number, fn: (...names: string[]) => Promise<T>): Promise<T> {
+export async function withNetns<T>(count: number, fn: (...names: string[]) => Promise<T>, prefix?: string): Promise<T> {
   const names: string[] = [];
   try {
-    for (let i = 0; i < count; i++) names.push(createNetns());
+    for (let i = 0; i < count; i++) names.push(createNetns(prefix));
     return await fn(...names);
   } finally {
     for (const n of names) removeNetns(n);

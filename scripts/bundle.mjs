@@ -29,9 +29,11 @@ const out = (p) => join(root, bench ? 'dist-bench' : 'dist', p);
 
 const input = bench
   ? {
-      // The benchmarks' measured processes (bench/cases.ts, bench/scale/cases.ts).
+      // The benchmarks' measured processes (bench/cases.ts, bench/scale/cases.ts, bench/process/cases.ts).
       'load-child': out('bench/child.js'),
       'scale-child': out('bench/scale/child.js'),
+      // The floor of `npm run bench:process` (bench/process/floor-child.ts).
+      'process-floor': out('bench/process/floor-child.js'),
     }
   : {
       // The package's entry ("exports" in package.json).

@@ -61,11 +61,12 @@ export function churnMedians(records: readonly ChurnRecord[]): ChurnMedian[] {
   }));
 }
 
-function pad(rows: string[][]): string {
+/** Text table: the first two columns left-aligned, numbers right-aligned. */
+export function pad(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows.map((r) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
-const f = (x: number | undefined, d: number): string => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
+export const f = (x: number | undefined, d: number): string => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
 
 export function renderFull(ms: readonly FullMedian[]): string {
   const rows = [['services', 'layout', 'runs', 'sync s', 'settle s', 'wall s', 'user', 'sys', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f / wall']];

@@ -1,0 +1,169 @@
+// The processes `npm run bench:process` times, each in a fresh namespace of its own (bench/netns.ts)
+// and measured from outside by GNU time (bench/measure.ts):
+//   proxy     `nftlink proxy --once --manifests FILE`, started as bin/nftlink.js starts it (its
+//             shebang's node flags), cold into an empty namespace, then again in the same namespace
+//             (a restart over the table it programmed: what it writes must be nothing)
+//   nft -f    `nft -f` of `nftlink render`'s text for the same manifests and flags (the very ruleset
+//             the proxy writes; for --layout kube-proxy, kube-proxy's own shapes)
+//   floor     the kernel committing that ruleset's batches encoded beforehand (floor-child.ts), and
+//             a bare `node -e ''`: added up, what no Node process could go below
+
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LayoutName } from '../../src/proxy/layout/index.js';
+import { BIN } from '../../src/netns/proxy-process.js';
+import { packagePath } from '../../src/package-root.js';
+import { runTimed, waitQuiet, type ProcessFigures } from '../measure.js';
+import { inNetns, withNetns } from '../netns.js';
+import { nodeFlags } from '../node-flags.js';
+import { NODE_IP, NODE_NAME, POD_CIDR, SERVICE_CIDR, writeManifests } from './manifests.js';
+
+// floor-child.ts, bundled as the CLI is (scripts/bundle.mjs --bench).
+const FLOOR = packagePath('dist-bench', 'bundle', 'process-floor.js');
+/**
+ * How long to wait for an idle machine before each process (bench/measure.ts, waitQuiet): shorter
+ * than its default, because on a shared machine other work can keep it busy for the whole run, and
+ * the runs alternate sides so that such load falls on all of them alike.
+ */
+const QUIET_MAX_MS = 10_000;
+const quiet = (): Promise<number> => waitQuiet(QUIET_MAX_MS);
+/** This benchmark's namespaces: `ip netns list | grep nftlink-pb-` finds any it left behind. */
+const NETNS_PREFIX = 'nftlink-pb';
+
+export type Side = 'proxy' | 'restart' | 'nft -f' | 'floor commit' | 'node -e';
+
+export interface ProcessRun extends ProcessFigures {
+  services: number;
+  endpoints: number;
+  /** The layout the process wrote (node -e: none). */
+  layout: LayoutName | '-';
+  side: Side;
+  run: number;
+  /** proxy and restart: operations written (both families), and the syncs' durations as logged. */
+  operations?: number;
+  syncMs?: number;
+  /** floor commit: the kernel's commit of the batches, ms, measured around the addon's commit. */
+  commitMs?: number;
+  /**
+   * How busy the machine was (0..1) in the 250 ms before the process started: on a shared machine
+   * other work can take a core for the whole run, and the wall figures then say so here.
+   */
+  busy?: number;
+}
+
+let scratch: string | undefined;
+function scratchFile(name: string): string {
+  if (!scratch) {
+    scratch = mkdtempSync(join(tmpdir(), 'nftlink-bench-process-'));
+    const dir = scratch;
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return join(scratch, name);
+}
+
+/** The manifests of one size, written once per size (reading them is the process's work, not this). */
+export async function manifestFile(services: number, endpoints: number): Promise<string> {
+  const file = scratchFile(`${services}x${endpoints}.json`);
+  await writeManifests(file, services, endpoints);
+  return file;
+}
+
+/**
+ * The flags the proxy runs with: no cluster (--manifests), another namespace (--netns: no conntrack
+ * sysctls, no localhost NodePorts, as docs/operating.md says), and the node's identity given, so that
+ * nothing depends on the machine's interfaces.
+ */
+export function proxyFlags(file: string, layout: LayoutName, netns: string): string[] {
+  return ['--manifests', file, '--netns', netns, '--hostname-override', NODE_NAME, '--node-ip', NODE_IP, '--cluster-cidr', POD_CIDR, '--service-cidr', SERVICE_CIDR, '--layout', layout];
+}
+
+/**
+ * `nftlink render` of the same manifests and flags into a file. render opens no namespace; it is
+ * given one name only because --netns turns the localhost NodePorts off, as it does for the proxy.
+ */
+export function renderText(file: string, layout: LayoutName, label: string): string {
+  const out = scratchFile(`${label}-${layout}.nft`);
+  const fd = openSync(out, 'w');
+  try {
+    const r = spawnSync(process.execPath, [...nodeFlags(), BIN, 'render', ...proxyFlags(file, layout, `${NETNS_PREFIX}-render`)], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', maxBuffer: 64 << 20 });
+    if (r.status !== 0) throw new Error(`nftlink render failed (${r.status ?? r.signal}): ${r.stderr.slice(0, 2000)}`);
+  } finally {
+    closeSync(fd);
+  }
+  return out;
+}
+
+/** The proxy's "synced" log lines (one per family): operations written and sync durations, summed. */
+export function syncedTotals(stderr: string): { operations: number; syncMs: number; families: number } {
+  let operations = 0;
+  let syncMs = 0;
+  let families = 0;
+  for (const line of stderr.split('\n')) {
+    if (!line.includes('"msg":"synced"')) continue;
+    const r = JSON.parse(line) as { operations: number; durationMs: number };
+    operations += r.operations;
+    syncMs += r.durationMs;
+    families++;
+  }
+  return { operations, syncMs, families };
+}
+
+const figures = (r: ProcessFigures): ProcessFigures => ({ wall: r.wall, user: r.user, sys: r.sys, rssMB: r.rssMB });
+
+/** The proxy cold into a fresh namespace, then restarted over the table it programmed. */
+export async function proxyRuns(file: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun[]> {
+  const busy = await quiet();
+  return withNetns(
+    1,
+    async (ns) => {
+      const argv = [process.execPath, ...nodeFlags(), BIN, 'proxy', '--once', ...proxyFlags(file, layout, ns!)];
+      const cold = await runTimed(argv, { discardStdout: true });
+      // The load leaves kernel work behind (hash tables resize in deferred work): not the restart's.
+      const busyAgain = await quiet();
+      const again = await runTimed(argv, { discardStdout: true });
+      const base = { services, endpoints, layout, run };
+      const c = syncedTotals(cold.stderr);
+      const a = syncedTotals(again.stderr);
+      if (!c.families || !a.families) throw new Error(`proxy --once logged no "synced" line:\n${cold.stderr.slice(-2000)}`);
+      return [
+        { ...base, side: 'proxy', ...figures(cold), operations: c.operations, syncMs: c.syncMs, busy },
+        { ...base, side: 'restart', ...figures(again), operations: a.operations, syncMs: a.syncMs, busy: busyAgain },
+      ];
+    },
+    NETNS_PREFIX,
+  );
+}
+
+export async function nftRun(text: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun> {
+  const busy = await quiet();
+  return withNetns(
+    1,
+    async (ns) => {
+      const r = await runTimed([...inNetns(ns!), 'nft', '-f', text], { discardStdout: true });
+      return { services, endpoints, layout, run, side: 'nft -f', ...figures(r), busy };
+    },
+    NETNS_PREFIX,
+  );
+}
+
+export async function floorRun(file: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun> {
+  const busy = await quiet();
+  return withNetns(
+    1,
+    async (ns) => {
+      const r = await runTimed([process.execPath, ...nodeFlags(), FLOOR, ns!, ...proxyFlags(file, layout, ns!)]);
+      const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { commitMs: number };
+      return { services, endpoints, layout, run, side: 'floor commit', ...figures(r), commitMs: out.commitMs, busy };
+    },
+    NETNS_PREFIX,
+  );
+}
+
+/** A bare node start, the other half of the floor (no flags: node's own start-up). */
+export async function nodeStartRun(services: number, endpoints: number, run: number): Promise<ProcessRun> {
+  const busy = await quiet();
+  const r = await runTimed([process.execPath, '-e', ''], { discardStdout: true });
+  return { services, endpoints, layout: '-', run, side: 'node -e', ...figures(r), busy };
+}

@@ -1,0 +1,117 @@
+// `npm run bench:process`, issue 29's whole-process benchmark: the process a user runs, `nftlink
+// proxy --once --manifests FILE`, timed from outside (GNU time: wall, user, sys, peak RSS) cold into
+// a fresh namespace and again on the table it programmed, side by side in the same run with `nft -f`
+// of the same ruleset, `nft -f` of kube-proxy's own text, and the floor (the kernel's commit of the
+// same batches + a bare node start); the order rotates run by run (cases.ts). Prints medians, ratios
+// and the targets, writes every run to bench-results/process.json and the chart to
+// docs/bench/process.svg.
+
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { LayoutName } from '../../src/proxy/layout/index.js';
+import { rotation } from '../cases.js';
+import { machineInfo, speedText, type MachineInfo } from '../machine.js';
+import { GNU_TIME, measuredEnvText } from '../measure.js';
+import { parseProcessArgs, PROCESS_USAGE, type ProcessOptions } from './args.js';
+import { floorRun, manifestFile, nftRun, nodeStartRun, proxyRuns, renderText, type ProcessRun } from './cases.js';
+import { busyText, processChart, processMedians, processTargets, renderProcess } from './report.js';
+import { renderTargets } from '../scale/report.js';
+
+type Step = { kind: 'proxy' | 'nft' | 'floor'; layout: LayoutName } | { kind: 'node' };
+
+async function measure(opts: ProcessOptions, sizeDone: (runs: ProcessRun[]) => void): Promise<ProcessRun[]> {
+  const log = (s: string): boolean => process.stderr.write(`${s}\n`);
+  const runs: ProcessRun[] = [];
+  for (const [services, endpoints] of opts.sizes) {
+    const label = `${services}x${endpoints}`;
+    const file = await manifestFile(services, endpoints);
+    const slow = services >= opts.slowServices;
+    // kube-proxy's text is rendered (and timed under nft -f) even when only slots is measured, as a
+    // slots target compares against it; but not from slowServices on (minutes per nft -f there)
+    // unless the kube-proxy layout was asked for.
+    const texts = new Map<LayoutName, string>();
+    const layouts = new Set<LayoutName>(opts.layouts);
+    if (!slow) layouts.add('kube-proxy');
+    for (const layout of layouts) texts.set(layout, renderText(file, layout, label));
+    for (let run = 0; run < opts.runs; run++) {
+      const steps: Step[] = [{ kind: 'node' }];
+      for (const layout of opts.layouts) steps.push({ kind: 'proxy', layout }, { kind: 'floor', layout });
+      for (const layout of texts.keys()) steps.push({ kind: 'nft', layout });
+      // kube-proxy's layout at 20k services and more takes minutes per run: fewer repetitions.
+      const todo = steps.filter((s) => !(slow && s.kind !== 'node' && s.layout === 'kube-proxy' && run >= opts.slowRuns));
+      for (const step of rotation(todo, run)) {
+        if (step.kind === 'node') runs.push(await nodeStartRun(services, endpoints, run));
+        else if (step.kind === 'proxy') runs.push(...(await proxyRuns(file, step.layout, services, endpoints, run)));
+        else if (step.kind === 'nft') runs.push(await nftRun(texts.get(step.layout)!, step.layout, services, endpoints, run));
+        else runs.push(await floorRun(file, step.layout, services, endpoints, run));
+        for (const r of runs.slice(step.kind === 'proxy' ? -2 : -1)) {
+          log(`  ${label} run ${run + 1}/${opts.runs} ${r.side} ${r.layout}: ${r.wall.toFixed(3)} s wall, ${r.user.toFixed(2)} user, ${r.sys.toFixed(2)} sys, ${r.rssMB.toFixed(0)} MB${r.operations !== undefined ? `, ${r.operations} ops` : ''}${r.commitMs !== undefined ? `, kernel ${(r.commitMs / 1000).toFixed(3)} s` : ''}`);
+        }
+      }
+    }
+    // 100k x 5 is over 100 MB of JSON: not kept longer than its size's runs.
+    rmSync(file, { force: true });
+    for (const t of texts.values()) rmSync(t, { force: true });
+    sizeDone(runs);
+  }
+  return runs;
+}
+
+interface Saved {
+  /** The command line the runs were measured with. */
+  argv?: string[];
+  machine: MachineInfo;
+  options: ProcessOptions;
+  elapsedS: number;
+  runs: ProcessRun[];
+}
+
+async function main(argv: string[]): Promise<void> {
+  const opts = parseProcessArgs(argv);
+  let saved: Saved;
+  if (opts.from) {
+    saved = JSON.parse(readFileSync(opts.from, 'utf8')) as Saved;
+  } else {
+    if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} is missing (Debian: apt-get install time)`);
+    const machine = machineInfo();
+    const started = Date.now();
+    process.stderr.write(`nftlink whole-process benchmark on Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs; runs=${opts.runs}\n`);
+    // Saved after every size too (an hour-long run stopped halfway keeps what it measured; --from
+    // reports it).
+    const save = (runs: ProcessRun[]): void => {
+      mkdirSync(dirname(resolve(opts.out)), { recursive: true });
+      writeFileSync(resolve(opts.out), JSON.stringify({ argv, machine, options: opts, elapsedS: (Date.now() - started) / 1000, runs }, null, 2) + '\n');
+    };
+    const runs = await measure(opts, save);
+    saved = { argv, machine, options: opts, elapsedS: (Date.now() - started) / 1000, runs };
+  }
+  const { machine, runs } = saved;
+  const medians = processMedians(runs);
+  const ts = processTargets(medians);
+  const out = resolve(opts.from ?? opts.out);
+  if (!opts.from) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify({ ...saved, medians, targets: ts }, null, 2) + '\n');
+  }
+  const chart = resolve(opts.chart);
+  mkdirSync(dirname(chart), { recursive: true });
+  writeFileSync(chart, processChart(medians));
+
+  process.stdout.write(
+    `\nnftlink whole-process benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}; ${machine.date}; medians\n` +
+      `command: npm run bench:process -- ${(saved.argv ?? ['(not saved)']).join(' ')}\n` +
+      `wall/user/sys/RSS: the whole process, GNU time${measuredEnvText()}; sync: the proxy's own "synced" durations, summed over families; ` +
+      `restart: proxy --once again on the table it programmed; nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
+      `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''${busyText(runs)}\n\n` +
+      renderProcess(medians) +
+      `\n\nTargets (issue 29):\n` +
+      renderTargets(ts) +
+      `\n\nruns: ${out}; chart: ${chart} (measured in ${saved.elapsedS.toFixed(0)} s)\n`,
+  );
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`bench:process failed: ${err instanceof Error ? err.message : String(err)}\n${err instanceof Error && err.message.includes('usage:') ? '' : PROCESS_USAGE + '\n'}`);
+  // Exit through process.exit so the namespace cleanup hooks on 'exit' run.
+  process.exit(1);
+});

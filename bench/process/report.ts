@@ -1,0 +1,180 @@
+// The readable side of `npm run bench:process`: medians per size and layout, the ratios measured in
+// the same run (against `nft -f` of the same ruleset, `nft -f` of kube-proxy's text, the floor),
+// issue 29's targets (each PASS or MISS on the median it names) and the chart of the whole
+// process's cold start against the number of services.
+
+import type { LayoutName } from '../../src/proxy/layout/index.js';
+import { median, ratio } from '../stats.js';
+import { lineChart } from '../svg-chart.js';
+import { f, pad, type TargetResult } from '../scale/report.js';
+import type { ProcessRun, Side } from './cases.js';
+
+export interface Figures {
+  wall: number;
+  user: number;
+  sys: number;
+  rssMB: number;
+}
+
+export interface ProcessMedian {
+  services: number;
+  endpoints: number;
+  layout: LayoutName;
+  runs: number;
+  proxy?: Figures & { syncMs: number; operations: number };
+  restart?: Figures & { operations: number };
+  nft?: Figures;
+  /** `nft -f` of kube-proxy's own layout text for the same services. */
+  kubeProxyNft?: Figures;
+  /** The kernel's commit of this layout's ruleset as one batch encoded beforehand, s (floor-child.ts). */
+  oneBatchS?: number;
+  /**
+   * The kernel's time for the batch: the lower of oneBatchS and the proxy's own sys time (its
+   * commits as it streams them, in parts, plus its other syscalls: an upper bound of its kernel
+   * share). Two measures because one batch can cost the kernel more than the parts the proxy sends:
+   * kube-proxy's layout at 10k takes the kernel several times the proxy's whole sys time as one batch.
+   */
+  kernelS?: number;
+  /** node -e's wall, s; floorS = kernelS + nodeS. */
+  nodeS?: number;
+  floorS?: number;
+}
+
+function med(rs: readonly ProcessRun[]): Figures | undefined {
+  if (!rs.length) return undefined;
+  return { wall: median(rs.map((r) => r.wall)), user: median(rs.map((r) => r.user)), sys: median(rs.map((r) => r.sys)), rssMB: median(rs.map((r) => r.rssMB)) };
+}
+
+export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
+  const sizes = [...new Set(runs.map((r) => `${r.services}x${r.endpoints}`))];
+  const out: ProcessMedian[] = [];
+  for (const size of sizes) {
+    const [services, endpoints] = size.split('x').map(Number) as [number, number];
+    const mine = runs.filter((r) => r.services === services && r.endpoints === endpoints);
+    const pick = (layout: LayoutName | '-', side: Side): ProcessRun[] => mine.filter((r) => r.layout === layout && r.side === side);
+    const nodeS = med(pick('-', 'node -e'))?.wall;
+    for (const layout of [...new Set(mine.map((r) => r.layout))].filter((l): l is LayoutName => l !== '-')) {
+      const proxy = pick(layout, 'proxy');
+      const restart = pick(layout, 'restart');
+      const kernel = pick(layout, 'floor commit');
+      const m: ProcessMedian = { services, endpoints, layout, runs: Math.max(proxy.length, pick(layout, 'nft -f').length) };
+      const p = med(proxy);
+      if (p) m.proxy = { ...p, syncMs: median(proxy.map((r) => r.syncMs!)), operations: median(proxy.map((r) => r.operations!)) };
+      const r = med(restart);
+      // Any write on a restart is a failure: the largest count, not the median.
+      if (r) m.restart = { ...r, operations: Math.max(...restart.map((x) => x.operations!)) };
+      const n = med(pick(layout, 'nft -f'));
+      if (n) m.nft = n;
+      const k = med(pick('kube-proxy', 'nft -f'));
+      if (k) m.kubeProxyNft = k;
+      if (kernel.length) m.oneBatchS = median(kernel.map((x) => x.commitMs! / 1000));
+      const sys = m.proxy?.sys;
+      if (m.oneBatchS !== undefined || sys !== undefined) m.kernelS = Math.min(m.oneBatchS ?? Infinity, sys ?? Infinity);
+      if (nodeS !== undefined) m.nodeS = nodeS;
+      if (m.kernelS !== undefined && nodeS !== undefined) m.floorS = m.kernelS + nodeS;
+      out.push(m);
+    }
+  }
+  return out;
+}
+
+const x = (a: number | undefined, b: number | undefined): string => (a !== undefined && b !== undefined ? `${ratio(a, b).toFixed(2)}x` : '-');
+
+export function renderProcess(ms: readonly ProcessMedian[]): string {
+  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor']];
+  for (const m of ms) {
+    rows.push([
+      `${m.services}x${m.endpoints}`,
+      m.layout,
+      String(m.runs),
+      f(m.proxy?.wall, 3),
+      f(m.proxy?.user, 2),
+      f(m.proxy?.sys, 2),
+      f(m.proxy?.rssMB, 0),
+      f(m.proxy && m.proxy.syncMs / 1000, 3),
+      f(m.proxy?.operations, 0),
+      f(m.restart?.wall, 3),
+      f(m.restart?.rssMB, 0),
+      f(m.restart?.operations, 0),
+      f(m.nft?.wall, 3),
+      f(m.nft?.user, 2),
+      f(m.nft?.sys, 2),
+      f(m.nft?.rssMB, 0),
+      f(m.kubeProxyNft?.wall, 3),
+      f(m.oneBatchS, 3),
+      f(m.kernelS, 3),
+      f(m.floorS, 3),
+      x(m.nft?.wall, m.proxy?.wall),
+      x(m.kubeProxyNft?.wall, m.proxy?.wall),
+      x(m.proxy?.wall, m.floorS),
+    ]);
+  }
+  return pad(rows);
+}
+
+/** Issue 29's targets, each on the medians it names; a target whose size was not run is left out. */
+export function processTargets(ms: readonly ProcessMedian[]): TargetResult[] {
+  const out: TargetResult[] = [];
+  const find = (layout: LayoutName, services: number, endpoints = 5): ProcessMedian | undefined => ms.find((m) => m.layout === layout && m.services === services && m.endpoints === endpoints);
+  const s10 = find('slots', 10_000);
+  const k10 = find('kube-proxy', 10_000);
+  const s100 = find('slots', 100_000);
+  if (s10?.proxy && s10.nft) {
+    const r = ratio(s10.nft.wall, s10.proxy.wall);
+    out.push({ target: 'slots 10k x 5: proxy --once >= 2.5x faster than nft -f of the same ruleset (wall)', value: `${f(s10.nft.wall, 3)} / ${f(s10.proxy.wall, 3)} = ${r.toFixed(2)}x`, pass: r >= 2.5 });
+    const u = ratio(s10.proxy.user, s10.nft.user);
+    out.push({ target: "slots 10k x 5: user CPU <= 0.4x nft -f's", value: `${f(s10.proxy.user, 2)} / ${f(s10.nft.user, 2)} = ${u.toFixed(2)}x`, pass: u <= 0.4 });
+  }
+  if (s10?.proxy && s10.floorS !== undefined) {
+    const r = ratio(s10.proxy.wall, s10.floorS);
+    out.push({ target: "slots 10k x 5: wall <= 1.5x the floor (kernel's commit + node -e '')", value: `${f(s10.proxy.wall, 3)} / (${f(s10.kernelS, 3)} + ${f(s10.nodeS, 3)}) = ${r.toFixed(2)}x`, pass: r <= 1.5 });
+  }
+  if (s10?.proxy && s10.kubeProxyNft) {
+    const r = ratio(s10.kubeProxyNft.wall, s10.proxy.wall);
+    out.push({ target: "slots 10k x 5: >= 10x faster than nft -f of kube-proxy's text", value: `${f(s10.kubeProxyNft.wall, 3)} / ${f(s10.proxy.wall, 3)} = ${r.toFixed(2)}x`, pass: r >= 10 });
+  }
+  if (k10?.proxy && k10.kernelS !== undefined) {
+    const r = ratio(k10.proxy.wall, k10.kernelS);
+    out.push({ target: "kube-proxy layout 10k x 5: whole process <= 1.2x the kernel's time for its batch", value: `${f(k10.proxy.wall, 3)} / ${f(k10.kernelS, 3)} = ${r.toFixed(2)}x`, pass: r <= 1.2 });
+  }
+  if (s10?.proxy) out.push({ target: 'slots 10k x 5: peak RSS <= 150 MB', value: `${f(s10.proxy.rssMB, 0)} MB`, pass: s10.proxy.rssMB <= 150 });
+  if (s100?.proxy) out.push({ target: 'slots 100k x 5: peak RSS <= 1 GB', value: `${f(s100.proxy.rssMB, 0)} MB`, pass: s100.proxy.rssMB <= 1024 });
+  if (s10?.proxy && s100?.proxy) {
+    const r = ratio(s100.proxy.wall, s10.proxy.wall);
+    out.push({ target: 'slots 100k x 5 wall <= 11x the 10k x 5 figure', value: `${f(s100.proxy.wall, 3)} / ${f(s10.proxy.wall, 3)} = ${r.toFixed(2)}x`, pass: r <= 11 });
+  }
+  for (const m of ms.filter((m) => m.services === 10_000 && m.endpoints === 5 && m.proxy && m.restart)) {
+    out.push({ target: `${m.layout} 10k x 5: restart on the programmed table <= the cold start, 0 operations written`, value: `${f(m.restart!.wall, 3)} s vs ${f(m.proxy!.wall, 3)} s, ${m.restart!.operations} ops`, pass: m.restart!.wall <= m.proxy!.wall && m.restart!.operations === 0 });
+  }
+  return out;
+}
+
+/** The median of how busy the machine was before each measured process, for the report's header. */
+export function busyText(runs: readonly ProcessRun[]): string {
+  const b = runs.map((r) => r.busy).filter((x): x is number => x !== undefined);
+  if (!b.length) return '';
+  const over = b.filter((x) => x >= 0.5).length;
+  return `; the machine was ${(median(b) * 100).toFixed(0)}% busy (median) in the 250 ms before a measured process started, >= 50% before ${over} of ${b.length}`;
+}
+
+/** Whole-process cold start against services (x 5 endpoints), both axes log. */
+export function processChart(ms: readonly ProcessMedian[]): string {
+  const five = ms.filter((m) => m.endpoints === 5);
+  const of = (layout: LayoutName, y: (m: ProcessMedian) => number | undefined): { x: number; y: number }[] =>
+    five.filter((m) => m.layout === layout && y(m) !== undefined).map((m) => ({ x: m.services, y: y(m)! }));
+  return lineChart({
+    title: 'proxy --once, whole process: services x 5 endpoints (medians)',
+    xLabel: 'services',
+    yLabel: 'seconds',
+    xLog: true,
+    yLog: true,
+    series: [
+      { name: 'nftlink proxy --once, slots', points: of('slots', (m) => m.proxy?.wall) },
+      { name: 'nftlink proxy --once, kube-proxy layout', points: of('kube-proxy', (m) => m.proxy?.wall) },
+      { name: 'nft -f, slots text', dashed: true, points: of('slots', (m) => m.nft?.wall) },
+      { name: "nft -f, kube-proxy's text", dashed: true, points: of('kube-proxy', (m) => m.nft?.wall) },
+      { name: "floor, slots (kernel + node -e '')", dashed: true, points: of('slots', (m) => m.floorS) },
+      { name: "floor, kube-proxy layout (kernel + node -e '')", dashed: true, points: of('kube-proxy', (m) => m.floorS) },
+    ].filter((s) => s.points.length > 0),
+  });
+}
