@@ -5,49 +5,16 @@
 //
 //   node dist-bench/bundle/process-floor.js <netns> <the proxy's flags: --manifests FILE ...>
 //
-// It builds the transactions as `nftlink render` does (src/cli/proxy.ts, renderProxy), which
-// returns text only: the same settings from the same flags, the same model, FamilySync.preview.
+// It builds the transactions as `nftlink render` does (src/cli/proxy.ts, previewProxy): the same
+// settings from the same flags, the same model, the Proxier in preview mode.
 // Prints one JSON line: commitMs (the batches' commits, summed), bytes, operations.
 
-import { ManifestSource } from '../../src/proxy/source/manifests.js';
-import { ChangeTracker } from '../../src/proxy/model/tracker.js';
-import { FamilySync } from '../../src/proxy/sync/family-sync.js';
-import { createLayout } from '../../src/proxy/layout/index.js';
-import { flagSettings, parseProxyArgs } from '../../src/config/command-line.js';
-import { loadProxyConfig } from '../../src/config/load.js';
-import { settingsFromConfig } from '../../src/config/proxy-settings.js';
-import { chooseNodeIPs } from '../../src/config/node-ips.js';
-import { layoutConfigs } from '../../src/config/layout-configs.js';
-import { silentLogger } from '../../src/logging/logger.js';
+import { previewProxy } from '../../src/cli/proxy.js';
 import { loadNative } from '../../src/native/binding.js';
 
+/** What `nftlink render` would print, as transactions: one batch per family. */
 async function batches(argv: string[]): Promise<{ buf: Uint8Array; operations: number }[]> {
-  const { values } = parseProxyArgs(argv);
-  if (values.manifests === undefined) throw new Error('process-floor: --manifests FILE is required');
-  const { config: cfg } = loadProxyConfig(values);
-  const settings = settingsFromConfig(cfg, flagSettings(values));
-  const tracker = new ChangeTracker({ nodeName: settings.nodeName });
-  const source = new ManifestSource(values.manifests, { watch: false });
-  await new Promise<void>((resolve, reject) => {
-    source
-      .start({
-        service: (t, s) => tracker.service(t, s),
-        endpointSlice: (t, s) => tracker.endpointSlice(t, s),
-        node: (t, n) => tracker.node(t, n),
-        synced: () => resolve(),
-        problem: (p) => reject(new Error(`process-floor: ${p.origin}: ${p.reason}`)),
-      })
-      .catch(reject);
-  });
-  await source.stop();
-  const snap = tracker.snapshot();
-  // The benchmark gives --node-ip: no Node manifest, no interface look-up needed.
-  const nodeIPs = chooseNodeIPs({ flagIPs: settings.nodeIPs, bindAddress: cfg.bindAddress, node: undefined, interfaceAddresses: settings.interfaceAddresses }).ips;
-  // The proxy runs with --netns: no localhost NodePorts (as renderProxy decides for --netns).
-  return layoutConfigs({ ...settings, nodeIPs, localhostNodePorts: false }).map((lc) => {
-    const tx = new FamilySync(undefined, createLayout(settings.layout), lc, silentLogger).preview(snap.states[lc.family]);
-    return { buf: tx.encode().buffer, operations: tx.size };
-  });
+  return (await previewProxy(argv)).map(({ transaction: tx }) => ({ buf: tx.encode().buffer, operations: tx.size }));
 }
 
 async function main(): Promise<Record<string, number>> {

@@ -16,7 +16,7 @@ import { nftFamily } from '../proxy/layout/types.js';
 import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
 import type { IPFamily } from '../proxy/model/types.js';
 import { applyOomScoreAdj } from '../proxy/oom-score.js';
-import { Proxier, type ProxierOptions } from '../proxy/proxier.js';
+import { Proxier, type FamilyPreview, type ProxierOptions } from '../proxy/proxier.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
 import type { ProxySource } from '../proxy/source/source.js';
 import { isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
@@ -187,7 +187,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
  * configuration the proxy would run with (flags or --config; the Node manifest's zone and, for
  * detectLocalMode NodeCIDR, its podCIDRs): the Proxier in preview mode, which connects to nothing.
  */
-export async function renderProxy(argv: string[], log: Logger = silentLogger): Promise<string> {
+export async function previewProxy(argv: string[], log: Logger = silentLogger): Promise<FamilyPreview[]> {
   const { values } = parseProxyArgs(argv);
   const { config: cfg, strictErrors } = loadProxyConfig(values);
   logStrictErrors(strictErrors, log);
@@ -206,7 +206,12 @@ export async function renderProxy(argv: string[], log: Logger = silentLogger): P
       if (type !== 'delete') nodeWatch.nodeChanged(n);
     },
   });
-  return (await proxier.preview()).map((p) => p.transaction.render()).join('');
+  return proxier.preview();
+}
+
+/** previewProxy's transactions as nft -f text (`nftlink render`). */
+export async function renderProxy(argv: string[], log: Logger = silentLogger): Promise<string> {
+  return (await previewProxy(argv, log)).map((p) => p.transaction.render()).join('');
 }
 
 export async function renderCommand(argv: string[]): Promise<void> {
