@@ -361,7 +361,7 @@ MonitorRef monitorFrom(const Napi::CallbackInfo &info, const char *fn) {
   return *v.As<Napi::External<MonitorRef>>().Data();
 }
 
-// monitorOpen(netns, rcvbuf, onEvents(what, batch, message)).
+// monitorOpen(netns, rcvbuf, onEvents(what, batch, message), skipPortid?).
 Napi::Value MonitorOpen(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   const NetnsTarget ns = netnsFrom(env, info.Length() > 0 ? info[0] : env.Undefined(), "monitorOpen");
@@ -371,7 +371,10 @@ Napi::Value MonitorOpen(const Napi::CallbackInfo &info) {
   if (!info[2].IsFunction()) throw Napi::TypeError::New(env, "nftlink: monitorOpen(): `onEvents` must be a function");
   MonitorRef m;
   try {
-    m = Monitor::open(env, ns, size_t(rcvbuf), info[2].As<Napi::Function>());
+    double skip = 0;
+    if (info.Length() > 3 && !info[3].IsUndefined() && !isInteger(info[3], 0, 4294967295.0, &skip))
+      throw Napi::TypeError::New(env, "nftlink: monitorOpen(): `skipPortid` must be a netlink port id");
+    m = Monitor::open(env, ns, size_t(rcvbuf), info[2].As<Napi::Function>(), uint32_t(skip));
   } catch (const std::exception &e) {
     throw Napi::Error::New(env, e.what());
   }

@@ -71,8 +71,10 @@ GenInfo parseGen(const nlmsghdr *nlh) {
 
 }  // namespace
 
-std::shared_ptr<Monitor> Monitor::open(Napi::Env env, const NetnsTarget &ns, size_t rcvbuf, Napi::Function onEvents) {
+std::shared_ptr<Monitor> Monitor::open(Napi::Env env, const NetnsTarget &ns, size_t rcvbuf, Napi::Function onEvents,
+                                       uint32_t skipPortid) {
   std::shared_ptr<Monitor> m(new Monitor(env));
+  m->skipPortid_ = skipPortid;
   std::unique_ptr<NlSocket> sock = NlSocket::open(ns);
   const int fd = sock->fd();
   const int group = NFNLGRP_NFTABLES;
@@ -238,6 +240,9 @@ void Monitor::parse(const uint8_t *buf, size_t len) {
     const uint8_t type = uint8_t(NFNL_MSG_TYPE(nlh->nlmsg_type));
     const uint8_t family = familyOf(nlh);
     const uint16_t flags = nlh->nlmsg_flags;
+    // Every notification of a commit carries the committing socket's port id (nfnl_msg_put(portid,
+    // seq) in nf_tables_api.c), so a skipped committer's changes are dropped before libnftnl.
+    if (skipPortid_ != 0 && nlh->nlmsg_pid == skipPortid_ && type != NFT_MSG_NEWGEN) continue;
     switch (type) {
       case NFT_MSG_NEWTABLE:
       case NFT_MSG_DELTABLE: {

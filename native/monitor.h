@@ -33,7 +33,8 @@ class Monitor {
  public:
   // Opens the socket in `ns` (NlSocket::open), joins the group, sets SO_RCVBUF to `rcvbuf` bytes
   // (exactly: a test asks for a small one) and starts polling. Throws std::runtime_error.
-  static std::shared_ptr<Monitor> open(Napi::Env env, const NetnsTarget &ns, size_t rcvbuf, Napi::Function onEvents);
+  static std::shared_ptr<Monitor> open(Napi::Env env, const NetnsTarget &ns, size_t rcvbuf, Napi::Function onEvents,
+                                       uint32_t skipPortid = 0);
   ~Monitor();
   Monitor(const Monitor &) = delete;
   Monitor &operator=(const Monitor &) = delete;
@@ -75,6 +76,9 @@ class Monitor {
   Writer batch_;
   uint32_t count_ = 0;
   uint32_t portid_ = 0;
+  // Changes committed through this netlink port are not decoded (their NEWGEN still is): a
+  // process watching for others' changes to a table it writes itself pays nothing for its own.
+  uint32_t skipPortid_ = 0;
   size_t rcvbuf_ = 0;
   bool overrun_ = false;  // ENOBUFS seen, reported once the queue is drained (readable())
   bool paused_ = false;

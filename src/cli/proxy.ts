@@ -140,6 +140,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
       }
     },
     onRepair: (family, ms) => metrics?.repaired(family, ms / 1000),
+    repairOutsideChanges: !values.once,
     onNode: (type, n) => {
       health.node(type, n);
       if (type !== 'delete') nodeWatch.nodeChanged(n);

@@ -161,9 +161,10 @@ export interface NativeBinding {
   /**
    * Subscribes to the nf_tables events (NFNLGRP_NFTABLES) of a namespace (`netns` as for open()), with
    * SO_RCVBUF set to `rcvbuf` bytes. `onEvents` runs on the JS thread as events arrive (the socket is
-   * polled on the event loop, never read blocking). See native/README.md, "The monitor".
+   * polled on the event loop, never read blocking). Changes committed through netlink port
+   * `skipPortid` are not decoded (only their generation event comes). See native/README.md, "The monitor".
    */
-  monitorOpen(netns: string | number | undefined, rcvbuf: number, onEvents: NativeMonitorCallback): NativeMonitor;
+  monitorOpen(netns: string | number | undefined, rcvbuf: number, onEvents: NativeMonitorCallback, skipPortid?: number): NativeMonitor;
   /** Stops reading (the kernel queues events in the socket buffer, then drops them: a later `lost`). */
   monitorPause(m: NativeMonitor): void;
   monitorResume(m: NativeMonitor): void;

@@ -55,6 +55,11 @@ export interface ProxierOptions {
   /** A Service or EndpointSlice event arrived (metrics: the queued timestamp). */
   onChange?(): void;
   /**
+   * Watch the tables for other processes' changes and repair them at once (default true; a
+   * `--once` run, which ends after its sync, has nothing to repair them for).
+   */
+  repairOutsideChanges?: boolean;
+  /**
    * Another process changed the tables (seen through the connection's monitor, when it has one);
    * the proxy repairs it with a full sync right away (metrics: nftlink_external_changes_total).
    */
@@ -224,7 +229,7 @@ export class Proxier {
     const nft = this.nft;
     if (!nft) throw new Error('nftlink: internal error: a sync before start()');
     this.families = cfgs.map((cfg) => new FamilySync(nft, createLayout(this.opts.layout), cfg, this.opts.log));
-    if (canMonitor(nft) && cfgs.length) {
+    if ((this.opts.repairOutsideChanges ?? true) && canMonitor(nft) && cfgs.length) {
       this.watch = new TableWatch(nft, cfgs[0]!.table, this.families.map((f) => f.family), (c) => this.externalChange(c), this.opts.log);
       this.watch.start();
     }

@@ -13,6 +13,8 @@ interface Subscriber {
   queue: EventQueue<MonitorEvent>;
   filter: MonitorFilter;
   emptyTransactions: boolean;
+  /** Every commit of the fake is its own connection's (self): with skipOwnChanges, none has changes. */
+  skipOwnChanges: boolean;
   full: boolean;
   lost: boolean;
 }
@@ -26,6 +28,7 @@ export class FakeMonitors {
     const sub: Subscriber = {
       filter: new MonitorFilter(opts),
       emptyTransactions: opts.emptyTransactions === true,
+      skipOwnChanges: opts.skipOwnChanges === true,
       full: false,
       lost: false,
       queue: undefined as unknown as EventQueue<MonitorEvent>,
@@ -59,7 +62,7 @@ export class FakeMonitors {
         sub.lost = false;
         sub.queue.push({ type: 'lost' });
       }
-      const passed = changes.filter((c) => sub.filter.change(c));
+      const passed = sub.skipOwnChanges ? [] : changes.filter((c) => sub.filter.change(c));
       if (passed.length === 0 && !sub.emptyTransactions) continue;
       sub.queue.push({ type: 'transaction', generation, pid: process.pid, processName: 'fake', portid: this.portid, self: true, changes: passed });
     }

@@ -197,6 +197,22 @@ describe('filters', () => {
   });
 });
 
+it("skipOwnChanges leaves out this connection's own commits, and only those", async () => {
+  const w = await watched({ skipOwnChanges: true, emptyTransactions: true });
+  try {
+    await w.nft.commit(new Transaction().add({ table: { family: 'ip', name: 'own' } }).add({ chain: { family: 'ip', table: 'own', name: 'c' } }));
+    w.apply('add table ip other\nadd chain ip other c\n');
+    const [own, other] = transactions(await take(w.mon, 2));
+    expect(own!.self).toBe(true);
+    expect(own!.changes).toEqual([]);
+    expect(other!.self).toBe(false);
+    expect(other!.changes.map((c) => `${c.verb} ${c.kind}`)).toEqual(['add table', 'add chain']);
+  } finally {
+    w.mon.close();
+    w.nft.close();
+  }
+});
+
 it('an overrun of the socket buffer while the consumer waits yields lost, and events go on after it', async () => {
   const w = await watched({ receiveBuffer: 4096, maxBuffered: 16 });
   try {

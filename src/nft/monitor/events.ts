@@ -77,4 +77,10 @@ export interface MonitorOptions {
    * about 100,000 element changes fits while the consumer catches up.
    */
   receiveBuffer?: number;
+  /**
+   * Leave out the changes of this connection's own commits (their transaction still closes, with no
+   * changes: yielded only with `emptyTransactions`). For a process that watches for others' changes
+   * to tables it writes itself: its own are not even decoded.
+   */
+  skipOwnChanges?: boolean;
 }

@@ -59,26 +59,31 @@ export function openKernelMonitor(host: MonitorHost, opts: MonitorOptions = {}):
     opts.maxBuffered ?? DEFAULT_MAX_BUFFERED,
     eventWeight,
   );
-  m = native.monitorOpen(host.netns, opts.receiveBuffer ?? DEFAULT_RECEIVE_BUFFER, (what, batch, message) => {
-    try {
-      if (what === EVENTS && batch) {
-        decoder.add(batch, (r) => {
-          const ev = assembler.record(r);
-          if (ev) queue.push(ev);
-        });
-      } else if (what === LOST) {
-        decoder.reset();
-        queue.push(assembler.lost());
-        // Sets may have come and gone in the gap: read them again before decoding on.
-        decoder.sets.clear();
-        void seed();
-      } else if (what === FAILED) {
-        queue.fail(new Error(message));
+  m = native.monitorOpen(
+    host.netns,
+    opts.receiveBuffer ?? DEFAULT_RECEIVE_BUFFER,
+    (what, batch, message) => {
+      try {
+        if (what === EVENTS && batch) {
+          decoder.add(batch, (r) => {
+            const ev = assembler.record(r);
+            if (ev) queue.push(ev);
+          });
+        } else if (what === LOST) {
+          decoder.reset();
+          queue.push(assembler.lost());
+          // Sets may have come and gone in the gap: read them again before decoding on.
+          decoder.sets.clear();
+          void seed();
+        } else if (what === FAILED) {
+          queue.fail(new Error(message));
+        }
+      } catch (e) {
+        queue.fail(e);
       }
-    } catch (e) {
-      queue.fail(e);
-    }
-  });
+    },
+    opts.skipOwnChanges ? host.portid : undefined,
+  );
   const scope: DumpOptions = { elements: false };
   if (opts.family !== undefined) scope.family = opts.family;
   if (opts.table !== undefined) scope.table = opts.table;

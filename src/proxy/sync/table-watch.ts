@@ -48,9 +48,10 @@ export class TableWatch {
     private readonly log: Logger,
   ) {}
 
-  /** Subscribes; resolves once the subscription is live (what is committed from then on is seen). */
+  /** Subscribes: what is committed from then on is seen. */
   start(): void {
-    const monitor = this.nft.monitor({ table: this.table });
+    // Its own commits (a cold start's tens of thousands of changes) are not even decoded.
+    const monitor = this.nft.monitor({ table: this.table, skipOwnChanges: true });
     this.monitor = monitor;
     this.loop = this.watch(monitor).catch((err: Error) => {
       // The watch is a repair path, not the proxy's: the hourly full sync remains the backstop.
