@@ -37,10 +37,6 @@ describe('render contract (all features)', () => {
 
   // The shapes both layouts share: dispatch, NodePorts, firewall, traffic policies, no-endpoint maps.
   const SHARED_SHAPES = [
-    // One endpoint (kube-proxy 1.37, both layouts): a direct DNAT, no map and no slot.
-    /service-[A-Z2-7]{8}-shop\/single\/tcp\/ meta l4proto tcp dnat to 198\.18\.10\.2:8443$/m, // one endpoint (1.37: no map), unnamed port
-    /local-[A-Z2-7]{8}-shop\/itp-local\/tcp\/http meta l4proto tcp dnat to 198\.18\.10\.2:8080$/m, // one local endpoint
-    /service-[A-Z2-7]{8}-telco\/signal\/sctp\/sctp meta l4proto sctp dnat to 198\.18\.12\.2:3868$/m, // SCTP
     /add chain ip kube-proxy service-[A-Z2-7]{8}-shop\/web\/tcp\/http$/m, // ClusterIP
     /add element ip kube-proxy service-nodeports \{ tcp \. 30080 : goto external-[A-Z2-7]{8}-shop\/np\/tcp\/http/, // NodePort
     /198\.19\.50\.1 \. tcp \. 80 : goto external-[A-Z2-7]{8}-shop\/np\/tcp\/http/, // ExternalIP
@@ -56,13 +52,16 @@ describe('render contract (all features)', () => {
     /add element ip6 kube-proxy nodeport-ips \{ 2001:db8:19::1 \}/,
   ];
 
-  // What only kube-proxy's layout writes: an inline map per chain of two or more endpoints,
-  // affinity through a chain and a timeout set per endpoint.
+  // What only kube-proxy's layout writes: an inline map per chain of two or more endpoints, a direct
+  // DNAT for one (1.37), affinity through a chain and a timeout set per endpoint.
   const KUBE_PROXY_SHAPES = [
     /add set ip kube-proxy affinity-[A-Z2-7]{8}-shop\/sticky\/tcp\/http__198\.18\.10\.2\/8080 \{ type ipv4_addr; flags dynamic,timeout; timeout 5m; \}/, // affinity
     /endpoint-[A-Z2-7]{8}-shop\/sticky\/tcp\/http__198\.18\.11\.2\/8080 update @affinity-/,
     / numgen random mod 3 map \{ 0 : 198\.18\.10\.2 \. 8080, 1 : 198\.18\.11\.2 \. 8080, 2 : 198\.18\.12\.2 \. 8080 \}/, // not-ready left out
+    /service-[A-Z2-7]{8}-shop\/single\/tcp\/ meta l4proto tcp dnat to 198\.18\.10\.2:8443$/m, // one endpoint (1.37: no map), unnamed port
+    /local-[A-Z2-7]{8}-shop\/itp-local\/tcp\/http meta l4proto tcp dnat to 198\.18\.10\.2:8080$/m, // one local endpoint
     /service-[A-Z2-7]{8}-kube-system\/dns\/udp\/dns meta l4proto udp dnat/, // UDP
+    /service-[A-Z2-7]{8}-telco\/signal\/sctp\/sctp meta l4proto sctp dnat to 198\.18\.12\.2:3868$/m, // SCTP
   ];
 
   // What only the slots layout writes: bucket maps, one numgen rule per chain, affinity in two
@@ -76,6 +75,7 @@ describe('render contract (all features)', () => {
     /add map ip kube-proxy endpoints-0 \{ typeof numgen random mod 1 : ip daddr \. tcp dport; comment "endpoints of service chains, by slot"; \}/,
     /service-[A-Z2-7]{8}-shop\/web\/tcp\/http meta l4proto tcp dnat ip addr \. port to numgen random mod 3( offset \d+)? map @endpoints-0$/m, // not-ready left out
     /service-[A-Z2-7]{8}-kube-system\/dns\/udp\/dns meta l4proto udp dnat ip addr \. port to numgen random mod 2 offset \d+ map @endpoints-0$/m, // UDP
+    /service-[A-Z2-7]{8}-telco\/signal\/sctp\/sctp meta l4proto sctp dnat ip addr \. port to numgen random mod 1 offset \d+ map @endpoints-0$/m, // SCTP
     /add map ip6 kube-proxy endpoints-0 \{ typeof numgen random mod 1 : ip6 daddr \. tcp dport;/, // IPv6
   ];
 

@@ -135,9 +135,8 @@ describe('slots layout against the kernel', () => {
 
   it('commits a cold start in parts, with every verdict map element in the last part', () =>
     withNft(async (nft) => {
-      // 1500 service ports of 2 operations each (chain, rule; two endpoints, so their slots are in
-      // the bucket maps): parts of 500 operations (COLD_START_OPS).
-      const model = new BenchModel(1500, 2);
+      // 1500 service ports of 2 operations each (chain, rule): parts of 500 operations (COLD_START_OPS).
+      const model = new BenchModel(1500, 1);
       const log = transactionLog();
       const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
       await sync.sync(model.state(), undefined);

@@ -67,10 +67,7 @@ export class SlotsLayout implements Layout {
     const proto = l4proto(sp);
     const affinity = sp.affinityTimeoutSeconds > 0;
     const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | undefined => {
-      // One endpoint without affinity: kube-proxy's direct DNAT, no slot (docs/decisions.md has the
-      // measurements). Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains
-      // (affinity.ts). Either way the chain's slots, if it had any, are released below.
-      if (!affinity && eps.length === 1) return undefined;
+      // Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains (affinity.ts).
       if (affinity && !this.pins.eligible(port, chain, eps)) return undefined;
       const p = this.slots.place(chain, eps);
       placed.push(chain);
