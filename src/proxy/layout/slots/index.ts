@@ -9,8 +9,7 @@
 // so a table holds a few hundred maps at 30k services instead of 30k sets, and no map is bound by
 // more than CHAINS_PER_BUCKET rules (why that matters: allocator.ts and docs/architecture.md). Replacing an
 // endpoint is one element deleted and added; a change of endpoint count is the chain's one rule
-// plus the elements at the tail of its range. A chain of one endpoint holds kube-proxy 1.37's
-// direct `dnat to ADDR:PORT` instead, and no slot.
+// plus the elements at the tail of its range.
 //
 // ClientIP affinity takes two rules in the service chain and one in a `pin-` chain per service
 // port, with pins in shared timeout maps (affinity.ts).
