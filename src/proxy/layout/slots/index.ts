@@ -67,6 +67,8 @@ export class SlotsLayout implements Layout {
     const affinity = sp.affinityTimeoutSeconds > 0;
     const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | undefined => {
       // Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains (affinity.ts).
+      // One endpoint keeps its slot too, unlike kube-proxy 1.37's direct DNAT: replacing it is then
+      // an element, not a NAT rule (whose commit validates the whole table); docs/decisions.md.
       if (affinity && !this.pins.eligible(port, chain, eps)) return undefined;
       const p = this.slots.place(chain, eps);
       placed.push(chain);
