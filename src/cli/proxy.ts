@@ -80,8 +80,9 @@ function localhostNodePorts(families: IPFamily[], metrics: ProxyMetrics | undefi
 }
 
 /** The Proxier's options that come from the settings, with the node's tables' configuration. */
-function settingsOptions(settings: ProxySettings, nodeWatch: NodeWatch): Pick<ProxierOptions, 'nodeName' | 'layout' | 'families' | 'minSyncPeriodMs' | 'syncPeriodMs'> {
+function settingsOptions(settings: ProxySettings, nodeWatch: NodeWatch): Pick<ProxierOptions, 'nodeName' | 'layout' | 'families' | 'minSyncPeriodMs' | 'syncPeriodMs' | 'fullSyncPeriodMs'> {
   return {
+    ...(settings.fullSyncPeriodMs !== undefined ? { fullSyncPeriodMs: settings.fullSyncPeriodMs } : {}),
     nodeName: settings.nodeName,
     layout: settings.layout,
     families: () => nodeWatch.families(),

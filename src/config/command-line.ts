@@ -6,6 +6,7 @@ import { networkInterfaces } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_LAYOUT, isLayoutName, LAYOUT_NAMES } from '../proxy/layout/index.js';
 import { DEFAULT_TABLE } from '../proxy/layout/names.js';
+import { parseGoDuration } from './go-duration.js';
 import { KUBE_PROXY_FLAGS, KUBE_PROXY_PARSE_OPTIONS, type DeprecatedPorts, type KubeProxyFlags } from './kube-proxy-flags.js';
 import { LOCALHOST_NODEPORTS_GATE, parseFeatureGates, SettingsError, type FlagSettings } from './proxy-settings.js';
 
@@ -30,6 +31,7 @@ export const PROXY_OPTIONS = {
   'service-cidr': { type: 'string' },
   table: { type: 'string' },
   layout: { type: 'string' },
+  'full-sync-period': { type: 'string' },
   'feature-gates': { type: 'string' },
   once: { type: 'boolean' },
 } as const;
@@ -56,6 +58,8 @@ export const PROXY_USAGE = `  --config FILE                a KubeProxyConfigurat
   --table NAME                 table name (default kube-proxy), in the ip and ip6 families
   --layout slots|kube-proxy    how service ports are laid out (default slots: endpoints in shared bucket maps;
                                kube-proxy: kube-proxy's own ruleset, an anonymous map per service chain)
+  --full-sync-period D         compare the tables with the kernel in full at least every D (default 1h):
+                               the backstop behind the repair of outside changes
   --feature-gates A=B,...      KubeProxyNFTablesLocalhostNodePorts=false turns off the localhost NodePort proxy
   --bind-address IP            a specific address is the node's primary IP (default 0.0.0.0: the Node's)
   --healthz-bind-address A     /healthz and /livez (default 0.0.0.0:10256; "" turns it off)
@@ -119,9 +123,16 @@ export function flagSettings(values: ProxyFlagValues): FlagSettings {
   }
   const layout = values.layout ?? DEFAULT_LAYOUT;
   if (!isLayoutName(layout)) throw new SettingsError(`--layout: "${layout}" is not a layout (${LAYOUT_NAMES.join(', ')})`);
+  let fullSyncPeriodMs: number | undefined;
+  if (values['full-sync-period'] !== undefined) {
+    const d = parseGoDuration(values['full-sync-period']);
+    if ('error' in d || d.ms <= 0) throw new SettingsError(`--full-sync-period: "${values['full-sync-period']}" is not a positive duration (such as 30m or 1h)`);
+    fullSyncPeriodMs = d.ms;
+  }
   return {
     table: values.table ?? DEFAULT_TABLE,
     layout,
+    ...(fullSyncPeriodMs !== undefined ? { fullSyncPeriodMs } : {}),
     // Empty: detected once the Node is known (node-ips.ts, chooseNodeIPs). Given, they are also
     // what nodePortAddresses CIDRs select from (layout-configs.ts), as if they were the interfaces'.
     nodeIPs,

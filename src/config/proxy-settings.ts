@@ -40,6 +40,8 @@ export interface ProxySettings {
   masqueradeBit: number;
   minSyncPeriodMs: number;
   syncPeriodMs: number;
+  /** At least this often a sync compares everything with a fresh dump (`--full-sync-period`; default 1 h). */
+  fullSyncPeriodMs?: number;
   /**
    * The KubeProxyNFTablesLocalhostNodePorts feature gate (on by default): NodePorts on a loopback
    * entry of nodePortAddresses (127.0.0.1/32, ::1/128 or `localhost`) are served in userspace.
@@ -48,7 +50,7 @@ export interface ProxySettings {
 }
 
 /** The settings only nftlink's own flags give (command-line.ts); the configuration gives the rest. */
-export type FlagSettings = Pick<ProxySettings, 'table' | 'layout' | 'nodeIPs' | 'interfaceAddresses' | 'serviceCIDRs' | 'localhostNodePorts'>;
+export type FlagSettings = Pick<ProxySettings, 'table' | 'layout' | 'nodeIPs' | 'interfaceAddresses' | 'serviceCIDRs' | 'localhostNodePorts' | 'fullSyncPeriodMs'>;
 
 /** A setting that cannot be used; the CLI answers it with the usage exit code. */
 export class SettingsError extends Error {}

@@ -42,6 +42,8 @@ export interface ProxierOptions {
   families: LayoutConfig[] | (() => LayoutConfig[] | undefined);
   minSyncPeriodMs: number;
   syncPeriodMs: number;
+  /** How often a sync compares everything with the kernel (default FULL_SYNC_PERIOD_MS, 1 h). */
+  fullSyncPeriodMs?: number;
   log: Logger;
   /** Called after every sync (metrics, tests). */
   onSync?(report: SyncReport): void;
@@ -228,7 +230,7 @@ export class Proxier {
     if (!cfgs) return false;
     const nft = this.nft;
     if (!nft) throw new Error('nftlink: internal error: a sync before start()');
-    this.families = cfgs.map((cfg) => new FamilySync(nft, createLayout(this.opts.layout), cfg, this.opts.log));
+    this.families = cfgs.map((cfg) => new FamilySync(nft, createLayout(this.opts.layout), cfg, this.opts.log, Date.now, this.opts.fullSyncPeriodMs));
     if ((this.opts.repairOutsideChanges ?? true) && canMonitor(nft) && cfgs.length) {
       this.watch = new TableWatch(nft, cfgs[0]!.table, this.families.map((f) => f.family), (c) => this.externalChange(c), this.opts.log);
       this.watch.start();

@@ -20,7 +20,8 @@ import { StaleChains } from './stale-chains.js';
 /**
  * As kube-proxy's proxyutil.FullSyncPeriod: at least this often a sync compares everything with a
  * fresh dump, so that what others did to the table (a chain flushed, the table deleted) is
- * repaired even while nothing changes. At 10k services that costs what a restart does.
+ * repaired even while nothing changes: the backstop behind the monitor's repairs (table-watch.ts).
+ * At 10k services that costs what a restart does.
  */
 export const FULL_SYNC_PERIOD_MS = 3_600_000;
 
@@ -63,6 +64,8 @@ export class FamilySync {
     private readonly cfg: LayoutConfig,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    /** FULL_SYNC_PERIOD_MS unless the operator chose (`--full-sync-period`). */
+    private readonly fullSyncPeriodMs: number = FULL_SYNC_PERIOD_MS,
   ) {
     this.stale = new StaleChains(now);
     this.planner = new SyncPlanner(layout, cfg, this.exclusions, this.stale, log);
@@ -101,7 +104,7 @@ export class FamilySync {
 
   async sync(state: ProxyState, change: StateChange | undefined): Promise<SyncResult> {
     const started = performance.now();
-    if (!this.needFull && this.now() - this.lastFullSync >= FULL_SYNC_PERIOD_MS) this.requestFullSync();
+    if (!this.needFull && this.now() - this.lastFullSync >= this.fullSyncPeriodMs) this.requestFullSync();
     const cleanup = await this.deleteStaleChains();
     this.exclusions.changed(change);
     const result = await this.attempt(state, this.needFull ? undefined : change, 0);
