@@ -8,6 +8,7 @@
 // written.
 
 import { parseAllDocuments } from 'yaml';
+import { jsonListSpans } from './json-list.js';
 
 /** Larger files are refused unread: a manifest of 100,000 objects is well under it. */
 export const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
@@ -24,11 +25,19 @@ export interface ManifestDocument {
 
 export type ParsedManifest = { documents: ManifestDocument[] } | { failed: string };
 
+/**
+ * Thrown while a JSON List's items are read one by one (a document's `items` is then an iterable
+ * that parses as it goes): the file fails as a whole, as if JSON.parse of the whole had failed.
+ */
+export class ManifestParseError extends Error {}
+
 export function parseManifest(file: string, text: string, json: boolean): ParsedManifest {
   return json ? parseJson(file, text) : parseYaml(file, text);
 }
 
 function parseJson(file: string, text: string): ParsedManifest {
+  const list = jsonListSpans(text);
+  if (list) return parseJsonList(file, text, list.head, list.items);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -37,6 +46,33 @@ function parseJson(file: string, text: string): ParsedManifest {
   }
   if (nestedTooDeep(value)) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
   return { documents: [{ origin: file, value }] };
+}
+
+/** A JSON List whose items are parsed when iterated (json-list.ts says why). */
+function parseJsonList(file: string, text: string, headText: string, spans: readonly [number, number][]): ParsedManifest {
+  let head: unknown;
+  try {
+    head = JSON.parse(headText);
+  } catch (err) {
+    return { failed: `not valid JSON: ${(err as Error).message}` };
+  }
+  if (nestedTooDeep(head)) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
+  const items: Iterable<unknown> = {
+    *[Symbol.iterator]() {
+      for (const [start, end] of spans) {
+        let item: unknown;
+        try {
+          item = JSON.parse(text.slice(start, end));
+        } catch (err) {
+          throw new ManifestParseError(`not valid JSON: ${(err as Error).message} (in the item at offset ${start})`);
+        }
+        // The List and its items array are two levels above the item.
+        if (nestedTooDeep(item, 2)) throw new ManifestParseError(`not read: nested deeper than ${MAX_NESTING_DEPTH} levels`);
+        yield item;
+      }
+    },
+  };
+  return { documents: [{ origin: file, value: { ...(head as object), items } }] };
 }
 
 function parseYaml(file: string, text: string): ParsedManifest {

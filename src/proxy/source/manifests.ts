@@ -1,5 +1,6 @@
 // Services, EndpointSlices and Nodes from manifest files: a directory (every *.yaml, *.yml and
-// *.json below it) or one file, multi-document YAML or JSON, List kinds unpacked. Watching re-reads
+// *.json below it) or one file, multi-document YAML or JSON, List kinds unpacked (a JSON List item
+// by item, each object sent as soon as it is read on a first read: see Sender). Watching re-reads
 // everything on any change (debounced) and diffs it against the previous read, so the proxy sees
 // the same add/update/delete events an informer would give it. A file whose text is unchanged is
 // not parsed or validated again: what it gave last time is reused.
@@ -17,7 +18,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { validateObject } from '../../k8s/validation/validate.js';
-import { MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
+import { ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
 import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
 
 export interface ManifestSourceOptions {
@@ -40,6 +41,19 @@ export interface ManifestObject {
   object: Service | EndpointSlice | Node;
   /** Where it was read: "file (document n)". */
   origin: string;
+  /** Already sent while its file was read (a first read streams its objects: see Sender). */
+  sent?: boolean;
+}
+
+/**
+ * A first read sends each object as soon as it is read and keeps only what deletes it, instead of
+ * holding every object of every file until the read ends: a 10 MB List is then never all in memory
+ * at once. `send` returns false for an object it does not take (an earlier one has its key);
+ * `unsend` takes back what a file sent before it failed to parse.
+ */
+interface Sender {
+  send(obj: ManifestObject): boolean;
+  unsend(obj: ManifestObject): void;
 }
 
 export interface ManifestRead {
@@ -129,10 +143,21 @@ export class ManifestSource implements ProxySource {
   }
 
   private async readAndEmit(): Promise<void> {
-    const scan = await scanManifests(this.root, this.memory);
+    const handler = this.handler!;
+    const sender: Sender | undefined =
+      this.objects.size === 0
+        ? {
+            send: (obj) => {
+              emit(handler, 'add', obj);
+              forgetBody(obj);
+              return (obj.sent = true);
+            },
+            unsend: (obj) => emit(handler, 'delete', obj),
+          }
+        : undefined;
+    const scan = await scanManifests(this.root, this.memory, sender);
     if (this.stopped) return;
     this.memory = { lastGood: scan.files, parsed: scan.parsed };
-    const handler = this.handler!;
     if (this.watchChanges) this.watchDirectories(scan.watchDirs, scan.rootWatchedByParent);
 
     const reported = new Set<string>();
@@ -153,8 +178,9 @@ export class ManifestSource implements ProxySource {
       for (const [key, now] of scan.objects) {
         if (now.kind !== kind) continue;
         const old = before.get(key);
-        if (!old) emit(handler, 'add', now);
-        else if (old !== now) emit(handler, 'update', now);
+        if (!old) {
+          if (!now.sent) emit(handler, 'add', now);
+        } else if (old !== now) emit(handler, 'update', now);
       }
     }
     forgetBodies(scan.objects);
@@ -201,10 +227,12 @@ export class ManifestSource implements ProxySource {
  * what deletes it stays. At 10k services the bodies kept for a process's life were most of its heap.
  */
 function forgetBodies(objects: ReadonlyMap<string, ManifestObject>): void {
-  for (const obj of objects.values()) {
-    const { name, namespace } = obj.object.metadata ?? {};
-    obj.object = { kind: obj.kind, metadata: { name, ...(namespace !== undefined ? { namespace } : {}) } } as ManifestObject['object'];
-  }
+  for (const obj of objects.values()) forgetBody(obj);
+}
+
+function forgetBody(obj: ManifestObject): void {
+  const { name, namespace } = obj.object.metadata ?? {};
+  obj.object = { kind: obj.kind, metadata: { name, ...(namespace !== undefined ? { namespace } : {}) } } as ManifestObject['object'];
 }
 
 function emit(handler: SourceHandler, type: 'add' | 'update' | 'delete', obj: ManifestObject): void {
@@ -239,7 +267,7 @@ interface ParsedFile {
   problems: Scan['problems'];
 }
 
-async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }): Promise<Scan> {
+async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, sender?: Sender): Promise<Scan> {
   const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Set(), rootWatchedByParent: true };
   const files: string[] = [];
   let rootStat;
@@ -258,7 +286,7 @@ async function scanManifests(root: string, memory: ScanMemory = { lastGood: new 
     scan.watchDirs.add(dirname(root));
   }
   for (const file of files.sort()) {
-    const read = await readManifestFile(file, scan, memory.parsed.get(file));
+    const read = await readManifestFile(file, scan, memory.parsed.get(file), sender);
     if (read === 'gone') continue;
     const objects = read === 'failed' ? (memory.lastGood.get(file) ?? []) : read;
     scan.files.set(file, objects);
@@ -304,7 +332,7 @@ async function walk(dir: string, files: string[], scan: Scan, visited: Set<strin
  * The objects of one file (refused ones reported and left out), "failed" when the file could not be
  * read or parsed (reported), "gone" when it was deleted after it was listed.
  */
-async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined): Promise<ManifestObject[] | 'failed' | 'gone'> {
+async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let text: string;
   try {
     const size = (await stat(file)).size;
@@ -326,19 +354,33 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
     return before.result;
   }
   const firstProblem = scan.problems.length;
-  const result = parseAndCollect(file, text, scan, contentHash);
+  const result = parseAndCollect(file, text, scan, contentHash, sender);
   scan.parsed.set(file, { hash: contentHash, result, problems: scan.problems.slice(firstProblem) });
   return result;
 }
 
-function parseAndCollect(file: string, text: string, scan: Scan, contentHash: string): ManifestObject[] | 'failed' {
+function parseAndCollect(file: string, text: string, scan: Scan, contentHash: string, sender: Sender | undefined): ManifestObject[] | 'failed' {
   const parsed = parseManifest(file, text, extname(file).toLowerCase() === '.json');
   if ('failed' in parsed) {
     addProblem(scan, file, parsed.failed, contentHash);
     return 'failed';
   }
   const objects: ManifestObject[] = [];
-  for (const doc of parsed.documents) collectObject(doc.value, doc.origin, undefined, { objects, scan, contentHash });
+  const problemsBefore = scan.problems.length;
+  try {
+    for (const doc of parsed.documents) collectObject(doc.value, doc.origin, undefined, { objects, scan, contentHash, sender });
+  } catch (err) {
+    if (!(err instanceof ManifestParseError)) throw err;
+    // A List whose items are parsed as they are read broke partway: the file fails as a whole.
+    for (const obj of objects) {
+      if (!obj.sent) continue;
+      sender?.unsend(obj);
+      scan.objects.delete(obj.key);
+    }
+    scan.problems.length = problemsBefore;
+    addProblem(scan, file, err.message, contentHash);
+    return 'failed';
+  }
   return objects;
 }
 
@@ -347,6 +389,7 @@ interface Collector {
   objects: ManifestObject[];
   scan: Scan;
   contentHash: string;
+  sender: Sender | undefined;
 }
 
 /** Adds one object, or the items of a List (which may leave out their kind when the List names it). */
@@ -364,12 +407,15 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     return;
   }
   if (kind.endsWith('List')) {
-    if (!Array.isArray(obj.items)) {
+    // An array, or the iterable of a JSON List read item by item (manifest-parse.ts).
+    const items = obj.items;
+    if (!Array.isArray(items) && !(items !== null && typeof items === 'object' && Symbol.iterator in items)) {
       addProblem(scan, origin, `${kind} without an items list`, contentHash);
       return;
     }
     const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
-    obj.items.forEach((item, i) => collectObject(item, `${origin} items[${i}]`, itemKind, into));
+    let i = 0;
+    for (const item of items as Iterable<unknown>) collectObject(item, `${origin} items[${i++}]`, itemKind, into);
     return;
   }
   if (!(kind in KIND_API_VERSION)) return; // not something the proxy reads
@@ -399,12 +445,19 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     return;
   }
   const key = `${kind}/${namespace}/${name}`;
-  into.objects.push({ kind: manifestKind, key, object: valid.object, origin });
+  const found: ManifestObject = { kind: manifestKind, key, object: valid.object, origin };
+  into.objects.push(found);
+  // A first read sends it now (and then keeps only what deletes it), unless its key is taken.
+  if (into.sender && !scan.objects.has(key)) {
+    scan.objects.set(key, found);
+    into.sender.send(found);
+  }
 }
 
 /** Adds an object of a file to the scan, unless another file or document defined it first. */
 function addObject(obj: ManifestObject, scan: Scan): void {
   const earlier = scan.objects.get(obj.key);
+  if (earlier === obj) return; // sent while its file was read
   if (!earlier) {
     scan.objects.set(obj.key, obj);
     return;

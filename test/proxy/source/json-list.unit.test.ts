@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { jsonListSpans } from '../../../src/proxy/source/json-list.js';
+import { ManifestSource } from '../../../src/proxy/source/manifests.js';
+
+const items = (text: string): unknown[] | undefined => {
+  const l = jsonListSpans(text);
+  return l && l.items.map(([s, e]) => JSON.parse(text.slice(s, e)) as unknown);
+};
+
+describe('a JSON List read item by item', () => {
+  it('finds each item and the List without them, whatever the items hold', () => {
+    const list = { apiVersion: 'v1', kind: 'List', items: [{ a: '}]"\\', b: [1, { c: null }] }, 'x', 3, true, null, [[]]], metadata: { n: 1 } };
+    const text = JSON.stringify(list, null, 2);
+    expect(items(text)).toEqual(list.items);
+    expect(JSON.parse(jsonListSpans(text)!.head)).toEqual({ ...list, items: null });
+    expect(items('{"items":[]}')).toEqual([]);
+  });
+
+  it('leaves anything else to JSON.parse of the whole: no items, a second items, broken or trailing text', () => {
+    for (const text of ['[1,2]', '{"kind":"List"}', '{"items":[1],"items":[2]}', '{"items":[1,2', '{"items":[1 2]}', '{"items":[1]} x', '{"items":{"a":1}}', '']) {
+      expect(jsonListSpans(text), text).toBeUndefined();
+    }
+  });
+});
+
+describe('a first read that streams a List', () => {
+  it('takes back what it sent when a later item does not parse: the file fails as a whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nftlink-list-'));
+    try {
+      const good = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'default' }, spec: { clusterIP: '198.18.0.10', ports: [{ name: 'http', port: 80 }] } };
+      writeFileSync(join(dir, 'list.json'), `{"kind":"List","items":[${JSON.stringify(good)},{"kind": tru}]}`);
+      const events: string[] = [];
+      const problems: string[] = [];
+      const source = new ManifestSource(dir, { watch: false });
+      await source.start({
+        service: (t, s) => events.push(`${t} ${s.metadata?.name}`),
+        endpointSlice: () => {},
+        synced: () => {},
+        problem: (p) => problems.push(p.reason),
+      });
+      await source.stop();
+      expect(events).toEqual(['add a', 'delete a']);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^not valid JSON: /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
