@@ -3,7 +3,7 @@
 // network namespace; the root namespace's ruleset is never written.
 import { describe, expect, it } from "vitest";
 
-import { accept, C, cstr, decode, E, elemsOp, encode, hex, ip4, ip4text, ip6, jump, leU32, must, NF_ACCEPT, NFPROTO_IPV4, NFT_JUMP, type Op, R, S, saddr, setOp, str, T, TABLE } from "./compact-format.js";
+import { C, cstr, decode, E, elemsOp, encode, hex, ip4, ip4text, ip6, leU32, must, NF_ACCEPT, NFPROTO_IPV4, NFT_JUMP, type Op, R, S, setOp, str, T, TABLE } from "./compact-format.js";
 import { baseRuleset, KEYS_1000, native, requirePrivileges, withNamespace } from "./kernel-setup.js";
 
 requirePrivileges();

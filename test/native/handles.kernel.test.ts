@@ -3,7 +3,7 @@
 import { closeSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
-import { C, chainOp, cstr, decode, encode, must, NFPROTO_IPV4, T, TABLE } from "./compact-format.js";
+import { C, chainOp, cstr, decode, encode, NFPROTO_IPV4, T, TABLE } from "./compact-format.js";
 import { baseRuleset, native, requirePrivileges, withNamespace } from "./kernel-setup.js";
 
 requirePrivileges();

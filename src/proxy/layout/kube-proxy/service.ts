@@ -37,7 +37,6 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   const family = nftFamily(cfg.family);
   const table = cfg.table;
   const { l3, addr, natFamily } = familyParts(cfg.family);
-  const v6 = cfg.family === 'ipv6';
   const p = l4proto(sp);
   const r = (): RuleBuilder => rule(family);
   const base = serviceChainBase(sp);
