@@ -1,0 +1,71 @@
+// bench:repair's flags.
+
+import { LAYOUT_NAMES, type LayoutName } from '../../src/proxy/layout/index.js';
+
+export interface RepairOptions {
+  reps: number;
+  layouts: LayoutName[];
+  /** Each probe target gets a new connection this often. */
+  intervalMs: number;
+  /**
+   * Between repetitions: the proxy allows 5 repairs in 10 s before it backs off (doubling delays,
+   * src/proxy/sync/repair-backoff.ts); 2.5 s apart stays under that, so every figure is an
+   * unthrottled repair.
+   */
+  spacingMs: number;
+  out: string;
+  /**
+   * Leave the node's conntrack entries towards the ClusterIP between repetitions. By default they
+   * are deleted before each one: a SYN that arrived during an earlier outage leaves an entry that
+   * was never DNATed (SYN_SENT, 120 s), and a later connection from the same client port matches it
+   * and times out whatever the rules say, a failure of the earlier outage and not of this repair.
+   */
+  keepConntrack: boolean;
+}
+
+export const REPAIR_USAGE = `usage: npm run bench:repair -- [--reps N] [--layouts slots,kube-proxy] [--interval-ms N] [--spacing-ms N] [--out FILE] [--keep-conntrack]`;
+
+export function parseRepairArgs(argv: readonly string[]): RepairOptions {
+  const o: RepairOptions = { reps: 10, layouts: [...LAYOUT_NAMES], intervalMs: 10, spacingMs: 2500, out: 'bench-results/repair.json', keepConntrack: false };
+  const int = (flag: string, v: string | undefined, min: number): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}\n${REPAIR_USAGE}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const v = argv[i + 1];
+    switch (a) {
+      case '--reps':
+        o.reps = int(a, v, 1);
+        i++;
+        break;
+      case '--interval-ms':
+        o.intervalMs = int(a, v, 1);
+        i++;
+        break;
+      case '--spacing-ms':
+        o.spacingMs = int(a, v, 0);
+        i++;
+        break;
+      case '--layouts': {
+        const names = (v ?? '').split(',');
+        for (const n of names) if (!(LAYOUT_NAMES as readonly string[]).includes(n)) throw new Error(`--layouts takes ${LAYOUT_NAMES.join(',')} (got "${n}")\n${REPAIR_USAGE}`);
+        o.layouts = names as LayoutName[];
+        i++;
+        break;
+      }
+      case '--keep-conntrack':
+        o.keepConntrack = true;
+        break;
+      case '--out':
+        if (!v) throw new Error(`--out needs a file\n${REPAIR_USAGE}`);
+        o.out = v;
+        i++;
+        break;
+      default:
+        throw new Error(`unknown flag ${a}\n${REPAIR_USAGE}`);
+    }
+  }
+  return o;
+}
