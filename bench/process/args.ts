@@ -2,7 +2,8 @@
 // endpoints, 10k x 1, and the upstream workloads 5000 x 50 and 45000 x 1; both layouts; medians of
 // 3 runs. --quick is a smoke run for CI: one run of 1k x 5 and 3k x 5.
 
-import { isLayoutName, LAYOUT_NAMES, type LayoutName } from '../../src/proxy/layout/index.js';
+import { LAYOUT_NAMES, type LayoutName } from '../../src/proxy/layout/index.js';
+import { intValue, layoutsValue, sizesValue } from '../flag-values.js';
 
 export interface ProcessOptions {
   runs: number;
@@ -38,11 +39,7 @@ export const DEFAULT_SIZES: [number, number][] = [
 ];
 
 export function parseSizes(v: string): [number, number][] {
-  return v.split(',').map((s) => {
-    const m = /^(\d+)x(\d+)$/.exec(s.trim());
-    if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`--sizes takes SERVICESxENDPOINTS,... (got "${s}")\n${PROCESS_USAGE}`);
-    return [Number(m[1]), Number(m[2])];
-  });
+  return sizesValue(v, PROCESS_USAGE);
 }
 
 export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
@@ -58,11 +55,7 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
     chart: quick ? 'bench-results/process.svg' : 'docs/bench/process.svg',
     quick,
   };
-  const int = (flag: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}\n${PROCESS_USAGE}`);
-    return n;
-  };
+  const int = (flag: string, v: string | undefined, min: number): number => intValue(flag, v, min, PROCESS_USAGE);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const v = argv[i + 1];
@@ -82,10 +75,7 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
         o.sizes = parseSizes(v ?? '');
         break;
       case '--layouts':
-        o.layouts = (v ?? '').split(',').map((s) => {
-          if (!isLayoutName(s)) throw new Error(`--layouts: unknown layout "${s}" (${LAYOUT_NAMES.join(', ')})`);
-          return s;
-        });
+        o.layouts = layoutsValue(v, PROCESS_USAGE);
         break;
       case '--out':
         o.out = v ?? o.out;

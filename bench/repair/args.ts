@@ -1,6 +1,7 @@
 // bench:repair's flags.
 
 import { LAYOUT_NAMES, type LayoutName } from '../../src/proxy/layout/index.js';
+import { intValue, layoutsValue } from '../flag-values.js';
 
 export interface RepairOptions {
   reps: number;
@@ -27,11 +28,7 @@ export const REPAIR_USAGE = `usage: npm run bench:repair -- [--reps N] [--layout
 
 export function parseRepairArgs(argv: readonly string[]): RepairOptions {
   const o: RepairOptions = { reps: 10, layouts: [...LAYOUT_NAMES], intervalMs: 10, spacingMs: 2500, out: 'bench-results/repair.json', keepConntrack: false };
-  const int = (flag: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}\n${REPAIR_USAGE}`);
-    return n;
-  };
+  const int = (flag: string, v: string | undefined, min: number): number => intValue(flag, v, min, REPAIR_USAGE);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const v = argv[i + 1];
@@ -48,13 +45,10 @@ export function parseRepairArgs(argv: readonly string[]): RepairOptions {
         o.spacingMs = int(a, v, 0);
         i++;
         break;
-      case '--layouts': {
-        const names = (v ?? '').split(',');
-        for (const n of names) if (!(LAYOUT_NAMES as readonly string[]).includes(n)) throw new Error(`--layouts takes ${LAYOUT_NAMES.join(',')} (got "${n}")\n${REPAIR_USAGE}`);
-        o.layouts = names as LayoutName[];
+      case '--layouts':
+        o.layouts = layoutsValue(v, REPAIR_USAGE);
         i++;
         break;
-      }
       case '--keep-conntrack':
         o.keepConntrack = true;
         break;

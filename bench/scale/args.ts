@@ -2,7 +2,8 @@
 // endpoints plus 10k x 1; churn of 1, 10 and 100 services on the 10k table; medians of 3 runs.
 // The slowest cases (kube-proxy's layout at 30k: minutes per `nft -f`) run `slowRuns` times.
 
-import { isLayoutName, LAYOUT_NAMES, type LayoutName } from '../../src/proxy/layout/index.js';
+import { LAYOUT_NAMES, type LayoutName } from '../../src/proxy/layout/index.js';
+import { intValue, layoutsValue, sizesValue } from '../flag-values.js';
 
 export interface ScaleOptions {
   runs: number;
@@ -37,11 +38,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
     chart: 'docs/bench/scale.svg',
     quick,
   };
-  const int = (flag: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}\n${BENCH_USAGE}`);
-    return n;
-  };
+  const int = (flag: string, v: string | undefined, min: number): number => intValue(flag, v, min, BENCH_USAGE);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const v = argv[i + 1];
@@ -55,17 +52,10 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
         o.slowRuns = int(a, v, 1);
         break;
       case '--sizes':
-        o.sizes = (v ?? '').split(',').map((s) => {
-          const m = /^(\d+)x(\d+)$/.exec(s.trim());
-          if (!m) throw new Error(`--sizes takes SERVICESxENDPOINTS,... (got "${s}")\n${BENCH_USAGE}`);
-          return [Number(m[1]), Number(m[2])] as [number, number];
-        });
+        o.sizes = sizesValue(v, BENCH_USAGE);
         break;
       case '--layouts':
-        o.layouts = (v ?? '').split(',').map((s) => {
-          if (!isLayoutName(s)) throw new Error(`--layouts: unknown layout "${s}" (${LAYOUT_NAMES.join(', ')})`);
-          return s;
-        });
+        o.layouts = layoutsValue(v, BENCH_USAGE);
         break;
       case '--churn-services':
         o.churnServices = int(a, v, 100);
