@@ -65,6 +65,23 @@ function hintNames(hints: readonly { name?: string }[] | undefined, field: strin
   return names.length ? names : undefined;
 }
 
+/**
+ * Node and zone names, one string each however many endpoints name them: a cluster has few nodes
+ * and the model keeps a name per endpoint (every parsed object brings its own copy). Bounded, so
+ * that a stream of made-up names costs no more than the copies would.
+ */
+class NameTable {
+  private readonly names = new Map<string, string>();
+  constructor(private readonly max: number) {}
+  intern(name: string): string {
+    const known = this.names.get(name);
+    if (known !== undefined) return known;
+    if (this.names.size < this.max) this.names.set(name, name);
+    return name;
+  }
+}
+const nodeNames = new NameTable(50_000);
+
 function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
   const name = slice.metadata?.name;
   const namespace = slice.metadata?.namespace;
@@ -99,8 +116,8 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
       serving: conditions.serving ?? true,
       terminating: conditions.terminating ?? false,
     };
-    if (ep.nodeName) out.nodeName = ep.nodeName;
-    if (ep.zone) out.zone = ep.zone;
+    if (ep.nodeName) out.nodeName = nodeNames.intern(ep.nodeName);
+    if (ep.zone) out.zone = nodeNames.intern(ep.zone);
     const zoneHints = hintNames(ep.hints?.forZones, `endpoints[${i}].hints.forZones`);
     const nodeHints = hintNames(ep.hints?.forNodes, `endpoints[${i}].hints.forNodes`);
     if (zoneHints) out.zoneHints = zoneHints;
@@ -136,34 +153,49 @@ export function mergeEndpoints(
   nodeName: string,
   zone = '',
 ): Map<ServicePortId, ServiceEndpoint[]> {
-  const byPortName = new Map<string, ServicePort>();
-  for (const sp of ports) byPortName.set(`${sp.portName}/${sp.protocol}`, sp);
-  // By ip:port, each with the slice endpoint it came from (its topology hints).
-  const merged = new Map<ServicePortId, Map<string, Merged>>();
-  for (const sp of ports) merged.set(sp.id, new Map());
+  // Every endpoint of every service passes here on a cold start (50k at 10k services x 5), so the
+  // usual case allocates only what it returns: the candidates of each port are collected with
+  // their ip:port text computed once, sorted by it, and the copies of one ip:port (an endpoint
+  // moving between slices) are adjacent then, where the best one is picked.
+  const candidates = new Map<ServicePortId, Merged[]>();
+  for (const sp of ports) candidates.set(sp.id, []);
   // Slice order only decides between equally good copies; sort so that it is not arrival order.
-  const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = slices.length > 1 ? [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : slices;
   for (const slice of ordered) {
     for (const port of slice.ports) {
-      const sp = byPortName.get(`${port.name}/${port.protocol}`);
+      // A slice port serves the ServicePort with the same name and protocol (a handful per service).
+      const sp = ports.find((p) => p.portName === port.name && p.protocol === port.protocol);
       if (!sp || sp.family !== slice.family) continue;
-      const set = merged.get(sp.id)!;
+      const list = candidates.get(sp.id)!;
       for (const source of slice.endpoints) {
         const ep = serviceEndpoint(source, port.port, nodeName);
-        const key = endpointString(ep);
-        const existing = set.get(key);
-        if (!existing || preference(ep) > preference(existing.ep)) set.set(key, { ep, source });
+        list.push({ ep, source, key: endpointString(ep) });
       }
     }
   }
   const out = new Map<ServicePortId, ServiceEndpoint[]>();
-  for (const [id, set] of merged) {
-    const list = [...set.values()].sort((a, b) => compareEndpoints(a.ep, b.ep));
-    applyTopology(list, nodeName, zone);
-    out.set(
-      id,
-      list.map((m) => m.ep),
-    );
+  for (const [id, list] of candidates) {
+    // Stable: among copies of one ip:port, slice order stays, and the first best one is kept.
+    list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const kept = dropCopies(list);
+    applyTopology(kept, nodeName, zone);
+    const eps = new Array<ServiceEndpoint>(kept.length);
+    for (let i = 0; i < kept.length; i++) eps[i] = kept[i]!.ep;
+    out.set(id, eps);
+  }
+  return out;
+}
+
+/** Of each run of one ip:port in a sorted list, the first copy that can take the most traffic. */
+function dropCopies(sorted: Merged[]): Merged[] {
+  let copies = false;
+  for (let i = 1; i < sorted.length && !copies; i++) copies = sorted[i]!.key === sorted[i - 1]!.key;
+  if (!copies) return sorted;
+  const out: Merged[] = [];
+  for (const m of sorted) {
+    const last = out[out.length - 1];
+    if (last === undefined || last.key !== m.key) out.push(m);
+    else if (preference(m.ep) > preference(last.ep)) out[out.length - 1] = m;
   }
   return out;
 }
@@ -179,6 +211,8 @@ export function mergeEndpoints(
 interface Merged {
   ep: ServiceEndpoint;
   source: SliceEndpoint;
+  /** endpointString(ep): the sort key, computed once. */
+  key: string;
 }
 
 function applyTopology(list: readonly Merged[], nodeName: string, zone: string): void {
@@ -202,16 +236,16 @@ function applyTopology(list: readonly Merged[], nodeName: string, zone: string):
 }
 
 function serviceEndpoint(source: SliceEndpoint, port: number, nodeName: string): ServiceEndpoint {
-  const ep: ServiceEndpoint = {
-    ip: source.ip,
-    port,
-    ready: source.ready,
-    serving: source.serving,
-    terminating: source.terminating,
-    isLocal: nodeName !== '' && source.nodeName === nodeName,
-  };
+  const isLocal = nodeName !== '' && source.nodeName === nodeName;
+  const { ip, ready, serving, terminating } = source;
+  // The usual endpoint (a node, no zone) in one object literal: its fields then all live in the
+  // object, where a field added afterwards takes a second heap object (50k of them at 10k x 5).
+  if (source.zone === undefined) {
+    return source.nodeName === undefined ? { ip, port, ready, serving, terminating, isLocal } : { ip, port, ready, serving, terminating, isLocal, nodeName: source.nodeName };
+  }
+  const ep: ServiceEndpoint = { ip, port, ready, serving, terminating, isLocal };
   if (source.nodeName !== undefined) ep.nodeName = source.nodeName;
-  if (source.zone !== undefined) ep.zone = source.zone;
+  ep.zone = source.zone;
   return ep;
 }
 

@@ -21,9 +21,9 @@ export interface ServiceInfo {
   type: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
   clusterIPs: Record<IPFamily, string | undefined>;
   ports: { portName: string; protocol: Protocol; port: number; nodePort: number }[];
-  externalIPs: Record<IPFamily, string[]>;
-  loadBalancerIPs: Record<IPFamily, string[]>;
-  loadBalancerSourceRanges: Record<IPFamily, string[]>;
+  externalIPs: AddressesByFamily;
+  loadBalancerIPs: AddressesByFamily;
+  loadBalancerSourceRanges: AddressesByFamily;
   externalTrafficPolicy: TrafficPolicy;
   internalTrafficPolicy: TrafficPolicy;
   affinityTimeoutSeconds: number;
@@ -40,9 +40,15 @@ export interface FamilyIP {
   text: string;
 }
 
+/** Addresses or CIDRs of a Service, split by family. */
+export type AddressesByFamily = Readonly<Record<IPFamily, readonly string[]>>;
+
 /** One frozen empty list for every service port without external IPs, LB IPs or source ranges (most of them). */
 const EMPTY: readonly string[] = Object.freeze([]);
 const orEmpty = (list: readonly string[]): readonly string[] => (list.length ? list : EMPTY);
+/** And one frozen pair of them for every Service: the model keeps three such pairs per Service. */
+const NONE: AddressesByFamily = Object.freeze({ ipv4: EMPTY, ipv6: EMPTY });
+const orNone = (lists: Record<IPFamily, string[]>): AddressesByFamily => (lists.ipv4.length || lists.ipv6.length ? lists : NONE);
 
 export const IP_FAMILIES: readonly IPFamily[] = ['ipv4', 'ipv6'];
 export const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
@@ -125,10 +131,19 @@ export function objectRef(meta: { name?: string; namespace?: string } | undefine
 export function parseFamilyIP(text: unknown): FamilyIP | null {
   if (typeof text !== 'string') return null;
   const v4 = parseIPv4(text);
-  if (v4) return { family: 'ipv4', bytes: v4, text: formatIPv4(v4) };
+  if (v4) return { family: 'ipv4', bytes: v4, text: canonical(text, formatIPv4(v4)) };
   const v6 = parseIPv6(text);
-  if (v6) return { family: 'ipv6', bytes: v6, text: formatIPv6(v6) };
+  if (v6) return { family: 'ipv6', bytes: v6, text: canonical(text, formatIPv6(v6)) };
   return null;
+}
+
+/**
+ * The input when it is already canonical (nearly always): the model keeps one address per endpoint
+ * for as long as it runs, and the formatted text is a rope of concatenated pieces, several heap
+ * objects where the parsed input is one flat string.
+ */
+function canonical(input: string, formatted: string): string {
+  return input === formatted ? input : formatted;
 }
 
 /** Thrown inside validation only; the readers turn it into an InvalidObject ("field: problem"). */
@@ -282,14 +297,14 @@ function affinityTimeout(spec: NonNullable<Service['spec']>): number {
 }
 
 /** Every entry must be an address; kube-proxy's MapIPsByIPFamily then keeps this family's, de-duplicated. */
-function addressesByFamily(list: readonly string[] | undefined, field: string): Record<IPFamily, string[]> {
+function addressesByFamily(list: readonly string[] | undefined, field: string): AddressesByFamily {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (list ?? []).forEach((text, i) => {
     const ip = parseFamilyIP(text);
     if (!ip) fail(`${field}[${i}]`, `${JSON.stringify(text)} is not an IP address`);
     if (!out[ip.family].includes(ip.text)) out[ip.family].push(ip.text);
   });
-  return out;
+  return orNone(out);
 }
 
 /**
@@ -297,7 +312,7 @@ function addressesByFamily(list: readonly string[] | undefined, field: string): 
  * deliver to the node, not to the VIP, so kube-proxy does not capture their IPs (proxyutil.IsVIPMode).
  * Hostname-only entries carry nothing to program.
  */
-function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['loadBalancer']>['ingress']): Record<IPFamily, string[]> {
+function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['loadBalancer']>['ingress']): AddressesByFamily {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (ingress ?? []).forEach((entry, i) => {
     const field = `status.loadBalancer.ingress[${i}]`;
@@ -308,7 +323,7 @@ function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['lo
     if (!ip) fail(`${field}.ip`, `${JSON.stringify(entry.ip)} is not an IP address`);
     if (mode === 'VIP' && !out[ip.family].includes(ip.text)) out[ip.family].push(ip.text);
   });
-  return out;
+  return orNone(out);
 }
 
 /**
@@ -316,7 +331,7 @@ function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['lo
  * canonically ("10.0.0.0/8"). As in kube-proxy, ranges only of the other family leave this family
  * without a firewall.
  */
-function sourceRanges(list: string[] | undefined): Record<IPFamily, string[]> {
+function sourceRanges(list: string[] | undefined): AddressesByFamily {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (list ?? []).forEach((raw, i) => {
     const text = raw.trim();
@@ -327,5 +342,5 @@ function sourceRanges(list: string[] | undefined): Record<IPFamily, string[]> {
     const canonical = `${ipv4 ? formatIPv4(prefix.bytes) : formatIPv6(prefix.bytes)}/${prefix.length}`;
     if (!out[family].includes(canonical)) out[family].push(canonical);
   });
-  return out;
+  return orNone(out);
 }
