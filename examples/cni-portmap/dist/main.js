@@ -1,0 +1,71 @@
+// nftlink-portmap: a chained CNI plugin that maps host ports to a container's ports with nftables,
+// written over netlink by nftlink. The runtime runs it in the host's network namespace with the
+// command in CNI_COMMAND and the network configuration on stdin (see README.md here).
+import { readFileSync } from 'node:fs';
+import { Nftables } from 'nftlink';
+import { CNI_ERROR, CniError, readArgs, versionResult } from './cni.js';
+import { checkVersion, decode, parseConfig, peekVersion } from './config.js';
+import { addMappings, checkMappings, removeMappings } from './portmap.js';
+import { enableRouteLocalnet, routeInterface } from './sysctl.js';
+/** Runs one command; resolves with what goes to stdout (nothing for DEL and CHECK). */
+async function run(args, stdin) {
+    const raw = decode(stdin);
+    if (args.command === 'VERSION')
+        return versionResult(checkVersion(raw, 'VERSION'));
+    const conf = parseConfig(raw, args.command, args.ifname);
+    const attachment = { network: conf.name, containerId: args.containerId, ifname: args.ifname };
+    const nft = Nftables.open();
+    try {
+        switch (args.command) {
+            case 'ADD':
+                // Upstream passes the result on untouched when there is nothing to map; so does this plugin.
+                if (conf.mappings.length > 0) {
+                    await addMappings(nft, attachment, conf);
+                    if (conf.snat)
+                        localhostReachable(conf);
+                }
+                return { ...conf.prevResult, cniVersion: conf.cniVersion };
+            case 'DEL':
+                await removeMappings(nft, attachment);
+                return undefined;
+            case 'CHECK':
+                if (conf.mappings.length > 0)
+                    await checkMappings(nft, attachment, conf);
+                return undefined;
+        }
+    }
+    finally {
+        nft.close();
+    }
+}
+function localhostReachable(conf) {
+    const v4 = conf.addresses.find((a) => a.family === 'ip');
+    const iface = v4 && routeInterface(v4.address);
+    if (!iface)
+        return;
+    try {
+        enableRouteLocalnet(iface);
+    }
+    catch (err) {
+        throw new CniError(CNI_ERROR.ioFailure, `could not set route_localnet on ${iface}`, err.message);
+    }
+}
+async function main() {
+    let stdin = '';
+    let cniVersion = '1.0.0';
+    try {
+        const args = readArgs(process.env);
+        stdin = readFileSync(0, 'utf8');
+        cniVersion = peekVersion(stdin) ?? cniVersion;
+        const out = await run(args, stdin);
+        if (out)
+            process.stdout.write(`${JSON.stringify(out)}\n`);
+        return 0;
+    }
+    catch (err) {
+        const e = err instanceof CniError ? err : new CniError(CNI_ERROR.ioFailure, 'nftlink-portmap failed', err instanceof Error ? err.message : String(err));
+        process.stdout.write(`${JSON.stringify(e.toJSON(cniVersion))}\n`);
+        return 1;
+    }
+}
+process.exitCode = await main();
