@@ -14,11 +14,12 @@ import { ct, fibType, ip, ip6, meta, rule, sctp, tcp, udp } from 'nftlink';
 export const TABLE = { family: 'inet', name: 'nftlink-portmap', comment: 'CNI hostPort mappings (nftlink-portmap)' };
 const T = { family: TABLE.family, table: TABLE.name };
 /** The table's shared chains: base chains at the priorities nft calls dstnat (-100) and srcnat (100). */
+// Regular chains first: a transaction that adds them all adds the jump targets before the jumps.
 export const SHARED = {
+    hostports: { ...T, name: 'hostports' },
     prerouting: { ...T, name: 'prerouting', base: { type: 'nat', hook: 'prerouting', priority: -100, policy: 'accept' } },
     output: { ...T, name: 'output', base: { type: 'nat', hook: 'output', priority: -100, policy: 'accept' } },
     postrouting: { ...T, name: 'postrouting', base: { type: 'nat', hook: 'postrouting', priority: 100, policy: 'accept' } },
-    hostports: { ...T, name: 'hostports' },
 };
 /** The fixed rules of the shared chains (postrouting and hostports hold only attachments' jumps). */
 export function sharedRules(chain) {

@@ -18,11 +18,12 @@ export const TABLE: Table = { family: 'inet', name: 'nftlink-portmap', comment: 
 const T = { family: TABLE.family, table: TABLE.name } as const;
 
 /** The table's shared chains: base chains at the priorities nft calls dstnat (-100) and srcnat (100). */
+// Regular chains first: a transaction that adds them all adds the jump targets before the jumps.
 export const SHARED = {
+  hostports: { ...T, name: 'hostports' },
   prerouting: { ...T, name: 'prerouting', base: { type: 'nat', hook: 'prerouting', priority: -100, policy: 'accept' } },
   output: { ...T, name: 'output', base: { type: 'nat', hook: 'output', priority: -100, policy: 'accept' } },
   postrouting: { ...T, name: 'postrouting', base: { type: 'nat', hook: 'postrouting', priority: 100, policy: 'accept' } },
-  hostports: { ...T, name: 'hostports' },
 } as const satisfies Record<string, Chain>;
 
 /** The fixed rules of the shared chains (postrouting and hostports hold only attachments' jumps). */
