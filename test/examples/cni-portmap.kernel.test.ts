@@ -203,3 +203,82 @@ describe('nftlink-portmap chained after bridge + host-local', () => {
     expect(host.nftList()).toBe(rulesetBefore);
   });
 });
+
+describe('nftlink-portmap alone, as a runtime calls it', () => {
+  let host: Netns;
+  const PLUGIN = 'nftlink-portmap';
+  const base = { cniVersion: '1.0.0', name: 'pm-alone', type: PLUGIN };
+  const prevResult = (i: number) => ({
+    cniVersion: '1.0.0',
+    interfaces: [{ name: 'eth0', mac: '02:00:00:00:00:01', sandbox: '/var/run/netns/none' }],
+    ips: [{ interface: 0, address: `198.18.20.${10 + i}/24`, gateway: '198.18.20.1' }],
+  });
+  const mappings = (i: number) => ({ portMappings: [{ hostPort: 7000 + i, containerPort: 80, protocol: 'tcp' }] });
+  const call = (command: string | undefined, conf: unknown, over: { containerId?: string; ifname?: string; unset?: string[] } = {}) =>
+    runPlugin(
+      host,
+      PLUGIN,
+      { command, containerId: over.containerId ?? 'alone-1', ifname: over.ifname ?? 'eth0', netns: '/var/run/netns/none', path: CNI_PATH, ...(over.unset ? { unset: over.unset } : {}) },
+      typeof conf === 'string' ? conf : JSON.stringify(conf),
+    );
+
+  beforeAll(() => {
+    host = Netns.create();
+  });
+  afterAll(() => host?.remove());
+
+  it('VERSION answers with the versions it speaks', async () => {
+    const run = await call('VERSION', { cniVersion: '0.4.0' });
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual({ cniVersion: '0.4.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0'] });
+  });
+
+  const good = { ...base, runtimeConfig: mappings(0), prevResult: prevResult(0) };
+  const cases: [string, string | undefined, unknown, { containerId?: string; ifname?: string; unset?: string[] }, number, RegExp][] = [
+    ['no CNI_COMMAND', undefined, good, {}, 4, /^CNI_COMMAND is not set$/],
+    ['a command the plugin does not have', 'GC', good, {}, 4, /^CNI_COMMAND "GC" is not one of ADD, DEL, CHECK, VERSION$/],
+    ['no CNI_CONTAINERID', 'ADD', good, { unset: ['CNI_CONTAINERID'] }, 4, /^required environment variables missing: CNI_CONTAINERID$/],
+    ['no CNI_NETNS on ADD', 'ADD', good, { unset: ['CNI_NETNS'] }, 4, /^required environment variables missing: CNI_NETNS$/],
+    ['a container ID with a slash', 'ADD', good, { containerId: 'a/b' }, 4, /^CNI_CONTAINERID "a\/b" is not valid/],
+    ['an interface name of 16 bytes', 'ADD', good, { ifname: 'eth0123456789012' }, 4, /^CNI_IFNAME "eth0123456789012" is not a valid interface name/],
+    ['stdin that is not JSON', 'ADD', '{"cniVersion": "1.0.0",', {}, 6, /^the network configuration on stdin is not JSON$/],
+    ['stdin that is a JSON list', 'ADD', '[1]', {}, 6, /^the network configuration on stdin is not a JSON object$/],
+    ['a version it does not speak', 'ADD', { ...good, cniVersion: '2.0.0' }, {}, 1, /^cniVersion "2.0.0" is not supported/],
+    ['CHECK in a version before CHECK', 'CHECK', { ...good, cniVersion: '0.3.1' }, {}, 1, /^cniVersion "0.3.1" has no CHECK/],
+    ['no network name', 'ADD', { ...good, name: undefined }, {}, 7, /^name is missing/],
+    ['host port 0', 'ADD', { ...good, runtimeConfig: { portMappings: [{ hostPort: 0, containerPort: 80 }] } }, {}, 7, /^runtimeConfig\.portMappings\[0\]\.hostPort takes a port number from 1 to 65535, not 0$/],
+    ['a container port as text', 'ADD', { ...good, runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: '80' }] } }, {}, 7, /^runtimeConfig\.portMappings\[0\]\.containerPort takes a port number from 1 to 65535, not "80"$/],
+    ['host port 65536', 'ADD', { ...good, runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80 }, { hostPort: 65536, containerPort: 80 }] } }, {}, 7, /^runtimeConfig\.portMappings\[1\]\.hostPort takes/],
+    ['protocol icmp', 'ADD', { ...good, runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, protocol: 'icmp' }] } }, {}, 7, /^runtimeConfig\.portMappings\[0\]\.protocol takes tcp, udp or sctp, not "icmp"$/],
+    ['a hostIP that is no address', 'ADD', { ...good, runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, hostIP: '198.18.0.300' }] } }, {}, 7, /^runtimeConfig\.portMappings\[0\]\.hostIP takes an IPv4 or IPv6 address/],
+    ['ADD without prevResult', 'ADD', { ...good, prevResult: undefined }, {}, 7, /^prevResult is missing: nftlink-portmap is a chained plugin/],
+    ['a prevResult address without prefix length', 'ADD', { ...good, prevResult: { ips: [{ address: '198.18.20.10' }] } }, {}, 7, /^prevResult\.ips\[0\]\.address takes an address with its prefix length/],
+    ['snat as text', 'ADD', { ...good, snat: 'yes' }, {}, 7, /^snat takes true or false, not "yes"$/],
+    ['upstream conditionsV4', 'ADD', { ...good, conditionsV4: ['ip saddr 198.18.0.0/15'] }, {}, 2, /^conditionsV4 is not supported by nftlink-portmap$/],
+    ['the iptables backend', 'ADD', { ...good, backend: 'iptables' }, {}, 2, /^backend "iptables" is not supported/],
+  ];
+  it.each(cases)('%s: a CNI error object on stdout, exit non-zero, nothing written', async (_what, command, conf, over, code, msg) => {
+    const before = host.nftList();
+    const run = await call(command, conf, over);
+    expect(run.code).toBe(1);
+    const cniVersion = typeof conf === 'object' && conf !== null && typeof (conf as { cniVersion?: unknown }).cniVersion === 'string' ? (conf as { cniVersion: string }).cniVersion : '1.0.0';
+    expect(run.json).toMatchObject({ cniVersion, code, msg: expect.stringMatching(msg) });
+    expect(host.nftList()).toBe(before);
+  });
+
+  it('runs concurrently for many containers, and DEL needs neither runtimeConfig nor prevResult', async () => {
+    const ids = Array.from({ length: 6 }, (_, i) => i);
+    const adds = await Promise.all(ids.map((i) => call('ADD', { ...base, runtimeConfig: mappings(i), prevResult: prevResult(i) }, { containerId: `alone-${i}` })));
+    expect(adds.map((r) => [r.code, r.stdout.length > 0 ? 'result' : r.stdout])).toEqual(ids.map(() => [0, 'result']));
+    const checks = await Promise.all(ids.map((i) => call('CHECK', { ...base, runtimeConfig: mappings(i), prevResult: prevResult(i) }, { containerId: `alone-${i}` })));
+    expect(checks.map((r) => [r.code, r.stdout])).toEqual(ids.map(() => [0, '']));
+    const listed = host.exec('nft', ['list', 'chain', 'inet', 'nftlink-portmap', 'hostports']);
+    expect(listed.match(/jump pm-[0-9a-f]{16}-dnat/g)).toHaveLength(6);
+    const dels = await Promise.all(ids.map((i) => call('DEL', base, { containerId: `alone-${i}` })));
+    expect(dels.map((r) => [r.code, r.stdout])).toEqual(ids.map(() => [0, '']));
+    expect(host.nftList()).toBe('');
+    // DEL of what is gone: success, nothing printed.
+    const again = await call('DEL', base, { containerId: 'alone-0' });
+    expect([again.code, again.stdout]).toEqual([0, '']);
+  });
+});
