@@ -92,6 +92,8 @@ describe('nftlink-portmap chained after bridge + host-local', () => {
       ],
     };
     runtime = new CniRuntime(host, list, CNI_PATH);
+    // Someone else's table, which nothing of the plugin's may touch.
+    host.nftApply('table ip firewall {\n chain input {\n type filter hook input priority 0; policy accept;\n tcp dport 22 accept\n }\n}\n');
     rulesetBefore = host.nftList();
     c1 = container('c1', [
       { hostPort: 8080, containerPort: 80, protocol: 'tcp' },
@@ -264,6 +266,20 @@ describe('nftlink-portmap alone, as a runtime calls it', () => {
     const cniVersion = typeof conf === 'object' && conf !== null && typeof (conf as { cniVersion?: unknown }).cniVersion === 'string' ? (conf as { cniVersion: string }).cniVersion : '1.0.0';
     expect(run.json).toMatchObject({ cniVersion, code, msg: expect.stringMatching(msg) });
     expect(host.nftList()).toBe(before);
+  });
+
+  it('snat: false writes no masquerading, and a later ADD with it on adds it', async () => {
+    const conf = (snat: boolean) => ({ ...base, snat, runtimeConfig: mappings(0), prevResult: prevResult(0) });
+    expect((await call('ADD', conf(false))).code).toBe(0);
+    expect((await call('CHECK', conf(false))).code).toBe(0);
+    const without = host.exec('nft', ['list', 'table', 'inet', 'nftlink-portmap']);
+    expect(without).not.toMatch(/masquerade|-snat/);
+    expect((await call('ADD', conf(true))).code).toBe(0);
+    expect(host.exec('nft', ['list', 'table', 'inet', 'nftlink-portmap'])).toMatch(/ct status dnat jump pm-[0-9a-f]{16}-snat[^]*ip saddr 198\.18\.20\.0\/24 ip daddr 198\.18\.20\.10 masquerade/);
+    expect((await call('ADD', conf(false))).code).toBe(0);
+    expect(host.exec('nft', ['list', 'table', 'inet', 'nftlink-portmap'])).toBe(without);
+    expect((await call('DEL', base)).code).toBe(0);
+    expect(host.nftList()).toBe('');
   });
 
   it('runs concurrently for many containers, and DEL needs neither runtimeConfig nor prevResult', async () => {

@@ -12,7 +12,7 @@
 
 import { createHash } from 'node:crypto';
 import { ct, fibType, ip, ip6, meta, rule, sctp, tcp, udp, type Chain, type Field, type Rule, type Table } from 'nftlink';
-import type { ContainerAddress, PortMapConfig, PortMapping, Protocol } from './config.js';
+import type { ContainerAddress, PortMapConfig, Protocol } from './config.js';
 
 export const TABLE: Table = { family: 'inet', name: 'nftlink-portmap', comment: 'CNI hostPort mappings (nftlink-portmap)' };
 const T = { family: TABLE.family, table: TABLE.name } as const;
@@ -78,24 +78,19 @@ const PORT: Record<Protocol, Field> = { tcp: tcp.dport, udp: udp.dport, sctp: sc
 const DADDR = { ip: ip.daddr, ip6: ip6.daddr } as const;
 const SADDR = { ip: ip.saddr, ip6: ip6.saddr } as const;
 
-/** The hostIP's family, or undefined when the mapping takes every local address (no hostIP, 0.0.0.0, ::). */
-function hostFamily(m: PortMapping): 'ip' | 'ip6' | undefined {
-  if (m.hostIP === undefined || m.hostIP === '0.0.0.0' || m.hostIP === '::') return undefined;
-  return m.hostIP.includes(':') ? 'ip6' : 'ip';
-}
-
 /**
  * The DNAT rules of an attachment: each mapping once per container address of a family it applies
- * to. A hostIP of the other family leaves that address out, as upstream does.
+ * to. A hostIP of the other family leaves that address out, as upstream does; an unspecified one
+ * (0.0.0.0, ::) takes every local address of its family.
  */
 export function dnatRules(chains: AttachmentChains, conf: Pick<PortMapConfig, 'mappings' | 'addresses'>): Rule[] {
   const out: Rule[] = [];
   for (const m of conf.mappings) {
-    const limitedTo = hostFamily(m);
+    const hostFamily = m.hostIP === undefined ? undefined : m.hostIP.includes(':') ? 'ip6' : 'ip';
     for (const addr of conf.addresses) {
-      if (m.hostIP !== undefined && (m.hostIP.includes(':') ? 'ip6' : 'ip') !== addr.family) continue;
+      if (hostFamily !== undefined && hostFamily !== addr.family) continue;
       const r = rule(TABLE.family);
-      if (limitedTo) r.match(DADDR[addr.family], m.hostIP!);
+      if (m.hostIP !== undefined && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') r.match(DADDR[addr.family], m.hostIP);
       else r.match(meta.nfproto, addr.family === 'ip' ? 'ipv4' : 'ipv6');
       r.match(PORT[m.protocol], m.hostPort).dnat({ family: addr.family, addr: addr.address, port: m.containerPort });
       out.push(r.rule(TABLE.name, chains.dnat.name));

@@ -19,8 +19,9 @@ async function run(args: CniArgs, stdin: string): Promise<object | undefined> {
   try {
     switch (args.command) {
       case 'ADD':
-        // Upstream passes the result on untouched when there is nothing to map; so does this plugin.
-        if (conf.mappings.length > 0) {
+        // Upstream passes the result on untouched when there is nothing to map, or no address of
+        // the container's to map to; so does this plugin.
+        if (mapsAnything(conf)) {
           await addMappings(nft, attachment, conf);
           if (conf.snat) localhostReachable(conf);
         }
@@ -29,12 +30,16 @@ async function run(args: CniArgs, stdin: string): Promise<object | undefined> {
         await removeMappings(nft, attachment);
         return undefined;
       case 'CHECK':
-        if (conf.mappings.length > 0) await checkMappings(nft, attachment, conf);
+        if (mapsAnything(conf)) await checkMappings(nft, attachment, conf);
         return undefined;
     }
   } finally {
     nft.close();
   }
+}
+
+function mapsAnything(conf: PortMapConfig): boolean {
+  return conf.mappings.length > 0 && conf.addresses.length > 0;
 }
 
 function localhostReachable(conf: PortMapConfig): void {
