@@ -109,7 +109,8 @@ function writeJump(tx: Transaction, view: TableView, target: string, wanted: Rul
 export async function addMappings(nft: NftConnection, attachment: Attachment, conf: PortMapConfig): Promise<void> {
   const chains = attachmentChains(attachment);
   await commitPlanned(nft, (view) => {
-    // `create` would refuse an existing table; the plan adds it only when the read did not find it.
+    // Known state: jumps are checked against the chains the table holds. Only what the read did not
+    // find is added, so an ADD with nothing to change sends nothing and leaves the generation be.
     const tx = new Transaction({ known: view.ruleset });
     if (!view.exists) tx.add({ table: TABLE });
     for (const name of Object.keys(SHARED) as (keyof typeof SHARED)[]) {
