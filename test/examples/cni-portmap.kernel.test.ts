@@ -229,10 +229,11 @@ describe('nftlink-portmap alone, as a runtime calls it', () => {
   });
   afterAll(() => host?.remove());
 
-  it('VERSION answers with the versions it speaks', async () => {
-    const run = await call('VERSION', { cniVersion: '0.4.0' });
-    expect(run.code).toBe(0);
-    expect(run.json).toEqual({ cniVersion: '0.4.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0'] });
+  it('VERSION answers with the versions it speaks, whichever version asks', async () => {
+    for (const asked of ['0.4.0', '1.1.0']) {
+      const run = await call('VERSION', { cniVersion: asked });
+      expect([run.code, run.json]).toEqual([0, { cniVersion: '1.0.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0'] }]);
+    }
   });
 
   const good = { ...base, runtimeConfig: mappings(0), prevResult: prevResult(0) };

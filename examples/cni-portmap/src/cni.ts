@@ -82,7 +82,10 @@ export function readArgs(env: NodeJS.ProcessEnv): CniArgs {
   return args;
 }
 
-/** VERSION's answer. */
-export function versionResult(cniVersion: string): object {
-  return { cniVersion, supportedVersions: [...SUPPORTED_VERSIONS] };
+/**
+ * VERSION's answer, in the newest version spoken whatever the request's: a runtime asks in its own
+ * version to learn which the plugin speaks, so VERSION refuses none (as Go's skel answers).
+ */
+export function versionResult(): object {
+  return { cniVersion: SUPPORTED_VERSIONS.at(-1), supportedVersions: [...SUPPORTED_VERSIONS] };
 }

@@ -69,7 +69,7 @@ export function decode(stdin: string): Record<string, unknown> {
   return conf;
 }
 
-export function checkVersion(conf: Record<string, unknown>, command: CniCommand): string {
+function checkVersion(conf: Record<string, unknown>, command: CniCommand): string {
   const v = conf.cniVersion;
   if (typeof v !== 'string' || v === '') throw invalid('cniVersion is missing: it takes a version string such as "1.0.0"');
   if (!(SUPPORTED_VERSIONS as readonly string[]).includes(v)) {

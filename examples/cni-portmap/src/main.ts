@@ -5,14 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { Nftables } from 'nftlink';
 import { CNI_ERROR, CniError, readArgs, versionResult, type CniArgs } from './cni.js';
-import { checkVersion, decode, parseConfig, peekVersion, type PortMapConfig } from './config.js';
+import { decode, parseConfig, peekVersion, type PortMapConfig } from './config.js';
 import { addMappings, checkMappings, removeMappings } from './portmap.js';
 import { enableRouteLocalnet, routeInterface } from './sysctl.js';
 
 /** Runs one command; resolves with what goes to stdout (nothing for DEL and CHECK). */
 async function run(args: CniArgs, stdin: string): Promise<object | undefined> {
   const raw = decode(stdin);
-  if (args.command === 'VERSION') return versionResult(checkVersion(raw, 'VERSION'));
+  if (args.command === 'VERSION') return versionResult();
   const conf = parseConfig(raw, args.command, args.ifname);
   const attachment = { network: conf.name, containerId: args.containerId, ifname: args.ifname };
   const nft = Nftables.open();
