@@ -31,7 +31,10 @@ describe('nftlink-portmap chained after bridge + host-local', () => {
   const pods: Pod[] = [];
   let c1: Attachment;
   let c2: Attachment;
+  // `nft list ruleset` of the host before any ADD, with c1 only, and with both.
   let rulesetBefore = '';
+  let rulesetWithC1 = '';
+  let rulesetWithBoth = '';
 
   const noDad = (ns: Netns) => ns.exec('sysctl', ['-qw', 'net.ipv6.conf.all.accept_dad=0', 'net.ipv6.conf.default.accept_dad=0']);
   const container = (name: string, portMappings: Attachment['portMappings']): Attachment => {
@@ -112,9 +115,10 @@ describe('nftlink-portmap chained after bridge + host-local', () => {
   });
 
   it('ADD passes the bridge result on and maps host ports to the container over IPv4 and IPv6', async () => {
-    const result = await runtime.add(c1);
-    expect(result.cniVersion).toBe('1.0.0');
-    const ips = result.ips as { address: string }[];
+    const [bridge, result] = await runtime.add(c1);
+    expect(result).toEqual(bridge);
+    expect(result!.cniVersion).toBe('1.0.0');
+    const ips = result!.ips as { address: string }[];
     expect(ips.map((i) => i.address)).toEqual([expect.stringMatching(/^198\.18\.10\.\d+\/24$/), expect.stringMatching(/^2001:db8:10::[0-9a-f]+\/64$/)]);
     await serve(c1, 'c1');
     expect(answer(outside, HOST_V4, 8080)).toEqual({ pod: 'c1', peer: '198.19.0.2' });
@@ -148,8 +152,6 @@ describe('nftlink-portmap chained after bridge + host-local', () => {
     expect(probe(outside, HOST_V4, 8080, { proto: 'udp', timeoutMs: 1500 }).answers).toEqual(['c2']);
     rulesetWithBoth = host.nftList();
   });
-  let rulesetWithC1 = '';
-  let rulesetWithBoth = '';
 
   it('CHECK passes for both, and reports a tampered mapping of one without touching the other', async () => {
     expect(await runtime.check(c1)).toBeUndefined();

@@ -114,16 +114,16 @@ export class CniRuntime {
     return `${a.containerId}/${a.ifname}`;
   }
 
-  /** ADD through the whole list; throws with the failing plugin's error object. Resolves with the final result. */
-  async add(a: Attachment): Promise<Record<string, unknown>> {
-    let prev: unknown;
+  /** ADD through the whole list; throws with the failing plugin's error object. Resolves with each plugin's result, in order. */
+  async add(a: Attachment): Promise<Record<string, unknown>[]> {
+    const results: Record<string, unknown>[] = [];
     for (const plugin of this.list.plugins) {
-      const run = await runPlugin(this.host, plugin.type as string, this.invocation('ADD', a), pluginConfig(this.list, plugin, a, prev));
-      if (run.code !== 0) throw new Error(`ADD ${plugin.type as string} failed (${run.code}): ${run.stdout}${run.stderr}`);
-      prev = run.json;
+      const run = await runPlugin(this.host, plugin.type as string, this.invocation('ADD', a), pluginConfig(this.list, plugin, a, results.at(-1)));
+      if (run.code !== 0 || !run.json) throw new Error(`ADD ${plugin.type as string} failed (${run.code}): ${run.stdout}${run.stderr}`);
+      results.push(run.json);
     }
-    this.cache.set(this.key(a), prev);
-    return prev as Record<string, unknown>;
+    this.cache.set(this.key(a), results.at(-1));
+    return results;
   }
 
   /** CHECK through the whole list; resolves with the first failing plugin's run, or undefined. */
