@@ -4,8 +4,8 @@
 // merging (mergeEndpoints) combines every slice of one service for the ServicePorts of one family.
 
 import { LABEL_HEADLESS, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, type EndpointSlice } from '../../k8s/objects.js';
-import { API_FAMILY_NAME, checkPort, fail, IP_FAMILIES, InvalidFieldError, objectRef, parseFamilyIP, protocolOf } from './service.js';
-import type { InvalidObject, IPFamily, Protocol, ServiceEndpoint, ServicePort, ServicePortId } from './types.js';
+import { API_FAMILY_NAME, canonicalAddress, checkPort, fail, IP_FAMILIES, InvalidFieldError, objectRef, protocolOf } from './service.js';
+import type { InvalidObject, IPFamily, Protocol, ServiceEndpoint, ServicePort } from './types.js';
 
 /** One endpoint of a validated slice, before it is bound to a ServicePort's port number. */
 export interface SliceEndpoint {
@@ -98,20 +98,19 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
   const endpoints = (slice.endpoints ?? []).map((ep, i): SliceEndpoint => {
     const addresses = ep.addresses;
     if (addresses.length === 0) fail(`endpoints[${i}].addresses`, 'empty');
-    const ips = addresses.map((text, j) => {
-      const ip = parseFamilyIP(text);
-      if (!ip || ip.family !== family) {
-        fail(`endpoints[${i}].addresses[${j}]`, `${JSON.stringify(text)} is not an ${slice.addressType} address (addressType ${slice.addressType})`);
-      }
-      return ip;
-    });
-    // kube-proxy uses the first address only: the API defines the others as fungible copies.
-    const first = ips[0]!;
+    // kube-proxy uses the first address only: the API defines the others as fungible copies. All
+    // must be addresses of the slice's family.
+    let first: string | undefined;
+    for (let j = 0; j < addresses.length; j++) {
+      const ip = canonicalAddress(addresses[j], family);
+      if (ip === null) fail(`endpoints[${i}].addresses[${j}]`, `${JSON.stringify(addresses[j])} is not an ${slice.addressType} address (addressType ${slice.addressType})`);
+      first ??= ip;
+    }
     const conditions = ep.conditions ?? {};
     // kube-proxy's addEndpoints: ready and serving default to true, terminating to false. (The
     // older API text said a nil serving defers to ready; kube-proxy and the current API say true.)
     const out: SliceEndpoint = {
-      ip: first.text,
+      ip: first!,
       ready: conditions.ready ?? true,
       serving: conditions.serving ?? true,
       terminating: conditions.terminating ?? false,
@@ -142,48 +141,57 @@ export function compareEndpoints(a: Pick<ServiceEndpoint, 'ip' | 'port'>, b: Pic
 }
 
 /**
- * The endpoints of each ServicePort (every one gets a list, possibly empty) from the slices of its
- * service. A slice port serves the ServicePort with the same name and protocol (kube-proxy keys
- * both by ServicePortName). The same ip:port may appear in several slices while the controller
- * moves it; kube-proxy keeps one, and so do we, preferring the copy that can take traffic.
+ * The endpoints of each ServicePort (every one gets a list, possibly empty; the lists in the order
+ * of `ports`) from the slices of its service. A slice port serves the ServicePort with the same
+ * name and protocol (kube-proxy keys both by ServicePortName). The same ip:port may appear in
+ * several slices while the controller moves it; kube-proxy keeps one, and so do we, preferring the
+ * copy that can take traffic.
  */
-export function mergeEndpoints(
-  ports: readonly ServicePort[],
-  slices: readonly EndpointSliceInfo[],
-  nodeName: string,
-  zone = '',
-): Map<ServicePortId, ServiceEndpoint[]> {
+export function mergeEndpoints(ports: readonly ServicePort[], slices: readonly EndpointSliceInfo[], nodeName: string, zone = ''): ServiceEndpoint[][] {
   // Every endpoint of every service passes here on a cold start (50k at 10k services x 5), so the
-  // usual case allocates only what it returns: the candidates of each port are collected with
-  // their ip:port text computed once, sorted by it, and the copies of one ip:port (an endpoint
-  // moving between slices) are adjacent then, where the best one is picked.
-  const candidates = new Map<ServicePortId, Merged[]>();
-  for (const sp of ports) candidates.set(sp.id, []);
+  // usual case allocates little besides what it returns: no Map per service (a service has a
+  // handful of ports), each candidate's ip:port text computed once, the lists sorted in place by
+  // it; the copies of one ip:port (an endpoint moving between slices) are adjacent then, where
+  // the best one is picked.
+  const candidates: Merged[][] = ports.map(() => []);
   // Slice order only decides between equally good copies; sort so that it is not arrival order.
   const ordered = slices.length > 1 ? [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : slices;
   for (const slice of ordered) {
     for (const port of slice.ports) {
-      // A slice port serves the ServicePort with the same name and protocol (a handful per service).
-      const sp = ports.find((p) => p.portName === port.name && p.protocol === port.protocol);
-      if (!sp || sp.family !== slice.family) continue;
-      const list = candidates.get(sp.id)!;
+      const i = ports.findIndex((p) => p.portName === port.name && p.protocol === port.protocol);
+      if (i < 0 || ports[i]!.family !== slice.family) continue;
+      const list = candidates[i]!;
       for (const source of slice.endpoints) {
         const ep = serviceEndpoint(source, port.port, nodeName);
         list.push({ ep, source, key: endpointString(ep) });
       }
     }
   }
-  const out = new Map<ServicePortId, ServiceEndpoint[]>();
-  for (const [id, list] of candidates) {
-    // Stable: among copies of one ip:port, slice order stays, and the first best one is kept.
-    list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return candidates.map((list) => {
+    sortByKey(list);
     const kept = dropCopies(list);
     applyTopology(kept, nodeName, zone);
     const eps = new Array<ServiceEndpoint>(kept.length);
     for (let i = 0; i < kept.length; i++) eps[i] = kept[i]!.ep;
-    out.set(id, eps);
+    return eps;
+  });
+}
+
+/**
+ * Sorts by ip:port text, stably (copies keep slice order). Insertion sort for the usual handful:
+ * Array.prototype.sort copies every list it sorts (10k copies on a cold start).
+ */
+function sortByKey(list: Merged[]): void {
+  if (list.length > 32) {
+    list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return;
   }
-  return out;
+  for (let i = 1; i < list.length; i++) {
+    const m = list[i]!;
+    let j = i - 1;
+    for (; j >= 0 && list[j]!.key > m.key; j--) list[j + 1] = list[j]!;
+    list[j + 1] = m;
+  }
 }
 
 /** Of each run of one ip:port in a sorted list, the first copy that can take the most traffic. */

@@ -138,6 +138,39 @@ export function parseFamilyIP(text: unknown): FamilyIP | null {
 }
 
 /**
+ * The canonical text of an address of `family`, or null when `text` is no address of that family.
+ * The endpoints' addresses come here (50k at 10k services x 5): an IPv4 address already written
+ * canonically, nearly every one, is the input itself, checked without parsing it into bytes.
+ */
+export function canonicalAddress(text: unknown, family: IPFamily): string | null {
+  if (typeof text !== 'string') return null;
+  if (family === 'ipv4' && isCanonicalIPv4(text)) return text;
+  const ip = parseFamilyIP(text);
+  return ip && ip.family === family ? ip.text : null;
+}
+
+/** "a.b.c.d", each part 0-255 in decimal without leading zeros: what formatIPv4 writes. */
+function isCanonicalIPv4(text: string): boolean {
+  let parts = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0x2e; // a final '.' closes the last part
+    if (c === 0x2e) {
+      if (digits === 0 || value > 255) return false;
+      parts++;
+      value = 0;
+      digits = 0;
+    } else if (c >= 0x30 && c <= 0x39) {
+      if (digits === 1 && value === 0) return false; // a leading zero
+      value = value * 10 + (c - 0x30);
+      if (++digits > 3) return false;
+    } else return false;
+  }
+  return parts === 4;
+}
+
+/**
  * The input when it is already canonical (nearly always): the model keeps one address per endpoint
  * for as long as it runs, and the formatted text is a rope of concatenated pieces, several heap
  * objects where the parsed input is one flat string.
