@@ -170,6 +170,12 @@ function isCanonicalIPv4(text: string): boolean {
   return parts === 4;
 }
 
+/** An address's family and canonical text (no bytes: a canonical IPv4 address is not parsed). */
+function addressOf(text: unknown): { family: IPFamily; text: string } | null {
+  if (typeof text === 'string' && isCanonicalIPv4(text)) return { family: 'ipv4', text };
+  return parseFamilyIP(text);
+}
+
 /**
  * The input when it is already canonical (nearly always): the model keeps one address per endpoint
  * for as long as it runs, and the formatted text is a rope of concatenated pieces, several heap
@@ -247,53 +253,60 @@ function validateMeta(meta: Service['metadata']): { namespace: string; name: str
  */
 function clusterIPsByFamily(spec: NonNullable<Service['spec']>): Record<IPFamily, string | undefined> {
   const singular = spec.clusterIP;
-  const fromList = (spec.clusterIPs?.length ?? 0) > 0;
-  const list = fromList ? spec.clusterIPs! : singular ? [singular] : [];
+  const list = spec.clusterIPs;
+  const fromList = list !== undefined && list.length > 0;
   if (fromList && singular && list[0] !== singular) fail('spec.clusterIP', `${singular} is not spec.clusterIPs[0] (${list[0]})`);
-  const declared = (spec.ipFamilies ?? []).map((apiName, i) => {
-    const family = IP_FAMILIES.find((f) => API_FAMILY_NAME[f] === apiName);
-    if (!family) fail(`spec.ipFamilies[${i}]`, `unknown family ${JSON.stringify(apiName)} (IPv4 or IPv6)`);
-    return family;
-  });
   const out: Record<IPFamily, string | undefined> = { ipv4: undefined, ipv6: undefined };
-  list.forEach((text, i) => {
-    const where = fromList ? `spec.clusterIPs[${i}]` : 'spec.clusterIP';
-    const ip = parseFamilyIP(text);
-    if (!ip) fail(where, `${JSON.stringify(text)} is not an IP address`);
-    const expected = declared[i];
-    if (expected && expected !== ip.family) {
-      fail(where, `${text} is not an ${API_FAMILY_NAME[expected]} address (spec.ipFamilies[${i}] is ${API_FAMILY_NAME[expected]})`);
+  const count = fromList ? list.length : singular ? 1 : 0;
+  for (let i = 0; i < count; i++) {
+    const text = fromList ? list[i] : singular;
+    const ip = addressOf(text);
+    // Messages (and their field paths) are only built for a Service that fails: this runs per Service.
+    const where = (): string => (fromList ? `spec.clusterIPs[${i}]` : 'spec.clusterIP');
+    if (!ip) fail(where(), `${JSON.stringify(text)} is not an IP address`);
+    const apiName = spec.ipFamilies?.[i];
+    if (apiName !== undefined) {
+      const expected = IP_FAMILIES.find((f) => API_FAMILY_NAME[f] === apiName);
+      if (!expected) fail(`spec.ipFamilies[${i}]`, `unknown family ${JSON.stringify(apiName)} (IPv4 or IPv6)`);
+      if (expected !== ip.family) fail(where(), `${text} is not an ${API_FAMILY_NAME[expected]} address (spec.ipFamilies[${i}] is ${API_FAMILY_NAME[expected]})`);
     }
-    if (out[ip.family]) fail(where, `a second ${API_FAMILY_NAME[ip.family]} ClusterIP (${text})`);
+    if (out[ip.family]) fail(where(), `a second ${API_FAMILY_NAME[ip.family]} ClusterIP (${text})`);
     out[ip.family] = ip.text;
+  }
+  // ipFamilies beyond the addresses are still checked.
+  spec.ipFamilies?.forEach((apiName, i) => {
+    if (!IP_FAMILIES.some((f) => API_FAMILY_NAME[f] === apiName)) fail(`spec.ipFamilies[${i}]`, `unknown family ${JSON.stringify(apiName)} (IPv4 or IPv6)`);
   });
   return out;
 }
 
 function validatePorts(ports: NonNullable<Service['spec']>['ports'], type: ServiceInfo['type']): ServiceInfo['ports'] {
   if (!ports || ports.length === 0) fail('spec.ports', 'a Service with a ClusterIP needs at least one port');
-  const byName = new Map<string, number>();
-  const byPort = new Map<string, number>();
-  return ports.map((p, i) => {
-    const field = `spec.ports[${i}]`;
+  const out: ServiceInfo['ports'] = new Array(ports.length);
+  for (let i = 0; i < ports.length; i++) {
+    const p = ports[i]!;
+    // Field paths are built only for a port that fails (this runs per Service port).
+    const field = (): string => `spec.ports[${i}]`;
     const portName = p.name ?? '';
-    const protocol = protocolOf(p.protocol, `${field}.protocol`);
-    const port = checkPort(p.port, `${field}.port`);
+    const protocol = isProtocol(p.protocol) ? (p.protocol ?? 'TCP') : protocolOf(p.protocol, `${field()}.protocol`);
+    const port = isPort(p.port) ? p.port : checkPort(p.port, `${field()}.port`);
     const nodePort = p.nodePort ?? 0;
     if (nodePort !== 0) {
-      checkPort(nodePort, `${field}.nodePort`);
-      if (type === 'ClusterIP') fail(`${field}.nodePort`, 'may not be set when type is ClusterIP');
+      if (!isPort(nodePort)) checkPort(nodePort, `${field()}.nodePort`);
+      if (type === 'ClusterIP') fail(`${field()}.nodePort`, 'may not be set when type is ClusterIP');
     }
-    const sameName = byName.get(portName);
-    if (sameName !== undefined) fail(`${field}.name`, `${JSON.stringify(portName)} duplicates spec.ports[${sameName}]`);
-    byName.set(portName, i);
-    const pair = `${port}/${protocol}`;
-    const samePort = byPort.get(pair);
-    if (samePort !== undefined) fail(field, `${pair} duplicates spec.ports[${samePort}]`);
-    byPort.set(pair, i);
-    return { portName, protocol, port, nodePort };
-  });
+    // A Service has a handful of ports: compared with the ones before, no Map per Service.
+    for (let j = 0; j < i; j++) {
+      if (out[j]!.portName === portName) fail(`${field()}.name`, `${JSON.stringify(portName)} duplicates spec.ports[${j}]`);
+      if (out[j]!.port === port && out[j]!.protocol === protocol) fail(field(), `${port}/${protocol} duplicates spec.ports[${j}]`);
+    }
+    out[i] = { portName, protocol, port, nodePort };
+  }
+  return out;
 }
+
+const isProtocol = (value: unknown): value is Protocol | undefined | null => value === undefined || value === null || (PROTOCOLS as readonly unknown[]).includes(value);
+const isPort = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535;
 
 /** TCP when unset, as the API defaults it; anything else than the three protocols is invalid. */
 export function protocolOf(value: unknown, field: string): Protocol {
