@@ -111,9 +111,8 @@ function base32First8(hash: Buffer): string {
   let bits = 0;
   for (let i = 0; i < 5; i++) bits = bits * 256 + hash[i]!;
   // One flat string (appending char by char leaves a chain of 8 string pieces in every chain name).
-  const codes = new Array<number>(8);
-  for (let i = 7; i >= 0; i--) codes[7 - i] = ALPHABET.charCodeAt(Math.floor(bits / 2 ** (i * 5)) % 32);
-  return String.fromCharCode(...codes);
+  const c = (i: number): number => ALPHABET.charCodeAt(Math.floor(bits / 2 ** (i * 5)) % 32);
+  return String.fromCharCode(c(7), c(6), c(5), c(4), c(3), c(2), c(1), c(0));
 }
 
 /** HASH-base, cut to 240 bytes (237 and "..."): the hash is over the whole string. */
