@@ -16,7 +16,7 @@ export { rule, RuleBuilder, type NatTarget, type NatMapTarget, type MatchValue }
 export { constant, ct, fibType, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Field } from './builder/fields.js';
 export * as types from './types/datatypes.js';
 export type { Datatype, Scalar } from './types/datatypes.js';
-export type { Verdict } from './types/verdict.js';
+export { isVerdict, type Verdict } from './types/verdict.js';
 export { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix, type Prefix } from './types/address.js';
 export { renderRuleset } from './render/ruleset.js';
 export { renderCommands } from './render/commands.js';

@@ -10,12 +10,12 @@ import { chainChange, rulesByChain, type KnownChain } from './known-chain.js';
 import { sameChainBase } from './rule-equality.js';
 
 export interface DesiredState {
-  tables: Table[];
-  chains: Chain[];
+  tables: readonly Table[];
+  chains: readonly Chain[];
   /** Named sets and maps, each with its desired elements. */
-  sets: NftSet[];
+  sets: readonly NftSet[];
   /** Rules of every chain, in order. */
-  rules: Rule[];
+  rules: readonly Rule[];
 }
 
 export interface ReconcileStats {
