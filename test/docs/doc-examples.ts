@@ -6,7 +6,8 @@
 // A fenced block tagged ```ts (or ```typescript) is a complete program: it must compile and run
 // (exit 0). A block tagged ```ts fragment is a piece of a program: it is compiled, not run, with
 // the declarations of an HTML comment just above it (`<!-- context: declare const nft: Nftables; -->`,
-// invisible on the rendered page) in front, so it still type-checks.
+// invisible on the rendered page) in front, so it still type-checks. A complete program followed
+// (after blank lines only) by a ```text output block must print exactly that block.
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -24,6 +25,8 @@ export interface DocExample {
   code: string;
   /** Declarations compiled in front of a fragment (from its `<!-- context: ... -->` comment). */
   context: string;
+  /** What the program prints (its stdout without the last newline), from a ```text output block after it. */
+  output?: string;
 }
 
 const FENCE = /^(\s*)(```+|~~~+)\s*(\S*)\s*(.*)$/;
@@ -46,11 +49,29 @@ export function extractExamples(markdown: string, file: string): DocExample[] {
       const code = lines.slice(i + 1, end).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l.trimStart())).join('\n');
       const before = lines.slice(Math.max(0, i - 12), i).join('\n');
       const context = CONTEXT.exec(before)?.[1]?.trim() ?? '';
-      out.push({ where: `${file}:${i + 1}`, fragment: words.includes('fragment'), code, context });
+      const ex: DocExample = { where: `${file}:${i + 1}`, fragment: words.includes('fragment'), code, context };
+      const output = outputBlock(lines, end + 1);
+      if (output !== undefined) {
+        if (ex.fragment) throw new Error(`${ex.where}: a fragment is not run, so it cannot have an output block`);
+        ex.output = output;
+      }
+      out.push(ex);
     }
     i = end;
   }
   return out;
+}
+
+/** The text of a ```text output block starting at `from` after blank lines, if there is one. */
+function outputBlock(lines: readonly string[], from: number): string | undefined {
+  let i = from;
+  while (i < lines.length && lines[i]!.trim() === '') i++;
+  const open = FENCE.exec(lines[i] ?? '');
+  if (!open || open[3] !== 'text' || open[4]!.trim() !== 'output') return undefined;
+  const indent = open[1]!;
+  let end = i + 1;
+  while (end < lines.length && !lines[end]!.trim().startsWith(open[2]!)) end++;
+  return lines.slice(i + 1, end).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l.trimStart())).join('\n');
 }
 
 /** Every example of README.md and docs/*.md (docs/api, the generated reference, left out). */
@@ -114,11 +135,13 @@ export function compile(paths: readonly string[]): Map<string, string[]> {
   const program = ts.createProgram({ rootNames: [...paths], options: userCompilerOptions });
   const byFile = new Map<string, string[]>(paths.map((p) => [p, []]));
   const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => repoRoot, getNewLine: () => '\n' };
-  for (const d of ts.getPreEmitDiagnostics(program)) {
-    const file = d.file?.fileName;
-    const list = file === undefined ? undefined : byFile.get(file);
-    if (list) list.push(ts.formatDiagnostic(d, host).trim());
-    else if (file === undefined) for (const l of byFile.values()) l.push(ts.formatDiagnostic(d, host).trim());
+  const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()].map((d) => ts.formatDiagnostic(d, host).trim());
+  for (const [path, list] of byFile) {
+    const sf = program.getSourceFile(path);
+    if (!sf) throw new Error(`${path} is not in the program`);
+    // This file's diagnostics only: the checker then looks at src/ only as far as the file uses it.
+    const own = [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)];
+    list.push(...global, ...own.map((d) => ts.formatDiagnostic(d, host).trim()));
   }
   return byFile;
 }

@@ -1,6 +1,7 @@
 // Every complete TypeScript example of README.md and docs/ runs: each as its own Node process
 // (type stripping, 'nftlink' resolved by name to the built package, dist/) inside a fresh network
-// namespace, as `ip netns exec NS node example.ts`, and must exit 0. An example that commits to
+// namespace, as `ip netns exec NS node example.ts`, and must exit 0 (and print its ```text output
+// block, when it has one). An example that commits to
 // "the namespace it runs in" (Nftables.open()) so writes there, never to the root namespace.
 // examples.unit.test.ts compiles them (and the fragments).
 
@@ -29,6 +30,7 @@ describe('the complete examples of README.md and docs/ run in a fresh namespace'
         expect(r.error).toBeUndefined();
         expect(r.status, `${r.stderr}\n${r.stdout}`).toBe(0);
         expect(r.stderr).toBe('');
+        if (ex.output !== undefined) expect(r.stdout, 'what the program prints, against its output block').toBe(`${ex.output}\n`);
       });
     });
   });

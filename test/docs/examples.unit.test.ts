@@ -43,6 +43,13 @@ describe('the checker', () => {
     '```sh',
     'echo not ts',
     '```',
+    '```ts',
+    "console.log('hi');",
+    '```',
+    '',
+    '```text output',
+    'hi',
+    '```',
   ].join('\n');
 
   it('takes ts blocks with their line, fragments with the context above them, nothing else', () => {
@@ -50,6 +57,7 @@ describe('the checker', () => {
     expect(found).toEqual([
       { where: 'x.md:2', fragment: false, code: "import { rule } from 'nftlink';\nconst n: number = 'x';", context: '' },
       { where: 'x.md:7', fragment: true, code: 'tx.toFixed();', context: 'declare const tx: number;' },
+      { where: 'x.md:13', fragment: false, code: "console.log('hi');", context: '', output: 'hi' },
     ]);
   });
 
@@ -58,6 +66,7 @@ describe('the checker', () => {
     const d = compile(paths);
     expect(d.get(paths[0]!)!.join('\n')).toMatch(/Type 'string' is not assignable to type 'number'/);
     expect(d.get(paths[1]!)).toEqual([]);
+    expect(d.get(paths[2]!)).toEqual([]);
   });
 
   it('refuses a tag it does not know, so a typo cannot turn a program into something unchecked', () => {
