@@ -113,6 +113,17 @@ export interface Ruleset {
   rules: Rule[];
 }
 
+/**
+ * A ruleset as it is read (renderRuleset, Reconciler.resync): a dump, a DesiredState, or objects
+ * written `as const`.
+ */
+export interface RulesetObjects {
+  readonly tables: readonly Table[];
+  readonly chains: readonly Chain[];
+  readonly sets: readonly NftSet[];
+  readonly rules: readonly Rule[];
+}
+
 /** A reference to a set by name. Element operations need the key (and data) types to encode values. */
 export interface SetRef {
   family: Family;
