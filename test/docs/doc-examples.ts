@@ -130,9 +130,15 @@ export const userCompilerOptions: ts.CompilerOptions = {
   paths: { nftlink: ['src/index.ts'], 'nftlink/testing': ['src/testing/index.ts'] },
 };
 
+/**
+ * The same options with 'nftlink' resolved as a dependent resolves it: by the package's name,
+ * through package.json `exports`, to the built declarations (dist/index.d.ts; needs a build).
+ */
+export const builtPackageOptions: ts.CompilerOptions = (({ paths: _paths, baseUrl: _baseUrl, ...rest }) => ({ ...rest, skipLibCheck: false }))(userCompilerOptions);
+
 /** Compiles the files together (each its own module); the diagnostics of these files, as text. */
-export function compile(paths: readonly string[]): Map<string, string[]> {
-  const program = ts.createProgram({ rootNames: [...paths], options: userCompilerOptions });
+export function compile(paths: readonly string[], options = userCompilerOptions): Map<string, string[]> {
+  const program = ts.createProgram({ rootNames: [...paths], options });
   const byFile = new Map<string, string[]>(paths.map((p) => [p, []]));
   const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => repoRoot, getNewLine: () => '\n' };
   const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()].map((d) => ts.formatDiagnostic(d, host).trim());

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withNetns } from '../helpers/netns.js';
-import { docExamples, repoRoot, writeExamples } from './doc-examples.js';
+import { builtPackageOptions, compile, docExamples, repoRoot, writeExamples } from './doc-examples.js';
 
 const programs = docExamples().filter((e) => !e.fragment);
 const paths = writeExamples(programs, 'run');
@@ -18,6 +18,10 @@ const paths = writeExamples(programs, 'run');
 describe('the complete examples of README.md and docs/ run in a fresh namespace', () => {
   it('has the built package to run them against', () => {
     expect(existsSync(join(repoRoot, 'dist', 'bundle', 'index.js')), 'dist/ is missing: npm run build:ts').toBe(true);
+  });
+  it('they compile against the built declarations too, as a dependent sees them (dist/index.d.ts)', () => {
+    const diagnostics = compile(paths, builtPackageOptions);
+    expect([...diagnostics.values()].flat()).toEqual([]);
   });
   programs.forEach((ex, i) => {
     it(ex.where, async () => {
