@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 . scripts/node-env.sh
 
 # curl and ca-certificates fetch Node from the npm registry; libatomic1 is a library the official
-# Node binary links.
+# Node binary links. debootstrap makes the bare root filesystem scripts/check-prebuilt-chroot.sh
+# installs the packed library in.
 packages=(libnftnl-dev libmnl-dev nftables pkg-config iproute2 build-essential python3 time conntrack iptables
-  curl ca-certificates libatomic1)
+  curl ca-certificates libatomic1 debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
