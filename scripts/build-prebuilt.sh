@@ -58,5 +58,6 @@ echo "build-prebuilt: $addon ($(stat -c %s "$addon") bytes) needs: $needed"
 case " $needed " in
   *libnftnl*|*libmnl*) echo "build-prebuilt: $addon still links libnftnl or libmnl dynamically" >&2; exit 1 ;;
 esac
-# The newest glibc symbol version the addon asks for: the oldest glibc it runs on.
-echo "build-prebuilt: needs glibc $(objdump -T "$addon" | grep -o 'GLIBC_[0-9.]*' | sort -V | tail -1 | cut -d_ -f2) or later"
+# The newest glibc and libstdc++ symbol versions the addon asks for: the oldest it runs with.
+versions=$(objdump -T "$addon")
+echo "build-prebuilt: needs glibc $(grep -o 'GLIBC_[0-9.]*' <<<"$versions" | sort -V | tail -1 | cut -d_ -f2)+ and libstdc++ $(grep -o 'GLIBCXX_[0-9.]*' <<<"$versions" | sort -V | tail -1)+"

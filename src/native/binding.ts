@@ -209,7 +209,7 @@ export function loadNative(): NativeBinding {
     cached = load(root) as NativeBinding;
   } catch (err) {
     throw new Error(
-      "nftlink: no native addon for this machine (the package ships one for Linux x64 with glibc 2.34+): " +
+      "nftlink: no native addon for this machine (the package ships one for Linux x64 with glibc 2.34+ and GCC 12's libstdc++): " +
         "build it with `npm run build:native` (needs libnftnl-dev libmnl-dev pkg-config build-essential python3)",
       { cause: err },
     );
