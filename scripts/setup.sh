@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 
 # curl and ca-certificates fetch Node from the npm registry; libatomic1 is a library the official
 # Node binary links. containernetworking-plugins: the CNI plugins (bridge, host-local in
-# /usr/lib/cni) that examples/cni-portmap's tests chain nftlink-portmap after.
+# /usr/lib/cni) that examples/cni-portmap's tests chain nftlink-portmap after. debootstrap makes the
+# bare root filesystem scripts/check-prebuilt-chroot.sh installs the packed library in.
 packages=(libnftnl-dev libmnl-dev nftables pkg-config iproute2 build-essential python3 time conntrack iptables
-  curl ca-certificates libatomic1 containernetworking-plugins)
+  curl ca-certificates libatomic1 containernetworking-plugins debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
