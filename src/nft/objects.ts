@@ -6,6 +6,7 @@ import type { Family, Hook } from './netlink/constants.js';
 import type { Datatype, Scalar } from './types/datatypes.js';
 import type { SetTypeof } from './types/typeof.js';
 import type { Verdict } from './types/verdict.js';
+import type { Flowtable, NftObject } from './named-objects.js';
 
 export type { Family, Hook };
 
@@ -32,6 +33,11 @@ export interface BaseChainSpec {
   hook: Hook;
   priority: number;
   policy?: (typeof CHAIN_POLICIES)[number];
+  /**
+   * Ingress (and netdev egress) chains: the interfaces the chain hooks on. The netdev family's
+   * chains need one (Linux 5.5 takes several); inet ingress chains (Linux 5.10) take exactly one.
+   */
+  devices?: readonly string[];
 }
 
 export interface Chain {
@@ -111,6 +117,10 @@ export interface Ruleset {
   chains: Chain[];
   sets: NftSet[];
   rules: Rule[];
+  /** Named stateful objects (counter, quota, limit, ct helper, ...), when the dump read them. */
+  objects?: NftObject[];
+  /** Flowtables, when the dump read them. */
+  flowtables?: Flowtable[];
 }
 
 /** A reference to a set by name. Element operations need the key (and data) types to encode values. */

@@ -1,5 +1,6 @@
 // The operations a transaction queues: one verb on one object, with nft's meaning of each verb.
 
+import type { Flowtable, NftObject, NftObjectRef } from './named-objects.js';
 import type { Chain, NftSet, Rule, SetElement, SetRef, Table } from './objects.js';
 
 export type Verb = 'add' | 'create' | 'insert' | 'replace' | 'delete' | 'destroy' | 'flush';
@@ -9,7 +10,10 @@ export type Operation =
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'chain'; chain: Chain }
   | { verb: 'add' | 'insert' | 'replace' | 'delete' | 'destroy'; kind: 'rule'; rule: Rule; echo?: true }
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'set'; set: NftSet }
-  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: SetElement[] };
+  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: SetElement[] }
+  | { verb: 'add' | 'create'; kind: 'object'; object: NftObject }
+  | { verb: 'delete' | 'destroy'; kind: 'object'; object: NftObject | NftObjectRef }
+  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'flowtable'; flowtable: Flowtable };
 
 export type OperationKind = Operation['kind'];
 
@@ -35,6 +39,10 @@ export function describeTarget(op: Operation): string {
       return `${op.set.data ? 'map' : 'set'} ${op.set.family} ${op.set.table} ${op.set.name}`;
     case 'element':
       return `element ${op.set.family} ${op.set.table} ${op.set.name}`;
+    case 'object':
+      return `${op.object.type} ${op.object.family} ${op.object.table} ${op.object.name}`;
+    case 'flowtable':
+      return `flowtable ${op.flowtable.family} ${op.flowtable.table} ${op.flowtable.name}`;
   }
 }
 

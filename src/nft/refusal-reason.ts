@@ -60,6 +60,8 @@ export const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
   rule: WireKind.Rule,
   set: WireKind.Set,
   element: WireKind.Elements,
+  object: WireKind.Object,
+  flowtable: WireKind.Flowtable,
 };
 
 /**
@@ -82,6 +84,10 @@ export const NFTA = {
   SET_ELEM_LIST_SET: 2,
   SET_ELEM_LIST_ELEMENTS: 3,
   LIST_ELEM: 1,
+  OBJ_TABLE: 1,
+  OBJ_NAME: 2,
+  FLOWTABLE_TABLE: 1,
+  FLOWTABLE_NAME: 2,
 } as const;
 
 /** The kernel's jump stack (NFT_JUMP_STACK_SIZE): how deep chains may nest through jumps and gotos. */

@@ -9,6 +9,7 @@ import { WireKind } from '../nft/netlink/wire-format.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
+import { applyFlowtable, applyObject } from './apply-objects.js';
 import { dataOf, fitted, identityOf, overlapsHeld } from './elements.js';
 import { elementFault, exprFault, fault, missingAt, type Fault } from './faults.js';
 import { chainInUse, setInUse, writableElements, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
@@ -28,6 +29,10 @@ export function applyOperation(state: RulesetState, op: Operation, anonymousName
       return applyElements(state, op);
     case 'rule':
       return applyRule(state, op, anonymousName);
+    case 'object':
+      return applyObject(state, op);
+    case 'flowtable':
+      return applyFlowtable(state, op);
   }
 }
 

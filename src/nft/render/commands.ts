@@ -4,6 +4,7 @@
 import type { Operation } from '../operations.js';
 import { quoteName } from '../types/verdict.js';
 import { chainHeaderLine, ruleText, setContext } from './ruleset.js';
+import { flowtableCommand, objectCommand } from './object.js';
 import { elementsText, setDeclarationLines } from './set.js';
 import { quoteString } from './text.js';
 import type { NftSet } from '../objects.js';
@@ -57,6 +58,10 @@ export function renderOperation(op: Operation, sets: readonly NftSet[]): string 
       const keysOnly = op.verb === 'delete' || op.verb === 'destroy';
       return `${op.verb} element ${s.family} ${quoteName(s.table)} ${quoteName(s.name)} ${elementsText(s, op.elements, keysOnly)}`;
     }
+    case 'object':
+      return objectCommand(op.verb, op.object);
+    case 'flowtable':
+      return flowtableCommand(op.verb, op.flowtable);
   }
 }
 

@@ -13,6 +13,7 @@ import { renderVerdict } from '../types/verdict.js';
 import { ctField, defaultL3, L4_BY_PROTO, metaField, payloadField, payloadPrefixField, rawPayload, type L3, type L4 } from './fields.js';
 import { elementsText, sortedElements } from './set.js';
 import { formatTime, quoteString } from './text.js';
+import { OBJREF_KEYWORDS } from '../expr/objref.js';
 
 export interface RuleRenderContext {
   family: Family;
@@ -322,6 +323,15 @@ class RuleRenderer {
         this.emit(s);
         return false;
       }
+      case 'objref': {
+        const keyword = OBJREF_KEYWORDS[e.objectType];
+        if ('name' in e) this.emit(`${keyword} ${quoteString(e.name)}`);
+        else this.emit(`${keyword} ${this.keyText(e, this.ctx.findSet?.(e.set), `objref map ${e.set}`)} map @${e.set}`);
+        return false;
+      }
+      case 'flow':
+        this.emit(`flow add @${e.flowtable}`);
+        return false;
       case 'unknown':
         throw new RenderError(`expression "${e.name}" has no renderer`);
     }
