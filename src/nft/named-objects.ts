@@ -63,8 +63,17 @@ export interface CtHelperObject extends NamedObjectBase {
 
 /** Conntrack states of ct timeout policies, in the kernel's order (libnftnl's enum). */
 export const CT_TIMEOUT_STATES = {
-  tcp: ['syn_sent', 'syn_recv', 'established', 'fin_wait', 'close_wait', 'last_ack', 'time_wait', 'close', 'syn_sent2', 'retransmit', 'unacknowledged'],
+  tcp: ['syn_sent', 'syn_recv', 'established', 'fin_wait', 'close_wait', 'last_ack', 'time_wait', 'close', 'syn_sent2', 'retrans', 'unack'],
   udp: ['unreplied', 'replied'],
+} as const;
+
+/**
+ * The kernel's default timeouts (seconds) per state, as libnftnl and nft know them: a dump carries
+ * every state, and nft lists (and nftlink reads back) only those that differ from these.
+ */
+export const CT_TIMEOUT_DEFAULTS = {
+  tcp: [120, 60, 432000, 120, 60, 30, 120, 10, 120, 300, 300],
+  udp: [30, 180],
 } as const;
 
 /** `ct timeout NAME`: per-state conntrack timeouts that rules assign with `ct timeout set`. */
@@ -72,7 +81,10 @@ export interface CtTimeoutObject extends NamedObjectBase {
   type: 'ct timeout';
   protocol: keyof typeof CT_TIMEOUT_STATES;
   l3proto?: CtL3proto;
-  /** Seconds per state (CT_TIMEOUT_STATES); states not given keep the kernel's default. */
+  /**
+   * Seconds per state (CT_TIMEOUT_STATES); states not given keep the kernel's default. A dump
+   * lists only states whose timeout differs from CT_TIMEOUT_DEFAULTS, as nft does.
+   */
   policy: Readonly<Record<string, number>>;
 }
 

@@ -9,7 +9,7 @@ const hooksOf = (family: Family | string): Readonly<Record<string, number>> => (
 
 /** The kernel's number for `hook` in `family`, or a RangeError naming the hooks the family has. */
 export function hookNumber(family: Family | string, hook: unknown, what: string): number {
-  return codeOf(hooksOf(family), hook, `${what} (family ${family})`);
+  return codeOf(hooksOf(family), hook, what);
 }
 
 const INET_BY_NUMBER = Object.fromEntries(Object.entries(NF_INET_HOOK).map(([k, v]) => [v, k])) as Record<number, Hook>;

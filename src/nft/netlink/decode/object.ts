@@ -1,7 +1,7 @@
 // A dumped named object -> NftObject, by its type's attributes (see encode/object.ts). An object
 // of a type nftlink does not model (connlimit, tunnel) is skipped by the caller (undefined here).
 
-import { CT_L3PROTOS, CT_L4PROTOS, CT_TIMEOUT_STATES, LIMIT_PERIODS, NFT_OBJECT, type CtL3proto, type CtL4proto, type LimitPeriod, type NftObject, type NftObjectType } from '../../named-objects.js';
+import { CT_L3PROTOS, CT_L4PROTOS, CT_TIMEOUT_DEFAULTS, CT_TIMEOUT_STATES, LIMIT_PERIODS, NFT_OBJECT, type CtL3proto, type CtL4proto, type LimitPeriod, type NftObject, type NftObjectType } from '../../named-objects.js';
 import { OBJ_ATTR, OBJ_TYPED_ATTR, UDATA } from '../attrs.js';
 import { NFT_LIMIT, NFT_LIMIT_F_INV, NFT_QUOTA_F_INV, SYNPROXY_OPT } from '../constants.js';
 import { parseUdata, udataString } from '../udata.js';
@@ -67,7 +67,9 @@ function typed(o: WireObject, type: NftObjectType, base: Base): NftObject | unde
       if (array) {
         const view = new DataView(array.buffer, array.byteOffset, array.byteLength);
         CT_TIMEOUT_STATES[protocol].forEach((state, i) => {
-          if (4 * i + 4 <= array.length) policy[state] = view.getUint32(4 * i, true);
+          if (4 * i + 4 > array.length) return;
+          const seconds = view.getUint32(4 * i, true);
+          if (seconds !== 0 && seconds !== CT_TIMEOUT_DEFAULTS[protocol][i]) policy[state] = seconds;
         });
       }
       return { ...base, type, protocol, ...l3(getU16(a, at(A.L3PROTO))), policy };

@@ -2,7 +2,7 @@
 // DESTROYOBJ by type and name (or handle). The kernel finds objects by type and name, so a delete
 // carries the type too.
 
-import { CT_L3PROTOS, CT_L4PROTOS, CT_TIMEOUT_STATES, LIMIT_PERIODS, NFT_OBJECT, OBJECT_TYPES, type NftObject, type NftObjectRef } from '../../named-objects.js';
+import { CT_L3PROTOS, CT_L4PROTOS, CT_TIMEOUT_DEFAULTS, CT_TIMEOUT_STATES, LIMIT_PERIODS, NFT_OBJECT, OBJECT_TYPES, type NftObject, type NftObjectRef } from '../../named-objects.js';
 import type { Verb } from '../../operations.js';
 import { checkInteger, checkOneOf, codeOf } from '../../validate.js';
 import { OBJ_ATTR, OBJ_TYPED_ATTR } from '../attrs.js';
@@ -98,9 +98,11 @@ function writeTyped(w: WireWriter, o: NftObject): void {
       if (!states) throw new RangeError(`${what} protocol ${JSON.stringify(o.protocol)} is not one of: ${Object.keys(CT_TIMEOUT_STATES).join(', ')}`);
       w.attrU16(at(A.L3PROTO), l3protoOf(o, what));
       w.attrU8(at(A.L4PROTO), CT_L4PROTOS[o.protocol]);
-      // libnftnl sends the states with a non-zero timeout; the kernel keeps its default for the rest.
+      // libnftnl sends every state of the protocol and the kernel takes each as given, 0 too: the
+      // states not given get their defaults, as nft fills them in.
       const array = new Uint8Array(4 * CT_TIMEOUT_ARRAY_LEN);
       const view = new DataView(array.buffer);
+      CT_TIMEOUT_DEFAULTS[o.protocol].forEach((seconds, i) => view.setUint32(4 * i, seconds, true));
       if (o.policy === null || typeof o.policy !== 'object') throw new RangeError(`${what} policy must be an object of seconds per state`);
       for (const [state, seconds] of Object.entries(o.policy)) {
         const i = (states as readonly string[]).indexOf(state);
