@@ -62,7 +62,8 @@ export function objectCommand(verb: string, o: Pick<NftObject, 'type' | 'family'
 
 /** The devices of a flowtable or chain: `{ a, b }`. */
 export function devicesText(devices: readonly string[]): string {
-  return `{ ${devices.map(quoteName).join(', ')} }`;
+  // A set to the kernel, which lists them in its own order: sorted, so equal sets print alike.
+  return `{ ${[...devices].sort().map(quoteName).join(", ")} }`;
 }
 
 export function flowtableLines(f: Flowtable): string[] {
