@@ -52,9 +52,9 @@ static const AttrSpec kElemAttrs[] = {
 // depends on the type (checked against kObjTypes once the type is known, see checkObjectTyped).
 static const AttrSpec kObjAttrs[] = {
     {"table", K::Str},  {"name", K::Str},    {"type", K::U32},          {"family", K::U32},
-    {"use", K::U32},    {"handle", K::U64},  {"userdata", K::UserData}, {"", K::None},
-    {"", K::None},      {"", K::None},       {"", K::None},             {"", K::None},
-    {"", K::None},      {"", K::None},       {"", K::None},             {"", K::None},
+    {"use", K::U32},    {"handle", K::U64},  {"userdata", K::UserData}, {"unused", K::None},
+    {"unused", K::None},      {"unused", K::None},       {"unused", K::None},             {"unused", K::None},
+    {"unused", K::None},      {"unused", K::None},       {"unused", K::None},             {"unused", K::None},
     {"typed", K::ObjTyped}, {"typed", K::ObjTyped}, {"typed", K::ObjTyped}, {"typed", K::ObjTyped},
     {"typed", K::ObjTyped},
 };

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
 import { NftCommitError, Nftables, renderRuleset, rule, Transaction, udp } from '../../src/index.js';
 import { RulesetModel } from '../../src/nft/model.js';
-import { FIXTURE_DEVICES, namedObjectsRuleset } from '../fixtures/named-objects.js';
+import { FIXTURE_DEVICES, flowtableRuleset, namedObjectsRuleset } from '../fixtures/named-objects.js';
 import { namespacesForFile } from '../helpers/netns.js';
 
 const made = namespacesForFile(afterAll);
@@ -114,6 +114,49 @@ describe('named objects at work', () => {
       expect(target.nftList()).not.toMatch(/tftp4|chain one/);
       const missing = await nft.commit(new Transaction().delete({ object: { family: 'inet', table: 'objs', name: 'tftp4', type: 'ct helper' } })).catch((e: unknown) => e);
       expect(String(missing)).toMatch(/ENOENT/);
+    } finally {
+      nft.close();
+    }
+  });
+});
+
+describe('flowtables', () => {
+  /** Whether this kernel has flowtables (CONFIG_NF_FLOW_TABLE), asked of nft itself. */
+  function kernelHasFlowtables(): boolean {
+    const probe = ns();
+    try {
+      probe.nftApply('table inet probe {\n\tflowtable f {\n\t\thook ingress priority 0\n\t\tdevices = { d0 }\n\t}\n}\n');
+      return true;
+    } catch (err) {
+      expect(String(err)).toMatch(/No such file or directory/);
+      return false;
+    }
+  }
+
+  it('netlink and nft -f give the same nft list ruleset, dump renders as written (or both are refused alike)', async () => {
+    const viaNetlink = ns();
+    const tx = flowtableRuleset();
+    expect(tx.render()).toContain('add flowtable inet flows fast { hook ingress priority 0; devices = { d0, d1 }; }');
+    expect(tx.render()).toContain('add rule inet flows fw flow add @fast');
+    const nft = Nftables.open({ netns: viaNetlink.name });
+    try {
+      if (!kernelHasFlowtables()) {
+        // A kernel without flowtables refuses the flowtable, as it refuses nft: nothing is written.
+        const refused = await nft.commit(tx).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(NftCommitError);
+        expect(String(refused)).toMatch(/add flowtable inet flows fast.*ENOENT/s);
+        expect(viaNetlink.nftList()).toBe('');
+        return;
+      }
+      const viaNft = ns();
+      viaNft.nftApply(tx.render());
+      await nft.commit(tx);
+      expect(viaNetlink.nftList()).toBe(viaNft.nftList());
+      const dumped = await nft.dump();
+      expect(renderRuleset(dumped)).toBe(renderRuleset(new RulesetModel().apply(tx.operations).ruleset()));
+      const copy = ns();
+      copy.nftApply(await listRuleset({ netns: viaNft.name }));
+      expect(copy.nftList()).toBe(viaNft.nftList());
     } finally {
       nft.close();
     }
