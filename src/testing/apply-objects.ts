@@ -11,6 +11,9 @@ import type { FakeTable, RulesetState } from './ruleset-state.js';
 
 type Of<K extends Operation['kind']> = Extract<Operation, { kind: K }>;
 
+/** The object types with an update operation (Linux 6.18: nft_quota, nft_synproxy). */
+const UPDATABLE = new Set(['quota', 'synproxy']);
+
 const objectKey = (type: string, name: string): string => `${type} ${name}`;
 
 export function applyObject(state: RulesetState, op: Of<'object'>): Fault[] {
@@ -28,8 +31,10 @@ export function applyObject(state: RulesetState, op: Of<'object'>): Fault[] {
   }
   if (existing) {
     if (op.verb === 'create') return [fault(ERRNO.EEXIST, WireKind.Object, [NFTA.OBJ_NAME])];
-    // nf_tables_updobj: counters keep their counts; other types take the new parameters.
-    if (o.type !== 'counter') t.objects.set(k, { ...stored(op.object as NftObject), handle: existing.handle! });
+    // nf_tables_newobj: an add of an existing object is an update for the types that have one
+    // (nf_tables_updobj takes the new parameters); for the others it does nothing at all.
+    if (!UPDATABLE.has(o.type)) return [];
+    t.objects.set(k, { ...stored(op.object as NftObject), handle: existing.handle! });
     state.changes++;
     return [];
   }
@@ -74,4 +79,12 @@ export function applyFlowtable(state: RulesetState, op: Of<'flowtable'>): Fault[
 function usesTable(t: FakeTable, uses: (e: Expr) => boolean): boolean {
   for (const c of t.chains.values()) for (const r of c.rules) if (r.exprs.some(uses)) return true;
   return false;
+}
+
+/** ENOENT for a rule's reference to a named object or flowtable the table lacks. */
+export function namedObjectFault(t: FakeTable, e: Expr): number | undefined {
+  if (e.type === 'objref' && 'name' in e) return t.objects.has(objectKey(e.objectType, e.name)) ? undefined : ERRNO.ENOENT;
+  if (e.type === 'objref') return t.sets.has(e.set) ? undefined : ERRNO.ENOENT;
+  if (e.type === 'flow') return t.flowtables.has(e.flowtable) ? undefined : ERRNO.ENOENT;
+  return undefined;
 }

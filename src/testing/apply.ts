@@ -9,7 +9,7 @@ import { WireKind } from '../nft/netlink/wire-format.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
-import { applyFlowtable, applyObject } from './apply-objects.js';
+import { applyFlowtable, applyObject, namedObjectFault } from './apply-objects.js';
 import { dataOf, fitted, identityOf, overlapsHeld } from './elements.js';
 import { elementFault, exprFault, fault, missingAt, type Fault } from './faults.js';
 import { chainInUse, setInUse, writableElements, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
@@ -285,6 +285,7 @@ function exprFaultOf(t: FakeTable, exprs: readonly Expr[]): Fault | undefined {
     let errno: number | undefined;
     if (e.type === 'immediate' && e.verdict) errno = verdictFault(t, e.verdict);
     else if ((e.type === 'lookup' && !e.inline) || e.type === 'dynset') errno = t.sets.has(e.set) ? undefined : ERRNO.ENOENT;
+    else errno = namedObjectFault(t, e);
     if (errno !== undefined) return exprFault(errno, k);
   }
   return undefined;
