@@ -35,7 +35,7 @@ export interface BaseChainSpec {
   policy?: (typeof CHAIN_POLICIES)[number];
   /**
    * Ingress (and netdev egress) chains: the interfaces the chain hooks on. The netdev family's
-   * chains need one (Linux 5.5 takes several); inet ingress chains (Linux 5.10) take exactly one.
+   * chains need at least one (several since Linux 5.5); inet ingress chains are Linux 5.10.
    */
   devices?: readonly string[];
 }

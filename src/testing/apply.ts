@@ -117,6 +117,9 @@ function updateChain(existing: FakeChain, c: Chain): Fault[] {
   // A base chain's hook and priority do not change in place.
   if (base.hook !== c.base.hook || base.priority !== c.base.priority) return [fault(ERRNO.EOPNOTSUPP, WireKind.Chain)];
   if (c.base.policy !== undefined && c.base.policy !== (base.policy ?? 'accept')) existing.chain = { ...old, base: { ...base, policy: c.base.policy } };
+  // An ingress chain's update hooks it on the devices it lacks as well (Linux 6.18).
+  const added = (c.base.devices ?? []).filter((d) => !(base.devices ?? []).includes(d));
+  if (added.length) existing.chain = { ...existing.chain, base: { ...existing.chain.base!, devices: [...(base.devices ?? []), ...added] } };
   return [];
 }
 

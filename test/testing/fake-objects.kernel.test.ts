@@ -44,6 +44,8 @@ const steps: { name: string; tx: () => Transaction }[] = [
   { name: 'the same name for another type', tx: () => new Transaction().add({ object: { ...t, name: 'hits', type: 'quota', bytes: 5 } }) },
   { name: 'a rule that names a missing object', tx: () => new Transaction().add({ rule: rule('inet').object('counter', 'cap').rule('eqo', 'input') }) },
   { name: 'an ingress chain on a device that does not exist', tx: () => new Transaction().add({ chain: { ...edge, name: 'ghost', base: { ...edge.base, devices: ['nosuch0'] } } }) },
+  { name: 'add of the ingress chain with another device', tx: () => new Transaction().add({ chain: { ...edge, base: { ...edge.base, devices: ['d0p'] } } }) },
+  { name: 'an inet ingress chain on two devices', tx: () => new Transaction().add({ chain: { ...edge, name: 'two', base: { ...edge.base, devices: ['d0', 'd0p'] } } }) },
   { name: 'delete of the ingress chain', tx: () => new Transaction().delete({ chain: edge }) },
 ];
 
