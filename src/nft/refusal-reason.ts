@@ -250,7 +250,7 @@ function missing(op: Operation, path: readonly number[], elementIndex: number | 
       if (!e) return undefined;
       if (e.type === 'immediate' && e.verdict && 'chain' in e.verdict) return missingChain(r.family, r.table, e.verdict.chain, `the ${e.verdict.kind} target of expression ${k}`);
       if (e.type === 'lookup' || e.type === 'dynset') return missingSet(r.family, r.table, e.set, `of expression ${k}, ${e.type}`);
-      if (e.type === 'objref' && 'name' in e) return { reason: `${e.objectType} ${e.name} (of expression ${k}) does not exist in table ${r.family} ${r.table}`, missing: { kind: 'object', family: r.family, table: r.table, name: e.name } };
+      if (e.type === 'objref' && 'name' in e) return { reason: `${e.objectType ?? 'object'} ${e.name} (of expression ${k}) does not exist in table ${r.family} ${r.table}`, missing: { kind: 'object', family: r.family, table: r.table, name: e.name } };
       if (e.type === 'flow') return { reason: `flowtable ${e.flowtable} (of expression ${k}) does not exist in table ${r.family} ${r.table}`, missing: { kind: 'flowtable', family: r.family, table: r.table, name: e.flowtable } };
       return { reason: `expression ${k} (${e.type}) names something that does not exist` };
     }

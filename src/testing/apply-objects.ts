@@ -83,7 +83,7 @@ function usesTable(t: FakeTable, uses: (e: Expr) => boolean): boolean {
 
 /** ENOENT for a rule's reference to a named object or flowtable the table lacks. */
 export function namedObjectFault(t: FakeTable, e: Expr): number | undefined {
-  if (e.type === 'objref' && 'name' in e) return t.objects.has(objectKey(e.objectType, e.name)) ? undefined : ERRNO.ENOENT;
+  if (e.type === 'objref' && 'name' in e) return e.objectType !== undefined && t.objects.has(objectKey(e.objectType, e.name)) ? undefined : ERRNO.ENOENT;
   if (e.type === 'objref') return t.sets.has(e.set) ? undefined : ERRNO.ENOENT;
   if (e.type === 'flow') return t.flowtables.has(e.flowtable) ? undefined : ERRNO.ENOENT;
   return undefined;

@@ -199,3 +199,19 @@ describe('the fake', () => {
     expect([after.objects, after.flowtables]).toEqual([undefined, undefined]);
   });
 });
+
+describe('objref read back from rulesets nftlink did not write', () => {
+  it('the map form and unknown types decode without a type, re-encode unchanged and have no nft text', () => {
+    const mapForm = { type: 'objref', set: 'cm', sreg: 1 } as const;
+    // A tunnel object (NFT_OBJECT_TUNNEL 6), which nftlink does not model, as a dump reads it.
+    const tunnel = { type: 'objref', name: 'tun', typeCode: 6 } as const;
+    const tx = new Transaction().add({ rule: { ...t, chain: 'c', exprs: [mapForm, tunnel] } });
+    const rs = decodeRuleset(tx.encode().buffer);
+    expect(rs.rules[0]!.exprs).toEqual([mapForm, tunnel]);
+    expect(decodeRuleset(new Transaction().add({ rule: rs.rules[0]! }).encode().buffer).rules[0]!.exprs).toEqual([mapForm, tunnel]);
+    const render = (exprs: typeof rs.rules[0]['exprs']) => renderRuleset({ generation: 0, tables: [{ family: 'inet', name: 'u' }], chains: [{ ...t, name: 'c' }], sets: [], rules: [{ ...t, chain: 'c', exprs }] });
+    expect(() => render([mapForm])).toThrow(/objref map @cm names an object of a type nftlink does not know/);
+    expect(() => render([tunnel])).toThrow(/objref "tun" names an object of a type nftlink does not know/);
+    expect(() => new Transaction().add({ rule: { ...t, chain: 'c', exprs: [{ type: 'objref', name: 'x' }] } })).toThrow(/objref object type undefined is not one of: counter/);
+  });
+});

@@ -8,10 +8,13 @@ import { required, type ExprCodec } from './codec.js';
 /**
  * nft_objref: the rule uses a named stateful object (`counter name "c"`, `ct helper set "ftp"`),
  * named here, or picked from a map of objects by the key in `sreg` (`counter name ip saddr map @m`).
+ * `objectType` is absent when read back from the map form (the kernel takes the type from the
+ * map, and nftlink does not model maps of objects) or for a type nftlink does not model (tunnel);
+ * such an expression re-encodes unchanged but has no nft text.
  */
 export type ObjrefExpr =
-  | { type: 'objref'; objectType: NftObjectType; name: string }
-  | { type: 'objref'; objectType: NftObjectType; set: string; sreg: number };
+  | { type: 'objref'; objectType?: NftObjectType; name: string; /** The NFT_OBJECT_* number of a type nftlink does not model, kept to re-encode. */ typeCode?: number }
+  | { type: 'objref'; objectType?: NftObjectType; set: string; sreg: number };
 
 const A = EXPR_ATTR.objref;
 const TYPE_BY_NUMBER = new Map(Object.entries(NFT_OBJECT).map(([k, v]) => [v, k as NftObjectType]));
@@ -20,10 +23,10 @@ export const objrefCodec: ExprCodec<ObjrefExpr> = {
   type: 'objref',
   name: 'objref',
   encodeAttrs(w: WireWriter, e: ObjrefExpr): void {
-    const code = NFT_OBJECT[e.objectType];
-    if (code === undefined) throw new RangeError(`objref object type ${JSON.stringify(e.objectType)} is not one of: ${Object.keys(NFT_OBJECT).join(', ')}`);
-    w.attrU32(A.IMM_TYPE, code);
     if ('name' in e) {
+      const code = e.objectType === undefined ? e.typeCode : NFT_OBJECT[e.objectType];
+      if (code === undefined) throw new RangeError(`objref object type ${JSON.stringify(e.objectType)} is not one of: ${Object.keys(NFT_OBJECT).join(', ')}`);
+      w.attrU32(A.IMM_TYPE, code);
       if (typeof e.name !== 'string' || e.name.length === 0) throw new RangeError(`objref of a ${e.objectType} needs the object's name`);
       w.attrStr(A.IMM_NAME, e.name);
     } else {
@@ -32,11 +35,16 @@ export const objrefCodec: ExprCodec<ObjrefExpr> = {
     }
   },
   decode(x: WireExpr): ObjrefExpr {
-    // The map form carries no type (the map's objects have it): counter, as a placeholder.
-    const objectType = TYPE_BY_NUMBER.get(getU32(x.attrs, A.IMM_TYPE) ?? 0) ?? 'counter';
+    const code = getU32(x.attrs, A.IMM_TYPE);
+    const objectType = TYPE_BY_NUMBER.get(code ?? 0);
     const name = getStr(x.attrs, A.IMM_NAME);
-    if (name !== undefined) return { type: 'objref', objectType, name };
-    return { type: 'objref', objectType, set: required(getStr(x.attrs, A.SET_NAME), 'objref', 'set name'), sreg: required(getU32(x.attrs, A.SET_SREG), 'objref', 'set sreg') };
+    if (name !== undefined) {
+      if (objectType !== undefined) return { type: 'objref', objectType, name };
+      return code === undefined ? { type: 'objref', name } : { type: 'objref', name, typeCode: code };
+    }
+    const e: ObjrefExpr = { type: 'objref', set: required(getStr(x.attrs, A.SET_NAME), 'objref', 'set name'), sreg: required(getU32(x.attrs, A.SET_SREG), 'objref', 'set sreg') };
+    if (objectType !== undefined) e.objectType = objectType;
+    return e;
   },
 };
 

@@ -324,6 +324,7 @@ class RuleRenderer {
         return false;
       }
       case 'objref': {
+        if (e.objectType === undefined) throw new RenderError(`objref ${'name' in e ? `"${e.name}"` : `map @${e.set}`} names an object of a type nftlink does not know`);
         const keyword = OBJREF_KEYWORDS[e.objectType];
         if ('name' in e) this.emit(`${keyword} ${quoteString(e.name)}`);
         else this.emit(`${keyword} ${this.keyText(e, this.ctx.findSet?.(e.set), `objref map ${e.set}`)} map @${e.set}`);
