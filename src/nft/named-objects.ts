@@ -161,9 +161,9 @@ export interface Flowtable {
   hook?: 'ingress';
   priority: number;
   /** Interface names, at least one to take traffic. */
-  devices: string[];
+  devices: readonly string[];
   /** `offload`: hardware offload (NF_FLOWTABLE_HW_OFFLOAD); `counter` (Linux 5.7). */
-  flags?: ('offload' | 'counter')[];
+  flags?: readonly ('offload' | 'counter')[];
   handle?: number;
 }
 

@@ -57,4 +57,33 @@ describe("native addon: named objects and flowtables", () => {
     const u64 = (b: Uint8Array | undefined) => (b ? new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true) : undefined);
     expect([u64(dumped?.attrs.get(16)), u64(dumped?.attrs.get(17))]).toEqual([7n, 700n]);
   });
+
+  it("survives 1500 random mutations of a valid request of objects of every type and a flowtable", async () => {
+    const typed: [number, [number, Uint8Array][]][] = [
+      [1, [[16, u64v(1n)], [17, u64v(2n)]]],
+      [2, [[16, u64v(1000n)], [17, u64v(0n)], [18, u32v(1)]]],
+      [3, [[16, str("ftp")], [17, u16v(2)], [18, u8v(6)]]],
+      [4, [[16, u64v(10n)], [17, u64v(60n)], [18, u32v(5)], [19, u32v(0)], [20, u32v(0)]]],
+      [7, [[16, u16v(2)], [17, u8v(6)], [18, new Uint8Array(44).fill(1)]]],
+      [9, [[16, u16v(2)], [17, u8v(6)], [18, u16v(5000)], [19, u32v(1000)], [20, u8v(3)]]],
+      [10, [[16, u16v(1460)], [17, u8v(7)], [18, u32v(3)]]],
+    ];
+    const flowtable: Op = { msgType: 22, kind: 7, nlFlags: 0x400, family: NFPROTO_IPV4, attrs: [[2, str("m")], [0, str("f")], [3, u32v(0)], [4, u32v(0)], [6, str("lo")]] };
+    const base = encode([tableOp("m"), ...typed.map(([type, attrs], i) => obj(type, attrs, `o${i}`)), flowtable]);
+    for (let i = 0; i < 1500; i++) {
+      const m = base.slice();
+      const flips = 1 + Math.floor(Math.random() * 4);
+      for (let f = 0; f < flips; f++) {
+        const at = Math.floor(Math.random() * m.length);
+        m[at] = Math.random() < 0.5 ? Math.floor(Math.random() * 256) : m[at]! ^ (1 << Math.floor(Math.random() * 8));
+      }
+      try {
+        const r = await native().commit(h(), m);
+        expect(Array.isArray(r.errors)).toBe(true);
+      } catch (e) {
+        expect((e as Error).message).toMatch(/^nftlink: /);
+      }
+    }
+    expect(typeof (await native().getGeneration(h()))).toBe("number");
+  });
 });
