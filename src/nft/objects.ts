@@ -6,7 +6,7 @@ import type { Family, Hook } from './netlink/constants.js';
 import type { Datatype, Scalar } from './types/datatypes.js';
 import type { SetTypeof } from './types/typeof.js';
 import type { Verdict } from './types/verdict.js';
-import type { Flowtable, NftObject } from './named-objects.js';
+import type { Flowtable, NftObject, NftObjectType } from './named-objects.js';
 
 export type { Family, Hook };
 
@@ -72,6 +72,12 @@ export interface NftSet {
   key: Datatype[];
   /** Present for maps: the data types, or 'verdict' for a verdict map. */
   data?: Datatype[] | 'verdict';
+  /**
+   * A map of named objects of this type (`type ipv4_addr : counter`), instead of `data`: each
+   * element's `value` is an object's name, `['web']`; rules pick from it with
+   * `counter name ip saddr map @m` (objref). Plain (non-interval) maps only.
+   */
+  objects?: NftObjectType;
   /**
    * Declare the key (and data) by the expressions that produce them (`typeof ...`), as nft needs
    * for a key nft has no type name for, such as a numgen slot. `key` and `data` still give the types.

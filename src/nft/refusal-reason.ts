@@ -152,7 +152,7 @@ function otherReason(errno: number, op: Operation, path: readonly number[]): Ref
   }
   if (errno === ERRNO.EBUSY && deleting && (op.kind === 'object' || op.kind === 'flowtable')) {
     const o = op.kind === 'object' ? op.object : op.flowtable;
-    return { reason: `${op.kind === 'object' ? op.object.type : 'flowtable'} ${o.name} is in use: a rule refers to it`, inUse: refused(op.kind, o) };
+    return { reason: `${op.kind === 'object' ? `${op.object.type} ${o.name} is in use: a rule or a map element refers to it` : `flowtable ${o.name} is in use: a rule refers to it`}`, inUse: refused(op.kind, o) };
   }
   if (errno === ERRNO.EEXIST && op.verb === 'create' && (op.kind === 'object' || op.kind === 'flowtable')) {
     const o = op.kind === 'object' ? op.object : op.flowtable;
@@ -228,6 +228,7 @@ function missing(op: Operation, path: readonly number[], elementIndex: number | 
       if (op.verb === 'delete') return { reason: `the element is not in set ${s.name}`, missing: refused('element', s) };
       const value = elementIndex !== undefined && elementIndex >= 0 ? op.elements[elementIndex]?.value : undefined;
       if (value && !Array.isArray(value) && 'chain' in value) return missingChain(s.family, s.table, value.chain, `the element's ${value.kind} target`);
+      if (s.objects !== undefined && Array.isArray(value)) return { reason: `${s.objects} ${String(value[0])} (the element's object) does not exist in table ${s.family} ${s.table}`, missing: { kind: 'object', family: s.family, table: s.table, name: String(value[0]) } };
       return undefined;
     }
     case 'object':

@@ -2,7 +2,7 @@
 // an existing one (the kernel updates what may change: a quota's or limit's parameters; a
 // flowtable's devices grow), create refuses it, delete refuses a missing one or one a rule uses.
 
-import type { Expr, Flowtable, NftObject, Operation } from '../nft/index.js';
+import type { Expr, Flowtable, NftObject, NftSet, Operation, SetElement } from '../nft/index.js';
 import { ERRNO } from '../nft/netlink/constants.js';
 import { WireKind } from '../nft/netlink/wire-format.js';
 import { NFTA } from '../nft/refusal-reason.js';
@@ -24,7 +24,7 @@ export function applyObject(state: RulesetState, op: Of<'object'>): Fault[] {
   const existing = t.objects.get(k);
   if (op.verb === 'delete' || op.verb === 'destroy') {
     if (!existing) return op.verb === 'delete' ? [missingAt(WireKind.Object, NFTA.OBJ_NAME)] : [];
-    if (usesTable(t, (e) => e.type === 'objref' && 'name' in e && e.name === o.name && e.objectType === o.type)) return [fault(ERRNO.EBUSY, WireKind.Object)];
+    if (usesTable(t, (e) => e.type === 'objref' && 'name' in e && e.name === o.name && e.objectType === o.type) || inMaps(t, o.type, o.name)) return [fault(ERRNO.EBUSY, WireKind.Object)];
     t.objects.delete(k);
     state.changes++;
     return [];
@@ -79,6 +79,21 @@ export function applyFlowtable(state: RulesetState, op: Of<'flowtable'>): Fault[
 function usesTable(t: FakeTable, uses: (e: Expr) => boolean): boolean {
   for (const c of t.chains.values()) for (const r of c.rules) if (r.exprs.some(uses)) return true;
   return false;
+}
+
+/** Whether an element of a map of objects of `type` names the object. */
+function inMaps(t: FakeTable, type: string, name: string): boolean {
+  for (const s of t.sets.values()) {
+    if (s.set.objects !== type) continue;
+    for (const e of s.elements.values()) if (Array.isArray(e.value) && e.value[0] === name) return true;
+  }
+  return false;
+}
+
+/** ENOENT for an element of a map of objects that names an object the table lacks. */
+export function objectElementFault(t: FakeTable, s: NftSet, e: SetElement): number | undefined {
+  if (s.objects === undefined || !Array.isArray(e.value)) return undefined;
+  return t.objects.has(objectKey(s.objects, String(e.value[0]))) ? undefined : ERRNO.ENOENT;
 }
 
 /** ENOENT for a rule's reference to a named object or flowtable the table lacks. */

@@ -9,7 +9,7 @@ import { WireKind } from '../nft/netlink/wire-format.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
-import { applyFlowtable, applyObject, namedObjectFault } from './apply-objects.js';
+import { applyFlowtable, applyObject, namedObjectFault, objectElementFault } from './apply-objects.js';
 import { dataOf, fitted, identityOf, overlapsHeld } from './elements.js';
 import { elementFault, exprFault, fault, missingAt, type Fault } from './faults.js';
 import { chainInUse, setInUse, writableElements, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
@@ -208,7 +208,7 @@ function addElements(state: RulesetState, t: FakeTable, s: FakeSet, verb: 'add' 
     const fit = fitted(s.set, elements[i]!);
     if (fit === undefined) return [elementFault(ERRNO.EINVAL, i)];
     const { id, element } = fit;
-    const target = verdictFault(t, element.value);
+    const target = verdictFault(t, element.value) ?? objectElementFault(t, s.set, element);
     if (target !== undefined) return [elementFault(target, i)];
     const old = s.elements.get(id);
     if (old) {

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
 import { NftCommitError, Nftables, renderRuleset, rule, Transaction, udp } from '../../src/index.js';
 import { RulesetModel } from '../../src/nft/model.js';
-import { FIXTURE_DEVICES, flowtableRuleset, namedObjectsRuleset } from '../fixtures/named-objects.js';
+import { FIXTURE_DEVICES, flowtableRuleset, namedObjectsRuleset, objectMapsRuleset } from '../fixtures/named-objects.js';
 import { namespacesForFile } from '../helpers/netns.js';
 
 const made = namespacesForFile(afterAll);
@@ -18,11 +18,14 @@ function ns(): ReturnType<typeof made> {
   return n;
 }
 
-describe('named objects, flowtables and ingress chains', () => {
+describe.each([
+  ['named objects and ingress chains', namedObjectsRuleset],
+  ['maps of named objects', objectMapsRuleset],
+] as const)('%s', (_name, fixture) => {
   it('netlink and nft -f give the same nft list ruleset', async () => {
     const viaNetlink = ns();
     const viaNft = ns();
-    const tx = namedObjectsRuleset();
+    const tx = fixture();
     viaNft.nftApply(tx.render());
     const nft = Nftables.open({ netns: viaNetlink.name });
     try {
@@ -36,7 +39,7 @@ describe('named objects, flowtables and ingress chains', () => {
 
   it('dump, then render, equals what was written', async () => {
     const target = ns();
-    const tx = namedObjectsRuleset();
+    const tx = fixture();
     const nft = Nftables.open({ netns: target.name });
     try {
       await nft.commit(tx);

@@ -3,8 +3,8 @@
 // a reason that names the object and the field, and applied by the fake.
 
 import { describe, expect, it } from 'vitest';
-import { NftCommitError, renderRuleset, rule, Transaction } from '../../src/index.js';
-import type { Flowtable, NftObject } from '../../src/index.js';
+import { ip, NftCommitError, renderRuleset, rule, Transaction, types } from '../../src/index.js';
+import type { Flowtable, NftObject, NftSet } from '../../src/index.js';
 import { decodeRuleset } from '../../src/nft/netlink/decode/ruleset-decoder.js';
 import { FakeNftables } from '../../src/testing/index.js';
 
@@ -213,5 +213,33 @@ describe('objref read back from rulesets nftlink did not write', () => {
     expect(() => render([mapForm])).toThrow(/objref map @cm names an object of a type nftlink does not know/);
     expect(() => render([tunnel])).toThrow(/objref "tun" names an object of a type nftlink does not know/);
     expect(() => new Transaction().add({ rule: { ...t, chain: 'c', exprs: [{ type: 'objref', name: 'x' }] } })).toThrow(/objref object type undefined is not one of: counter/);
+  });
+});
+
+describe('maps of named objects', () => {
+  const cm = (): NftSet => ({ ...t, name: 'cm', key: [types.ipv4_addr], objects: 'counter', elements: [{ key: ['198.18.0.1'], value: ['c'] }] });
+
+  it('encode, decode and render as nft declares them, elements naming their objects', () => {
+    const tx = new Transaction().add({ set: cm() }).add({ rule: rule('inet').objectFromMap(ip.saddr, 'cm').rule('u', 'c') });
+    const rs = decodeRuleset(tx.encode().buffer);
+    expect(rs.sets[0]).toMatchObject({ name: 'cm', objects: 'counter', elements: [{ key: ['198.18.0.1'], value: ['c'] }] });
+    const text = renderRuleset({ ...rs, tables: [{ family: 'inet', name: 'u' }], chains: [{ ...t, name: 'c' }] });
+    expect(text).toContain('\tmap cm {\n\t\ttype ipv4_addr : counter\n\t\telements = { 198.18.0.1 : "c" }\n\t}');
+    expect(text).toContain('counter name ip saddr map @cm');
+    expect(tx.render()).toContain('add map inet u cm { type ipv4_addr : counter; elements = { 198.18.0.1 : "c" }; }');
+  });
+
+  it('refuses an element without its object name, and a map of both data and objects', () => {
+    const bad = (add: () => unknown): string => {
+      try {
+        add();
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(bad(() => new Transaction().add({ set: { ...cm(), elements: [{ key: ['198.18.0.1'] }] } }))).toMatch(/element 0: an element of a map of counter objects needs the object's name as its value, \['name'\]/);
+    expect(bad(() => new Transaction().add({ set: { ...cm(), elements: [], data: [types.ipv4_addr] } }))).toMatch(/map cm has both data and objects/);
+    expect(bad(() => new Transaction().add({ set: { ...cm(), elements: [], objects: 'counters' as 'counter' } }))).toMatch(/map cm objects "counters" is not one of: counter, quota/);
   });
 });

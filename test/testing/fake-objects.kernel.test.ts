@@ -4,7 +4,7 @@
 // handles (objects take theirs from the table's counter, as chains and sets do) and the ruleset.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NftCommitError, Nftables, renderRuleset, rule, Transaction } from '../../src/index.js';
+import { ip, NftCommitError, Nftables, renderRuleset, rule, Transaction, types } from '../../src/index.js';
 import type { NftConnection, NftObject, Ruleset } from '../../src/index.js';
 import { FakeNftables } from '../../src/testing/index.js';
 import { Netns } from '../helpers/netns.js';
@@ -46,6 +46,16 @@ const steps: { name: string; tx: () => Transaction }[] = [
   { name: 'an ingress chain on a device that does not exist', tx: () => new Transaction().add({ chain: { ...edge, name: 'ghost', base: { ...edge.base, devices: ['nosuch0'] } } }) },
   { name: 'add of the ingress chain with another device', tx: () => new Transaction().add({ chain: { ...edge, base: { ...edge.base, devices: ['d0p'] } } }) },
   { name: 'an inet ingress chain on two devices', tx: () => new Transaction().add({ chain: { ...edge, name: 'two', base: { ...edge.base, devices: ['d0', 'd0p'] } } }) },
+  {
+    name: 'a map of counters and a rule that picks from it',
+    tx: () =>
+      new Transaction()
+        .add({ set: { ...t, name: 'cm', key: [types.ipv4_addr], objects: 'counter', elements: [{ key: ['198.18.0.1'], value: ['hits'] }] } })
+        .add({ rule: rule('inet').objectFromMap(ip.daddr, 'cm').rule('eqo', 'input') }),
+  },
+  { name: 'an element naming a missing object', tx: () => new Transaction().add({ set: { ...t, name: 'cm', key: [types.ipv4_addr], objects: 'counter' }, elements: [{ key: ['198.18.0.2'], value: ['nope'] }] }) },
+  { name: 'delete of an object only a map element names', tx: () => new Transaction().add({ object: { ...t, name: 'spare', type: 'counter' } }).add({ set: { ...t, name: 'cm', key: [types.ipv4_addr], objects: 'counter' }, elements: [{ key: ['198.18.0.3'], value: ['spare'] }] }) },
+  { name: 'the delete itself', tx: () => new Transaction().delete({ object: { ...t, name: 'spare', type: 'counter' } }) },
   { name: 'delete of the ingress chain', tx: () => new Transaction().delete({ chain: edge }) },
 ];
 

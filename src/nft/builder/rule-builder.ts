@@ -475,6 +475,17 @@ export class RuleBuilder {
     return this;
   }
 
+  /**
+   * Uses the object a map of named objects (NftSet.objects) holds for the key: `counter name ip
+   * saddr map @m`, `ct helper set tcp dport map @helpers`.
+   */
+  objectFromMap(fields: Field | readonly Field[], map: string): this {
+    const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
+    this.loadKey(list);
+    this.exprs.push({ type: 'objref', set: map, sreg: REG1 });
+    return this;
+  }
+
   /** `flow add @flowtable`: offloads the connection to the flowtable (forward chains). */
   flowOffload(flowtable: string): this {
     this.exprs.push({ type: 'flow', flowtable });

@@ -46,7 +46,7 @@ export function renderOperation(op: Operation, sets: readonly NftSet[]): string 
     }
     case 'set': {
       const s = op.set;
-      const kind = s.data ? 'map' : 'set';
+      const kind = s.data || s.objects ? 'map' : 'set';
       const head = `${op.verb} ${kind} ${s.family} ${quoteName(s.table)} ${quoteName(s.name)}`;
       if (op.verb !== 'add' && op.verb !== 'create') return head;
       const lines = setDeclarationLines(s).map((l) => `${l};`);

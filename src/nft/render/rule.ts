@@ -324,8 +324,9 @@ class RuleRenderer {
         return false;
       }
       case 'objref': {
-        if (e.objectType === undefined) throw new RenderError(`objref ${'name' in e ? `"${e.name}"` : `map @${e.set}`} names an object of a type nftlink does not know`);
-        const keyword = OBJREF_KEYWORDS[e.objectType];
+        const objectType = e.objectType ?? ('set' in e ? this.ctx.findSet?.(e.set)?.objects : undefined);
+        if (objectType === undefined) throw new RenderError(`objref ${'name' in e ? `"${e.name}"` : `map @${e.set}`} names an object of a type nftlink does not know`);
+        const keyword = OBJREF_KEYWORDS[objectType];
         if ('name' in e) this.emit(`${keyword} ${quoteString(e.name)}`);
         else this.emit(`${keyword} ${this.keyText(e, this.ctx.findSet?.(e.set), `objref map ${e.set}`)} map @${e.set}`);
         return false;

@@ -40,7 +40,7 @@ function tableBlock(t: Table, rs: Ruleset, ind: string): string[] {
   // nft's order: objects, sets, flowtables, chains.
   for (const o of (rs.objects ?? []).filter(same)) body.push(objectBlock(o, ind));
   for (const s of sets) {
-    const block = [`${ind}${s.data ? 'map' : 'set'} ${quoteName(s.name)} {`];
+    const block = [`${ind}${s.data || s.objects ? 'map' : 'set'} ${quoteName(s.name)} {`];
     for (const l of setDeclarationLines(s)) block.push(`${ind}${ind}${l}`);
     if (s.elements?.length) block.push(`${ind}${ind}elements = ${elementsText(s, sortedElements(s, s.elements))}`);
     block.push(`${ind}}`);
