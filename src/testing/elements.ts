@@ -17,15 +17,10 @@ export function fitted(s: NftSet, e: SetElement): { id: string; element: SetElem
   if (s.objects !== undefined) return Array.isArray(v) && typeof v[0] === 'string' && v.length === 1 ? keyedAs(s, e) : undefined;
   if ((s.data === undefined) !== (v === undefined)) return undefined;
   if (v !== undefined && (s.data === 'verdict') === Array.isArray(v)) return undefined;
-  const id = identityOf(s, e);
-  if (id === undefined) return undefined;
-  try {
-    return { id, element: storedElement(s, e) };
-  } catch {
-    return undefined;
-  }
+  return keyedAs(s, e);
 }
 
+/** The element's identity and stored form, or undefined for a key or data that does not fit. */
 function keyedAs(s: NftSet, e: SetElement): { id: string; element: SetElement } | undefined {
   const id = identityOf(s, e);
   if (id === undefined) return undefined;
