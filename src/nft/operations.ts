@@ -36,7 +36,7 @@ export function describeTarget(op: Operation): string {
     case 'rule':
       return `rule ${op.rule.family} ${op.rule.table} ${op.rule.chain}${op.rule.handle !== undefined ? ` handle ${op.rule.handle}` : ''}`;
     case 'set':
-      return `${op.set.data ? 'map' : 'set'} ${op.set.family} ${op.set.table} ${op.set.name}`;
+      return `${op.set.data || op.set.objects ? 'map' : 'set'} ${op.set.family} ${op.set.table} ${op.set.name}`;
     case 'element':
       return `element ${op.set.family} ${op.set.table} ${op.set.name}`;
     case 'object':

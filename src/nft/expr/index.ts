@@ -66,11 +66,11 @@ export type Expr =
   | CtExpr
   | DynsetExpr
   | FibExpr
+  | ObjrefExpr
+  | FlowOffloadExpr
   | LimitExpr
   | LogExpr
   | ByteorderExpr
-  | ObjrefExpr
-  | FlowOffloadExpr
   | UnknownExpr;
 
 type KnownExpr = Exclude<Expr, UnknownExpr>;
@@ -91,11 +91,11 @@ const CODECS: ExprCodec<KnownExpr>[] = [
   ctCodec,
   dynsetCodec,
   fibCodec,
+  objrefCodec,
+  flowOffloadCodec,
   limitCodec,
   logCodec,
   byteorderCodec,
-  objrefCodec,
-  flowOffloadCodec,
 ] as unknown as ExprCodec<KnownExpr>[];
 
 const BY_TYPE = new Map(CODECS.map((c) => [c.type, c]));

@@ -4,9 +4,9 @@
 import type { Operation } from '../operations.js';
 import { quoteName } from '../types/verdict.js';
 import { chainHeaderLine, ruleText, setContext } from './ruleset.js';
-import { flowtableCommand, objectCommand } from './object.js';
 import { elementsText, setDeclarationLines } from './set.js';
 import { quoteString } from './text.js';
+import { flowtableCommand, objectCommand } from './object.js';
 import type { NftSet } from '../objects.js';
 
 export interface CommandRenderOptions {

@@ -271,6 +271,17 @@ class RuleRenderer {
       case 'counter':
         this.emit(`counter packets ${e.packets ?? 0n} bytes ${e.bytes ?? 0n}`);
         return false;
+      case 'objref': {
+        const objectType = e.objectType ?? ('set' in e ? this.ctx.findSet?.(e.set)?.objects : undefined);
+        if (objectType === undefined) throw new RenderError(`objref ${'name' in e ? `"${e.name}"` : `map @${e.set}`} names an object of a type nftlink does not know`);
+        const keyword = OBJREF_KEYWORDS[objectType];
+        if ('name' in e) this.emit(`${keyword} ${quoteString(e.name)}`);
+        else this.emit(`${keyword} ${this.keyText(e, this.ctx.findSet?.(e.set), `objref map ${e.set}`)} map @${e.set}`);
+        return false;
+      }
+      case 'flow':
+        this.emit(`flow add @${e.flowtable}`);
+        return false;
       case 'nat':
         this.nat(e);
         return false;
@@ -323,17 +334,6 @@ class RuleRenderer {
         this.emit(s);
         return false;
       }
-      case 'objref': {
-        const objectType = e.objectType ?? ('set' in e ? this.ctx.findSet?.(e.set)?.objects : undefined);
-        if (objectType === undefined) throw new RenderError(`objref ${'name' in e ? `"${e.name}"` : `map @${e.set}`} names an object of a type nftlink does not know`);
-        const keyword = OBJREF_KEYWORDS[objectType];
-        if ('name' in e) this.emit(`${keyword} ${quoteString(e.name)}`);
-        else this.emit(`${keyword} ${this.keyText(e, this.ctx.findSet?.(e.set), `objref map ${e.set}`)} map @${e.set}`);
-        return false;
-      }
-      case 'flow':
-        this.emit(`flow add @${e.flowtable}`);
-        return false;
       case 'unknown':
         throw new RenderError(`expression "${e.name}" has no renderer`);
     }

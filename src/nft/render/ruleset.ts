@@ -4,9 +4,9 @@
 import type { Chain, NftSet, Rule, Ruleset, Table } from '../objects.js';
 import { quoteName } from '../types/verdict.js';
 import { renderRuleExprs, type RuleRenderContext } from './rule.js';
-import { devicesText, flowtableBlock, objectBlock } from './object.js';
 import { elementsText, setDeclarationLines, sortedElements } from './set.js';
 import { quoteString } from './text.js';
+import { devicesText, flowtableBlock, objectBlock } from './object.js';
 
 export function chainHeaderLine(c: Chain): string | undefined {
   if (!c.base) return undefined;

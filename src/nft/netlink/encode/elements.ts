@@ -337,5 +337,5 @@ function elementMsgType(verb: Verb): number {
 
 /** How errors name a set: `map kube-proxy service-ips`. */
 function describeSet(s: NftSet): string {
-  return `${s.data ? 'map' : 'set'} ${s.table} ${s.name}`;
+  return `${s.data || s.objects ? 'map' : 'set'} ${s.table} ${s.name}`;
 }
