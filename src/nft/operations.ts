@@ -6,14 +6,14 @@ import type { Chain, NftSet, Rule, SetElement, SetRef, Table } from './objects.j
 export type Verb = 'add' | 'create' | 'insert' | 'replace' | 'delete' | 'destroy' | 'flush';
 
 export type Operation =
+  | { verb: 'add' | 'create'; kind: 'object'; object: NftObject }
+  | { verb: 'delete' | 'destroy'; kind: 'object'; object: NftObject | NftObjectRef }
+  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'flowtable'; flowtable: Flowtable }
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'table'; table: Table }
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'chain'; chain: Chain }
   | { verb: 'add' | 'insert' | 'replace' | 'delete' | 'destroy'; kind: 'rule'; rule: Rule; echo?: true }
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'set'; set: NftSet }
-  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: SetElement[] }
-  | { verb: 'add' | 'create'; kind: 'object'; object: NftObject }
-  | { verb: 'delete' | 'destroy'; kind: 'object'; object: NftObject | NftObjectRef }
-  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'flowtable'; flowtable: Flowtable };
+  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: SetElement[] };
 
 export type OperationKind = Operation['kind'];
 
