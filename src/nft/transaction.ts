@@ -2,13 +2,13 @@
 // committed atomically as one netlink batch (the kernel applies all or nothing).
 
 import { NftValidationError } from './errors.js';
+import type { Flowtable, NftObject, NftObjectRef } from './named-objects.js';
 import { decodeRequestElements, decodeRequestOperation } from './netlink/decode.js';
 import { RequestEncoder, streamsElements, type ElementRun, type EncodedRequest, type EncodeOptions, type ElementInspector, type RequestSink } from './netlink/encode.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
 import { checkComment, checkName, checkTypeof, jumpTargets } from './validate.js';
-import type { Flowtable, NftObject, NftObjectRef } from './named-objects.js';
 
 export type TransactionObject =
   | { table: Table }
