@@ -1,6 +1,7 @@
 // The library CNIs import: objects, expressions, builders, transactions, the client, rendering.
 
 export * from './objects.js';
+export * from './named-objects.js';
 export * from './operations.js';
 export * from './errors.js';
 export type { MissingObject, RefusedObject } from './refusal-reason.js';

@@ -6,6 +6,7 @@ import type { Family, Hook } from './netlink/constants.js';
 import type { Datatype, Scalar } from './types/datatypes.js';
 import type { SetTypeof } from './types/typeof.js';
 import type { Verdict } from './types/verdict.js';
+import type { Flowtable, NftObject, NftObjectType } from './named-objects.js';
 
 export type { Family, Hook };
 
@@ -32,6 +33,11 @@ export interface BaseChainSpec {
   hook: Hook;
   priority: number;
   policy?: (typeof CHAIN_POLICIES)[number];
+  /**
+   * Ingress (and netdev egress) chains: the interfaces the chain hooks on. The netdev family's
+   * chains need at least one (several since Linux 5.5); inet ingress chains are Linux 5.10.
+   */
+  devices?: readonly string[];
 }
 
 export interface Chain {
@@ -66,6 +72,12 @@ export interface NftSet {
   key: readonly Datatype[];
   /** Present for maps: the data types, or 'verdict' for a verdict map. */
   data?: readonly Datatype[] | 'verdict';
+  /**
+   * A map of named objects of this type (`type ipv4_addr : counter`), instead of `data`: each
+   * element's `value` is an object's name, `['web']`; rules pick from it with
+   * `counter name ip saddr map @m` (objref). Plain (non-interval) maps only.
+   */
+  objects?: NftObjectType;
   /**
    * Declare the key (and data) by the expressions that produce them (`typeof ...`), as nft needs
    * for a key nft has no type name for, such as a numgen slot. `key` and `data` still give the types.
@@ -111,6 +123,10 @@ export interface Ruleset {
   chains: Chain[];
   sets: NftSet[];
   rules: Rule[];
+  /** Named stateful objects (counter, quota, limit, ct helper, ...), when the dump read them. */
+  objects?: NftObject[];
+  /** Flowtables, when the dump read them. */
+  flowtables?: Flowtable[];
 }
 
 /**

@@ -13,8 +13,15 @@ const isInterval = (s: NftSet): boolean => s.anonymous === true || (s.flags ?? [
  */
 export function fitted(s: NftSet, e: SetElement): { id: string; element: SetElement } | undefined {
   const v = e.value;
+  // A map of named objects: the value is the object's name (whether it exists is the caller's).
+  if (s.objects !== undefined) return Array.isArray(v) && typeof v[0] === 'string' && v.length === 1 ? keyedAs(s, e) : undefined;
   if ((s.data === undefined) !== (v === undefined)) return undefined;
   if (v !== undefined && (s.data === 'verdict') === Array.isArray(v)) return undefined;
+  return keyedAs(s, e);
+}
+
+/** The element's identity and stored form, or undefined for a key or data that does not fit. */
+function keyedAs(s: NftSet, e: SetElement): { id: string; element: SetElement } | undefined {
   const id = identityOf(s, e);
   if (id === undefined) return undefined;
   try {

@@ -4,6 +4,7 @@
 
 import type { Expr } from '../expr/index.js';
 import { ICMP_CODE, ICMPV6_CODE, ICMPX_CODE, NF_NAT_RANGE, NFT_REG, type CmpOp, type Family } from '../netlink/constants.js';
+import type { NftObjectType } from '../named-objects.js';
 import type { NftSet, Rule, SetElement } from '../objects.js';
 import { maskBytes, parsePrefix, prefixMask } from '../types/address.js';
 import { ifname, inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
@@ -461,6 +462,33 @@ export class RuleBuilder {
     if (opts.group !== undefined) e.group = opts.group;
     else if (opts.level !== undefined) e.level = opts.level;
     this.exprs.push(e);
+    return this;
+  }
+
+  /**
+   * Uses the named stateful object `name` of `type` (objects.ts: NftObject): `counter name "c"`,
+   * `quota name "q"`, `limit name "l"`, `ct helper set "h"`, `ct timeout set "t"`, `ct
+   * expectation set "e"`, `synproxy name "s"`, `meta secmark set "s"`.
+   */
+  object(type: NftObjectType, name: string): this {
+    this.exprs.push({ type: 'objref', objectType: type, name });
+    return this;
+  }
+
+  /**
+   * Uses the object a map of named objects (NftSet.objects) holds for the key: `counter name ip
+   * saddr map @m`, `ct helper set tcp dport map @helpers`.
+   */
+  objectFromMap(fields: Field | readonly Field[], map: string): this {
+    const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
+    this.loadKey(list);
+    this.exprs.push({ type: 'objref', set: map, sreg: REG1 });
+    return this;
+  }
+
+  /** `flow add @flowtable`: offloads the connection to the flowtable (forward chains). */
+  flowOffload(flowtable: string): this {
+    this.exprs.push({ type: 'flow', flowtable });
     return this;
   }
 

@@ -13,6 +13,7 @@ import { renderVerdict } from '../types/verdict.js';
 import { ctField, defaultL3, L4_BY_PROTO, metaField, payloadField, payloadPrefixField, rawPayload, type L3, type L4 } from './fields.js';
 import { elementsText, sortedElements } from './set.js';
 import { formatTime, quoteString } from './text.js';
+import { OBJREF_KEYWORDS } from '../expr/objref.js';
 
 export interface RuleRenderContext {
   family: Family;
@@ -269,6 +270,17 @@ class RuleRenderer {
       }
       case 'counter':
         this.emit(`counter packets ${e.packets ?? 0n} bytes ${e.bytes ?? 0n}`);
+        return false;
+      case 'objref': {
+        const objectType = e.objectType ?? ('set' in e ? this.ctx.findSet?.(e.set)?.objects : undefined);
+        if (objectType === undefined) throw new RenderError(`objref ${'name' in e ? `"${e.name}"` : `map @${e.set}`} names an object of a type nftlink does not know`);
+        const keyword = OBJREF_KEYWORDS[objectType];
+        if ('name' in e) this.emit(`${keyword} ${quoteString(e.name)}`);
+        else this.emit(`${keyword} ${this.keyText(e, this.ctx.findSet?.(e.set), `objref map ${e.set}`)} map @${e.set}`);
+        return false;
+      }
+      case 'flow':
+        this.emit(`flow add @${e.flowtable}`);
         return false;
       case 'nat':
         this.nat(e);

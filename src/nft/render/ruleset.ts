@@ -6,11 +6,14 @@ import { quoteName } from '../types/verdict.js';
 import { renderRuleExprs, type RuleRenderContext } from './rule.js';
 import { elementsText, setDeclarationLines, sortedElements } from './set.js';
 import { quoteString } from './text.js';
+import { devicesText, flowtableBlock, objectBlock } from './object.js';
 
 export function chainHeaderLine(c: Chain): string | undefined {
   if (!c.base) return undefined;
   // Numbers, not names: nft 1.0.6 accepts a name like dstnat only on some hooks.
-  return `type ${c.base.type} hook ${c.base.hook} priority ${c.base.priority}; policy ${c.base.policy ?? 'accept'};`;
+  const devices = c.base.devices ?? [];
+  const device = devices.length === 1 ? ` device ${quoteString(devices[0]!)}` : devices.length ? ` devices = ${devicesText(devices)}` : '';
+  return `type ${c.base.type} hook ${c.base.hook}${device} priority ${c.base.priority}; policy ${c.base.policy ?? 'accept'};`;
 }
 
 /** One rule's text as it stands inside a chain block (statements, then its comment). */
@@ -34,13 +37,16 @@ function tableBlock(t: Table, rs: RulesetObjects, ind: string): string[] {
   if (t.flags?.length) head.push(`${ind}flags ${t.flags.join(',')}`);
   if (t.comment !== undefined) head.push(`${ind}comment ${quoteString(t.comment)}`);
   if (head.length) out.push(...head);
+  // nft's order: objects, sets, flowtables, chains.
+  for (const o of (rs.objects ?? []).filter(same)) body.push(objectBlock(o, ind));
   for (const s of sets) {
-    const block = [`${ind}${s.data ? 'map' : 'set'} ${quoteName(s.name)} {`];
+    const block = [`${ind}${s.data || s.objects ? 'map' : 'set'} ${quoteName(s.name)} {`];
     for (const l of setDeclarationLines(s)) block.push(`${ind}${ind}${l}`);
     if (s.elements?.length) block.push(`${ind}${ind}elements = ${elementsText(s, sortedElements(s, s.elements))}`);
     block.push(`${ind}}`);
     body.push(block);
   }
+  for (const f of (rs.flowtables ?? []).filter(same)) body.push(flowtableBlock(f, ind));
   for (const c of rs.chains.filter(same)) {
     const block = [`${ind}chain ${quoteName(c.name)} {`];
     if (c.comment !== undefined) block.push(`${ind}${ind}comment ${quoteString(c.comment)}`);

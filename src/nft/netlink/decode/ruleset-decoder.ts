@@ -7,6 +7,8 @@ import { SET_ATTR } from '../attrs.js';
 import { WireKind } from '../wire-format.js';
 import { getStr, getU32 } from './attr-values.js';
 import { decodeChain } from './chain.js';
+import { decodeFlowtable } from './flowtable.js';
+import { decodeObject } from './object.js';
 import { SetElementsDecoder } from './elements.js';
 import { familyOf } from './family.js';
 import { decodeRule } from './rule.js';
@@ -74,6 +76,14 @@ export class RulesetDecoder {
         }
         case WireKind.Rule:
           out.rules.push(decodeRule(o));
+          break;
+        case WireKind.Object: {
+          const obj = decodeObject(o);
+          if (obj) (out.objects ??= []).push(obj);
+          break;
+        }
+        case WireKind.Flowtable:
+          (out.flowtables ??= []).push(decodeFlowtable(o));
           break;
       }
     }
