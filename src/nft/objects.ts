@@ -138,6 +138,10 @@ export interface RulesetObjects {
   readonly chains: readonly Chain[];
   readonly sets: readonly NftSet[];
   readonly rules: readonly Rule[];
+  readonly objects?: readonly NftObject[];
+  readonly flowtables?: readonly Flowtable[];
+  /** A dump's generation (ignored by what reads a ruleset). */
+  readonly generation?: number;
 }
 
 /** A reference to a set by name. Element operations need the key (and data) types to encode values. */
