@@ -5,7 +5,7 @@
 // file and its field.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -99,3 +99,21 @@ it('proxy --once over 150 files with about half the objects malformed: exit 0, e
   // No object is reported twice.
   expect(new Set(refusals.map((p) => p.origin)).size).toBe(refusals.length);
 }, 120_000);
+
+it('a long-running proxy whose manifests cannot be read at start-up exits 1 naming the file, rather than serving healthz 200 with nothing programmed', () => {
+  const unreadable = mkdtempSync(join(tmpdir(), 'nftlink-unreadable-'));
+  try {
+    writeFileSync(join(unreadable, 'a.json'), JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'default' }, spec: { clusterIP: '198.18.0.10', ports: [{ port: 80 }] } }));
+    symlinkSync('loop.yaml', join(unreadable, 'loop.yaml')); // stat: ELOOP, a read that fails
+    const netns = ns();
+    const r = spawnSync(process.execPath, [bin, 'proxy', '--manifests', unreadable, '--netns', netns.name, '--node-ip', '198.18.255.1', '--layout', TEST_LAYOUT, '--healthz-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.signal, 'still running after 30 s').toBeNull();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`cannot read ${join(unreadable, 'loop.yaml')}: ELOOP`);
+  } finally {
+    rmSync(unreadable, { recursive: true, force: true });
+  }
+}, 60_000);
