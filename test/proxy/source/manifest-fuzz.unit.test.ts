@@ -119,8 +119,10 @@ describe('manifest source fuzzing', () => {
           mutated.add(t);
           // A mutated copy under a new name, so that it never shadows a good object; the name's own
           // mutation still applies when picked.
-          const renamed = structuredClone(good[t]!) as { metadata: { name: string } };
+          const renamed = structuredClone(good[t]!) as { metadata: { name: string }; spec?: { clusterIP?: string } };
           renamed.metadata.name = `mut-${t}`;
+          // Its own ClusterIP too: a copy with the good one's would take it (the first by name wins a duplicate).
+          if (renamed.spec?.clusterIP) renamed.spec.clusterIP = `198.18.${100 + t}.1`;
           bad.push(mutate(renamed as unknown as Json, m.pick, m.value));
         }
         const objects = [...good, ...bad];
