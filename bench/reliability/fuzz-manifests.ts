@@ -23,6 +23,8 @@ import { checkFuzzFile, fuzzFile, fuzzFileName, fuzzFileText, goodKeys, type Fuz
 
 export interface FuzzOptions {
   files: number;
+  /** The index of the first file (to repeat one round of a long run; default 0). */
+  first?: number;
   perRound: number;
   seed: number;
   /** Run the real proxy in a namespace too (needs root). */
@@ -137,11 +139,14 @@ export async function runManifestFuzz(opts: FuzzOptions, progress: (line: string
     await source.start(handler);
     if (opts.kernel) {
       ns = Netns.create('nftlink-fuzz');
+      // Interrupted (the namespace's own SIGINT/SIGTERM handler exits), the proxy must not outlive us.
+      process.once('exit', () => proxy?.child.kill('SIGKILL'));
       proxy = ProxyProcess.startHere(['--manifests', dir, '--netns', ns.name, '--node-ip', NODE_IP, '--healthz-bind-address', '', '--metrics-bind-address', '', '--min-sync-period', '0s']);
     }
     let previous: FuzzFile[] = [];
-    for (let first = 0; first < opts.files; first += opts.perRound) {
-      const round = Array.from({ length: Math.min(opts.perRound, opts.files - first) }, (_, i) => generate(first + i, opts.seed));
+    const start = opts.first ?? 0;
+    for (let first = start; first < start + opts.files; first += opts.perRound) {
+      const round = Array.from({ length: Math.min(opts.perRound, start + opts.files - first) }, (_, i) => generate(first + i, opts.seed));
       problems = [];
       // The previous round's files go (their objects are deleted), this round's come.
       await Promise.all(previous.map((f) => unlink(join(dir, fuzzFileName(f)))));
@@ -159,7 +164,7 @@ export async function runManifestFuzz(opts: FuzzOptions, progress: (line: string
       while (Date.now() < deadline && !(wanted.every((k) => delivered.has(k)) && !gone.some((k) => delivered.has(k)))) await sleep(20);
       await sleep(100); // the refusals of the last files read
       const state = tracker.snapshot().states.ipv4;
-      for (const f of round) result.modelFailures.push(...checkFuzzFile(f, join(dir, fuzzFileName(f)), { delivered, problems }, state));
+      for (const f of round) result.modelFailures.push(...checkFuzzFile(f, join(dir, fuzzFileName(f)), { delivered, problems }, state, { halfWritten: halfWritten.includes(f) }));
       for (const stable of [1, 2, 3]) if (!delivered.has(`Service stable/stable-${stable}`)) result.modelFailures.push(`round ${result.rounds}: stable-${stable} not delivered`);
       if (ns && proxy) result.kernelFailures.push(...(await waitForRuleset(ns, proxy, round, opts.roundTimeoutMs)));
       result.rounds++;

@@ -10,7 +10,8 @@
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
 // and the file's other objects apply. A file that cannot be read or parsed (manifest-parse.ts) keeps
 // the objects it gave before: it is most likely being written, and its objects must not flap into
-// deletions. A directory that cannot be listed (EMFILE, EACCES) keeps every file it held before, and
+// deletions. So does a YAML file with no line break at its end, until it settles: a YAML cut short
+// often parses, without what was cut off. A directory that cannot be listed (EMFILE, EACCES) keeps every file it held before, and
 // a root that cannot be read keeps everything. Only a file that is gone, or an object gone from a
 // file that parsed, deletes. Whatever failed is read again with backoff, without waiting for a file
 // event (fds freed after an EMFILE make none). A first read that cannot read something fails start():
@@ -38,6 +39,12 @@ export interface ManifestSourceOptions {
   debounceMs?: number;
   /** The first delay before reading again what failed to read or parse (default 500 ms, doubling to 30 s). */
   retryInitialMs?: number;
+  /**
+   * A YAML file that does not end with a line break is taken as being written (a truncated YAML
+   * often parses, and would delete what was cut off) until it has not changed for this long
+   * (default 5 s; a source that does not watch reads it at once).
+   */
+  unfinishedYamlSettleMs?: number;
 }
 
 export type ManifestKind = 'Service' | 'EndpointSlice' | 'Node';
@@ -92,6 +99,7 @@ export class ManifestSource implements ProxySource {
   private readonly watchChanges: boolean;
   private readonly debounceMs: number;
   private readonly retryInitialMs: number;
+  private readonly unfinishedYamlSettleMs: number;
   private handler: SourceHandler | undefined;
   private objects = new Map<string, ManifestObject>();
   /** What each file gave at its last successful read (kept while it does not read or parse), and its last parse. */
@@ -113,6 +121,7 @@ export class ManifestSource implements ProxySource {
     this.watchChanges = options.watch ?? true;
     this.debounceMs = options.debounceMs ?? 50;
     this.retryInitialMs = options.retryInitialMs ?? 500;
+    this.unfinishedYamlSettleMs = this.watchChanges ? (options.unfinishedYamlSettleMs ?? 5000) : 0;
     this.retryBackoff = this.newBackoff();
   }
 
@@ -194,7 +203,7 @@ export class ManifestSource implements ProxySource {
             unsend: (obj) => emit(handler, 'delete', obj),
           }
         : undefined;
-    const scan = await scanManifests(this.root, this.memory, sender);
+    const scan = await scanManifests(this.root, this.memory, sender, this.unfinishedYamlSettleMs);
     if (this.stopped) return;
     this.memory = { lastGood: scan.files, parsed: scan.parsed };
     this.unread = scan.unread;
@@ -324,7 +333,7 @@ interface ParsedFile {
   problems: Scan['problems'];
 }
 
-async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, sender?: Sender): Promise<Scan> {
+async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, sender?: Sender, unfinishedYamlSettleMs = 0): Promise<Scan> {
   const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Map(), unread: [], unlisted: [], unparsed: false };
   await watchEntry(scan, dirname(root), basename(root));
   const files: string[] = [];
@@ -342,7 +351,7 @@ async function scanManifests(root: string, memory: ScanMemory = { lastGood: new 
   if (rootStat.isDirectory()) await walk(root, root, files, scan, new Set());
   else files.push(root);
   for (const file of files.sort()) {
-    const read = await readManifestFile(file, scan, memory.parsed.get(file), sender);
+    const read = await readManifestFile(file, scan, memory.parsed.get(file), sender, unfinishedYamlSettleMs);
     if (read === 'gone') continue;
     const objects = read === 'failed' ? (memory.lastGood.get(file) ?? []) : read;
     scan.files.set(file, objects);
@@ -441,13 +450,15 @@ async function walk(root: string, dir: string, files: string[], scan: Scan, visi
  * read or parsed (reported), "gone" when it was deleted after it was listed. A file whose stat is
  * what it was at its last read is not read again; one whose text is the same is not parsed again.
  */
-async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined): Promise<ManifestObject[] | 'failed' | 'gone'> {
+async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined, unfinishedYamlSettleMs: number): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let text: string;
   let stamp: string;
+  let modifiedAt: number;
   try {
     // Stat before reading: a write after the stat changes the stat again, so it is never missed.
     const s = await stat(file, { bigint: true });
     stamp = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    modifiedAt = Number(s.mtimeMs);
     if (before?.stamp === stamp) return reuse(file, before, scan);
     if (s.size > BigInt(MAX_MANIFEST_BYTES)) {
       const firstProblem = scan.problems.length;
@@ -462,6 +473,12 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
     cannotRead(scan, file, err);
     return 'failed';
   }
+  if (unfinishedYamlSettleMs > 0 && looksUnfinished(file, text) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
+    // Kept as it was (read again with the retries) until it has a line break at its end or settles.
+    scan.unparsed = true;
+    if (before) reuse(file, before, scan);
+    return 'failed';
+  }
   const contentHash = createHash('sha1').update(text).digest('base64');
   if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
   const firstProblem = scan.problems.length;
@@ -469,6 +486,18 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
   if (result === 'failed') scan.unparsed = true;
   scan.parsed.set(file, { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) });
   return result;
+}
+
+/**
+ * A YAML file cut short by a write in progress: no line break at its end. (A truncated JSON does
+ * not parse, so it keeps what it gave anyway; YAML often does parse, without what was cut off.)
+ */
+function looksUnfinished(file: string, text: string): boolean {
+  if (extname(file).toLowerCase() === '.json') return false;
+  // Indentation after the last line break is no sign: what follows a cut there is not seen either way.
+  let end = text.length - 1;
+  while (end >= 0 && (text[end] === ' ' || text[end] === '\t')) end--;
+  return end >= 0 && text[end] !== '\n';
 }
 
 /** What an unchanged file gave last time. */

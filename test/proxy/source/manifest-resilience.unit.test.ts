@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManifestSource } from '../../../src/proxy/source/manifests.js';
-import type { SourceHandler, SourceProblem } from '../../../src/proxy/source/source.js';
+import { recorder, until, type Recorder } from './recorder.js';
 
 /** Every readFile of the source, by path: which files a re-read reads again. */
 const reads = vi.hoisted(() => [] as string[]);
@@ -41,31 +41,6 @@ afterEach(async () => {
 
 const service = (name: string, port = 80) =>
   JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { clusterIP: '198.18.0.10', ports: [{ name: 'http', port }] } });
-
-interface Recorder extends SourceHandler {
-  events: string[];
-  problems: SourceProblem[];
-}
-
-function recorder(): Recorder {
-  const r: Recorder = {
-    events: [],
-    problems: [],
-    service: (t, s) => r.events.push(t === 'delete' ? `delete ${s.metadata?.name}` : `${t} ${s.metadata?.name} ${s.spec?.ports?.[0]?.port}`),
-    endpointSlice: () => {},
-    synced: () => {},
-    problem: (p) => r.problems.push(p),
-  };
-  return r;
-}
-
-async function until(condition: () => boolean, what: string, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function watching(root: string): Promise<Recorder> {
   const r = recorder();
@@ -134,6 +109,35 @@ describe('failures to read keep the last good objects', () => {
     await rename(join(base, 'staged'), root);
     await until(() => r.events.includes('update a 81'), 'the new root read');
     expect(deletions(r)).toEqual([]);
+  });
+
+  it('a YAML file caught half-written where it still parses deletes nothing and updates nothing until it is complete', async () => {
+    const root = join(base, 'manifests');
+    await mkdir(root);
+    const file = join(root, 'services.yaml');
+    const yaml = (port: number): string => ['a', 'b', 'c'].map((n) => `kind: Service\napiVersion: v1\nmetadata: {name: ${n}, namespace: default}\nspec:\n  clusterIP: 198.18.0.1${n.charCodeAt(0) - 97}\n  ports:\n  - {name: http, port: ${port}}\n`).join('---\n');
+    await writeFile(file, yaml(80));
+    const r = await watching(root);
+    expect(r.events).toEqual(['add a 80', 'add b 80', 'add c 80']);
+    // Cut inside the second document, in a plain scalar: "clusterIP: 198.18" parses (as a number).
+    const next = yaml(81);
+    await writeFile(file, next.slice(0, next.indexOf('198.18.0.11') + 'clusterIP: 198.18'.length - 'clusterIP: '.length));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(r.events).toEqual(['add a 80', 'add b 80', 'add c 80']);
+    await writeFile(file, next);
+    await until(() => r.events.includes('update c 81'), 'the completed file');
+    expect(deletions(r)).toEqual([]);
+    expect(r.problems).toEqual([]);
+  });
+
+  it('a YAML file without a line break at its end is read once it has not changed for a while', async () => {
+    const root = join(base, 'manifests');
+    await mkdir(root);
+    const r = recorder();
+    source = new ManifestSource(root, { debounceMs: 10, retryInitialMs: 100, unfinishedYamlSettleMs: 300 });
+    await source.start(r);
+    await writeFile(join(root, 'a.yaml'), 'kind: Service\nmetadata: {name: a, namespace: default}\nspec: {clusterIP: 198.18.0.10, ports: [{port: 80}]}');
+    await until(() => r.events.includes('add a 80'), 'a read after it settled');
   });
 
   it('a first read that cannot read a file fails start(), naming it', async () => {
