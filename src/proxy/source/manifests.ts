@@ -10,8 +10,8 @@
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
 // and the file's other objects apply. A file that cannot be read or parsed (manifest-parse.ts) keeps
 // the objects it gave before: it is most likely being written, and its objects must not flap into
-// deletions. So does a YAML file with no line break at its end, until it settles: a YAML cut short
-// often parses, without what was cut off. A directory that cannot be listed (EMFILE, EACCES) keeps every file it held before, and
+// deletions. So does a YAML file read before that now has no line break at its end, until it
+// settles: a YAML cut short often parses, without what was cut off. A directory that cannot be listed (EMFILE, EACCES) keeps every file it held before, and
 // a root that cannot be read keeps everything. Only a file that is gone, or an object gone from a
 // file that parsed, deletes. Whatever failed is read again with backoff, without waiting for a file
 // event (fds freed after an EMFILE make none). A first read that cannot read something fails start():
@@ -473,10 +473,11 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
     cannotRead(scan, file, err);
     return 'failed';
   }
-  if (unfinishedYamlSettleMs > 0 && looksUnfinished(file, text) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
+  if (before && unfinishedYamlSettleMs > 0 && looksUnfinished(file, text) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
     // Kept as it was (read again with the retries) until it has a line break at its end or settles.
+    // A file read for the first time has nothing to keep: what parses of it applies at once.
     scan.unparsed = true;
-    if (before) reuse(file, before, scan);
+    reuse(file, before, scan);
     return 'failed';
   }
   const contentHash = createHash('sha1').update(text).digest('base64');

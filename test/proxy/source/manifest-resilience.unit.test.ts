@@ -130,14 +130,19 @@ describe('failures to read keep the last good objects', () => {
     expect(r.problems).toEqual([]);
   });
 
-  it('a YAML file without a line break at its end is read once it has not changed for a while', async () => {
+  it('a YAML file without a line break at its end: read at once when new; when read before, once it has not changed for a while', async () => {
     const root = join(base, 'manifests');
     await mkdir(root);
+    const yaml = (port: number): string => `kind: Service\nmetadata: {name: a, namespace: default}\nspec: {clusterIP: 198.18.0.10, ports: [{port: ${port}}]}`;
+    await writeFile(join(root, 'a.yaml'), yaml(80));
     const r = recorder();
-    source = new ManifestSource(root, { debounceMs: 10, retryInitialMs: 100, unfinishedYamlSettleMs: 300 });
+    source = new ManifestSource(root, { debounceMs: 10, retryInitialMs: 100, unfinishedYamlSettleMs: 500 });
     await source.start(r);
-    await writeFile(join(root, 'a.yaml'), 'kind: Service\nmetadata: {name: a, namespace: default}\nspec: {clusterIP: 198.18.0.10, ports: [{port: 80}]}');
-    await until(() => r.events.includes('add a 80'), 'a read after it settled');
+    expect(r.events).toEqual(['add a 80']);
+    const changed = Date.now();
+    await writeFile(join(root, 'a.yaml'), yaml(81));
+    await until(() => r.events.includes('update a 81'), 'a read after it settled');
+    expect(Date.now() - changed).toBeGreaterThanOrEqual(500);
   });
 
   it('a first read that cannot read a file fails start(), naming it', async () => {
