@@ -1,8 +1,9 @@
 // Which Service gets an address and port that several claim. Every ClusterIP, external IP and load
 // balancer IP of a service port becomes one key of the layouts' dispatch map ("address . protocol .
-// port"), so two services claiming the same one cannot both be programmed. The API server never
-// gives two Services one ClusterIP, but manifest files can, and external IPs are not checked by it
-// at all. The winner must not depend on history (which was read first: a restart reads in another
+// port"), and every NodePort one of the NodePort map ("protocol . port"), so two services claiming
+// the same one cannot both be programmed. The API server never
+// gives two Services one ClusterIP or NodePort, but manifest files can, and external IPs are not
+// checked by it at all. The winner must not depend on history (which was read first: a restart reads in another
 // order than the objects were created): it is the oldest Service by metadata.creationTimestamp,
 // then the first by namespace/name, as kube-proxy's and the API server's notion of "who was there
 // first" would have it. A Service without a creationTimestamp (hand-written manifests) counts as
@@ -38,7 +39,12 @@ function before(a: ClaimRank, b: ClaimRank): boolean {
   return a.serviceKey < b.serviceKey;
 }
 
-/** "address protocol port" of every address a service's ports claim, each once. */
+/** A NodePort is every node address's: its key stands for all of them. */
+function nodePortKey(sp: ServicePort): string {
+  return `nodes ${sp.protocol} ${sp.nodePort}`;
+}
+
+/** "address protocol port" of every address a service's ports claim (and its NodePort), each once. */
 function claimKeys(ports: readonly ServicePort[]): string[] {
   const out = new Set<string>();
   for (const sp of ports) {
@@ -46,6 +52,7 @@ function claimKeys(ports: readonly ServicePort[]): string[] {
     out.add(sp.clusterIP + at);
     for (const ip of sp.externalIPs) out.add(ip + at);
     for (const ip of sp.loadBalancerIPs) out.add(ip + at);
+    if (sp.nodePort !== 0) out.add(nodePortKey(sp));
   }
   return [...out];
 }
@@ -94,7 +101,8 @@ export class AddressClaims {
 
   /**
    * The service's ports with what it lost taken out: a port whose ClusterIP another service holds is
-   * left out; an external or load balancer IP another holds is dropped from the port.
+   * left out; an external or load balancer IP another holds is dropped from the port, and so is a
+   * NodePort (the port then has none, as a LoadBalancer without allocated NodePorts).
    */
   resolve(serviceKey: string, ports: readonly ServicePort[]): { ports: ServicePort[]; lost: LostClaim[] } {
     const lost: LostClaim[] = [];
@@ -124,7 +132,11 @@ export class AddressClaims {
       };
       const externalIPs = keep(sp.externalIPs, 'spec.externalIPs');
       const loadBalancerIPs = keep(sp.loadBalancerIPs, 'status.loadBalancer.ingress');
-      out.push(externalIPs === sp.externalIPs && loadBalancerIPs === sp.loadBalancerIPs ? sp : { ...sp, externalIPs, loadBalancerIPs });
+      const nodePortWinner = sp.nodePort === 0 ? undefined : this.winner(nodePortKey(sp));
+      const nodePortLost = nodePortWinner !== undefined && nodePortWinner !== serviceKey;
+      if (nodePortLost) lost.push({ field: 'spec.ports[].nodePort', address: 'every node address', protocol: sp.protocol, port: sp.nodePort, winner: nodePortWinner });
+      const unchanged = externalIPs === sp.externalIPs && loadBalancerIPs === sp.loadBalancerIPs && !nodePortLost;
+      out.push(unchanged ? sp : { ...sp, externalIPs, loadBalancerIPs, nodePort: nodePortLost ? 0 : sp.nodePort });
     }
     return { ports: out, lost };
   }

@@ -95,3 +95,17 @@ describe('duplicate external IPs', () => {
     expect(program([a, b]).ports).toEqual({ 'ns/a:http': '198.18.0.10', 'ns/b:http': '198.18.0.11' });
   });
 });
+
+describe('duplicate NodePorts', () => {
+  it("the newer Service's port loses its NodePort and keeps its ClusterIP; the same after a restart", () => {
+    const nodePortOf = (services: Service[]): Record<string, number> => {
+      const tracker = new ChangeTracker({ nodeName: 'node-a' });
+      for (const s of services) tracker.service('add', s);
+      return Object.fromEntries([...tracker.snapshot().states.ipv4.services].map(([id, sp]) => [id, sp.nodePort]));
+    };
+    const a = service('a', '2026-01-01T00:00:00Z', { type: 'NodePort', clusterIP: '198.18.0.10', ports: [{ name: 'http', port: 80, nodePort: 30080 }] });
+    const b = service('b', '2026-02-01T00:00:00Z', { type: 'NodePort', clusterIP: '198.18.0.11', ports: [{ name: 'http', port: 80, nodePort: 30080 }] });
+    expect(nodePortOf([b, a])).toEqual({ 'ns/a:http': 30080, 'ns/b:http': 0 });
+    expect(nodePortOf([a, b])).toEqual({ 'ns/a:http': 30080, 'ns/b:http': 0 });
+  });
+});
