@@ -107,6 +107,8 @@ export class ManifestSource implements ProxySource {
   /** Problems of the last read, by (origin, reason, file content): each is reported once. */
   private reportedProblems = new Set<string>();
   private readonly watchers = new Map<string, { watcher: FSWatcher; identity: string }>();
+  /** Directories whose watcher could not be made (reported once). */
+  private readonly unwatchable = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryBackoff: Backoff;
@@ -207,9 +209,9 @@ export class ManifestSource implements ProxySource {
     if (this.stopped) return;
     this.memory = { lastGood: scan.files, parsed: scan.parsed };
     this.unread = scan.unread;
-    if (this.watchChanges) this.watchDirectories(scan.watchDirs);
     if (scan.unread.length || scan.unparsed) this.scheduleRetry();
     else this.retryBackoff = this.newBackoff();
+    if (this.watchChanges) this.watchDirectories(scan.watchDirs);
 
     const reported = new Set<string>();
     for (const { key, problem } of scan.problems) {
@@ -250,7 +252,6 @@ export class ManifestSource implements ProxySource {
     let added = false;
     for (const [dir, { identity, onlyEntry }] of dirs) {
       if (this.watchers.has(dir)) continue;
-      added = true;
       try {
         const watcher = watch(dir, (_event, filename) => {
           // The root is watched through its parent for its own entry only: a file root replaced by
@@ -265,8 +266,13 @@ export class ManifestSource implements ProxySource {
           this.schedule();
         });
         this.watchers.set(dir, { watcher, identity });
+        this.unwatchable.delete(dir);
+        added = true;
       } catch (err) {
-        this.handler!.problem({ origin: dir, reason: `cannot watch: ${(err as Error).message}` });
+        // Out of inotify watches, or the directory just went: tried again with the retries.
+        if (!this.unwatchable.has(dir)) this.handler!.problem({ origin: dir, reason: `cannot watch: ${(err as Error).message}` });
+        this.unwatchable.add(dir);
+        this.scheduleRetry();
       }
     }
     // A file written into a directory after it was read and before its watcher existed has been
