@@ -46,21 +46,26 @@ function nodePortKey(sp: ServicePort): string {
 
 /** "address protocol port" of every address a service's ports claim (and its NodePort), each once. */
 function claimKeys(ports: readonly ServicePort[]): string[] {
-  const out = new Set<string>();
+  const out: string[] = [];
   for (const sp of ports) {
     const at = ` ${sp.protocol} ${sp.port}`;
-    out.add(sp.clusterIP + at);
-    for (const ip of sp.externalIPs) out.add(ip + at);
-    for (const ip of sp.loadBalancerIPs) out.add(ip + at);
-    if (sp.nodePort !== 0) out.add(nodePortKey(sp));
+    out.push(sp.clusterIP + at);
+    for (const ip of sp.externalIPs) out.push(ip + at);
+    for (const ip of sp.loadBalancerIPs) out.push(ip + at);
+    if (sp.nodePort !== 0) out.push(nodePortKey(sp));
   }
-  return [...out];
+  // A service may claim one key twice (an external IP equal to its ClusterIP): once is enough.
+  return out.length === 1 ? out : [...new Set(out)];
 }
 
 /** The claims of one IP family's services, kept across snapshots. */
 export class AddressClaims {
-  /** Claim key -> the services claiming it (almost always one). */
-  private readonly claimants = new Map<string, Set<string>>();
+  /**
+   * Claim key -> the service claiming it, or the services when several do. Almost every key has
+   * one claimant: a string then, no Set (at 10k services a Set per key cost more than the rest of
+   * the claims together).
+   */
+  private readonly claimants = new Map<string, string | Set<string>>();
   /** Service key -> its rank and claim keys. */
   private readonly services = new Map<string, { rank: ClaimRank; keys: string[] }>();
 
@@ -69,34 +74,45 @@ export class AddressClaims {
    * other services that won or lost a claim by it: their ports must be built again.
    */
   set(rank: ClaimRank, ports: readonly ServicePort[]): ReadonlySet<string> {
-    const old = this.services.get(rank.serviceKey);
+    const serviceKey = rank.serviceKey;
+    const old = this.services.get(serviceKey);
     const keys = claimKeys(ports);
     // Most rebuilds are endpoint changes: the same claims, nothing to move.
     if (old ? old.rank.createdAt === rank.createdAt && sameList(old.keys, keys) : keys.length === 0) return NONE;
-    const affected = new Set<string>();
-    const touched = new Set([...(old?.keys ?? []), ...keys]);
-    const winnersBefore = new Map<string, string | undefined>();
-    for (const key of touched) winnersBefore.set(key, this.winner(key));
-    for (const key of old?.keys ?? []) {
-      const set = this.claimants.get(key)!;
-      set.delete(rank.serviceKey);
-      if (set.size === 0) this.claimants.delete(key);
+    let affected: Set<string> | undefined;
+    const moved = (was: string | undefined, now: string | undefined): void => {
+      if (was === now) return;
+      affected ??= new Set();
+      if (was !== undefined && was !== serviceKey) affected.add(was);
+      if (now !== undefined && now !== serviceKey) affected.add(now);
+    };
+    if (old) {
+      for (const key of old.keys) {
+        const held = this.claimants.get(key)!;
+        if (typeof held === 'string') {
+          this.claimants.delete(key);
+          continue;
+        }
+        const was = this.winner(key);
+        held.delete(serviceKey);
+        if (held.size === 1) this.claimants.set(key, held.values().next().value!);
+        moved(was, this.winner(key));
+      }
     }
-    if (keys.length === 0) this.services.delete(rank.serviceKey);
-    else this.services.set(rank.serviceKey, { rank, keys });
+    if (keys.length === 0) this.services.delete(serviceKey);
+    else this.services.set(serviceKey, { rank, keys });
     for (const key of keys) {
-      let set = this.claimants.get(key);
-      if (!set) this.claimants.set(key, (set = new Set()));
-      set.add(rank.serviceKey);
+      const held = this.claimants.get(key);
+      if (held === undefined) {
+        this.claimants.set(key, serviceKey);
+        continue;
+      }
+      const was = this.winner(key);
+      if (typeof held === 'string') this.claimants.set(key, new Set([held, serviceKey]));
+      else held.add(serviceKey);
+      moved(was, this.winner(key));
     }
-    for (const key of touched) {
-      const was = winnersBefore.get(key);
-      const now = this.winner(key);
-      if (was === now) continue;
-      if (was !== undefined && was !== rank.serviceKey) affected.add(was);
-      if (now !== undefined && now !== rank.serviceKey) affected.add(now);
-    }
-    return affected;
+    return affected ?? NONE;
   }
 
   /**
@@ -104,49 +120,66 @@ export class AddressClaims {
    * left out; an external or load balancer IP another holds is dropped from the port, and so is a
    * NodePort (the port then has none, as a LoadBalancer without allocated NodePorts).
    */
-  resolve(serviceKey: string, ports: readonly ServicePort[]): { ports: ServicePort[]; lost: LostClaim[] } {
-    const lost: LostClaim[] = [];
-    const out: ServicePort[] = [];
-    for (const sp of ports) {
+  resolve(serviceKey: string, ports: readonly ServicePort[]): { ports: readonly ServicePort[]; lost: LostClaim[] } {
+    if (this.holdsAll(serviceKey, ports)) return { ports, lost: [] };
+    let lost: LostClaim[] | undefined;
+    let out: ServicePort[] | undefined;
+    ports.forEach((sp, i) => {
       const at = ` ${sp.protocol} ${sp.port}`;
-      const holder = (address: string): string | undefined => {
-        const w = this.winner(address + at);
-        return w === undefined || w === serviceKey ? undefined : w;
+      const holder = (key: string): string | undefined => {
+        const w = this.winner(key);
+        return w === serviceKey ? undefined : w;
       };
-      const lose = (field: string, address: string, winner: string): void => {
-        lost.push({ field, address, protocol: sp.protocol, port: sp.port, winner });
+      const lose = (field: string, address: string, winner: string, port = sp.port): void => {
+        (lost ??= []).push({ field, address, protocol: sp.protocol, port, winner });
       };
-      const clusterHolder = holder(sp.clusterIP);
-      if (clusterHolder !== undefined) {
-        lose('spec.clusterIP', sp.clusterIP, clusterHolder);
-        continue;
-      }
       const keep = (list: readonly string[], field: string): readonly string[] => {
         if (list.length === 0) return list;
         const kept = list.filter((ip) => {
-          const w = holder(ip);
+          const w = holder(ip + at);
           if (w !== undefined) lose(field, ip, w);
           return w === undefined;
         });
         return kept.length === list.length ? list : kept;
       };
-      const externalIPs = keep(sp.externalIPs, 'spec.externalIPs');
-      const loadBalancerIPs = keep(sp.loadBalancerIPs, 'status.loadBalancer.ingress');
-      const nodePortWinner = sp.nodePort === 0 ? undefined : this.winner(nodePortKey(sp));
-      const nodePortLost = nodePortWinner !== undefined && nodePortWinner !== serviceKey;
-      if (nodePortLost) lost.push({ field: 'spec.ports[].nodePort', address: 'every node address', protocol: sp.protocol, port: sp.nodePort, winner: nodePortWinner });
-      const unchanged = externalIPs === sp.externalIPs && loadBalancerIPs === sp.loadBalancerIPs && !nodePortLost;
-      out.push(unchanged ? sp : { ...sp, externalIPs, loadBalancerIPs, nodePort: nodePortLost ? 0 : sp.nodePort });
+      const clusterHolder = holder(sp.clusterIP + at);
+      let now: ServicePort | undefined = sp;
+      if (clusterHolder !== undefined) {
+        lose('spec.clusterIP', sp.clusterIP, clusterHolder);
+        now = undefined;
+      } else {
+        const externalIPs = keep(sp.externalIPs, 'spec.externalIPs');
+        const loadBalancerIPs = keep(sp.loadBalancerIPs, 'status.loadBalancer.ingress');
+        const nodePortHolder = sp.nodePort === 0 ? undefined : holder(nodePortKey(sp));
+        if (nodePortHolder !== undefined) lose('spec.ports[].nodePort', 'every node address', nodePortHolder, sp.nodePort);
+        if (externalIPs !== sp.externalIPs || loadBalancerIPs !== sp.loadBalancerIPs || nodePortHolder !== undefined) {
+          now = { ...sp, externalIPs, loadBalancerIPs, nodePort: nodePortHolder !== undefined ? 0 : sp.nodePort };
+        }
+      }
+      // The list is copied only once a port differs: almost always, the ports are returned as they came.
+      if (now !== sp && !out) out = ports.slice(0, i);
+      if (out && now) out.push(now);
+    });
+    return { ports: out ?? ports, lost: lost ?? [] };
+  }
+
+  /** Whether the service alone claims every key of its ports (all but always): nothing to resolve. */
+  private holdsAll(serviceKey: string, ports: readonly ServicePort[]): boolean {
+    for (const sp of ports) {
+      const at = ` ${sp.protocol} ${sp.port}`;
+      if (this.claimants.get(sp.clusterIP + at) !== serviceKey) return false;
+      for (const ip of sp.externalIPs) if (this.claimants.get(ip + at) !== serviceKey) return false;
+      for (const ip of sp.loadBalancerIPs) if (this.claimants.get(ip + at) !== serviceKey) return false;
+      if (sp.nodePort !== 0 && this.claimants.get(nodePortKey(sp)) !== serviceKey) return false;
     }
-    return { ports: out, lost };
+    return true;
   }
 
   private winner(key: string): string | undefined {
-    const set = this.claimants.get(key);
-    if (!set) return undefined;
-    if (set.size === 1) return set.values().next().value;
+    const held = this.claimants.get(key);
+    if (held === undefined || typeof held === 'string') return held;
     let best: ClaimRank | undefined;
-    for (const s of set) {
+    for (const s of held) {
       const rank = this.services.get(s)!.rank;
       if (!best || before(rank, best)) best = rank;
     }

@@ -244,7 +244,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
    * The ports of the pending services, and of the services that won or lost an address by their
    * changes, each without the addresses another Service holds (claims.ts; each loss reported once).
    */
-  private claimedPorts(current: FamilyState, family: IPFamily, pending: ReadonlySet<string>): Map<string, ServicePort[]> {
+  private claimedPorts(current: FamilyState, family: IPFamily, pending: ReadonlySet<string>): Map<string, readonly ServicePort[]> {
     const unresolved = new Map<string, ServicePort[]>();
     const claim = (serviceKey: string): ReadonlySet<string> => {
       const ports = this.servicePortsOf(serviceKey, family);
@@ -253,10 +253,14 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
       return current.claims.set({ serviceKey, createdAt: read && 'service' in read ? read.service.createdAt : Infinity }, ports);
     };
     const affected = new Set<string>();
-    for (const serviceKey of pending) for (const other of claim(serviceKey)) affected.add(other);
+    for (const serviceKey of pending) {
+      // A service whose object did not change (only its endpoints) claims what it claimed.
+      if (!this.pendingServices.has(serviceKey)) unresolved.set(serviceKey, this.servicePortsOf(serviceKey, family));
+      else for (const other of claim(serviceKey)) affected.add(other);
+    }
     // Their claims are as they were (only the winners moved): no further service is affected.
     for (const serviceKey of affected) if (!unresolved.has(serviceKey)) claim(serviceKey);
-    const out = new Map<string, ServicePort[]>();
+    const out = new Map<string, readonly ServicePort[]>();
     for (const [serviceKey, ports] of unresolved) {
       const { ports: kept, lost } = current.claims.resolve(serviceKey, ports);
       out.set(serviceKey, kept);

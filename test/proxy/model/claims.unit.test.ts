@@ -67,6 +67,16 @@ describe('duplicate ClusterIPs', () => {
     // The loser changes in what it does not claim: no second report.
     tracker.service('update', { ...newer, spec: { ...newer.spec, sessionAffinity: 'ClientIP' } });
     expect(read(tracker)).toEqual({ ports: { 'ns/zed:http': '198.18.0.10' }, invalid: [] });
+    // Only its endpoints change: still left out, not reported again.
+    tracker.endpointSlice('add', {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { namespace: 'ns', name: 'abe-1', labels: { 'kubernetes.io/service-name': 'abe' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['198.18.5.1'], conditions: { ready: true } }],
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    });
+    expect(read(tracker)).toEqual({ ports: { 'ns/zed:http': '198.18.0.10' }, invalid: [] });
     tracker.service('delete', older);
     expect(read(tracker)).toEqual({ ports: { 'ns/abe:http': '198.18.0.10' }, invalid: [] });
   });
