@@ -101,7 +101,7 @@ export class RulesetModel {
       const k = elementKey(s, e);
       if (have.has(k)) continue;
       have.add(k);
-      (s.elements ??= []).push(e);
+      ((s.elements ??= []) as SetElement[]).push(e);
     }
     if (s.flags?.includes('interval') && s.key.length === 1) s.elements = intervalView(s.key[0]!, s.elements ?? [], false, `set ${s.name}`);
   }

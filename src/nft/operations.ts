@@ -9,7 +9,7 @@ export type Operation =
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'chain'; chain: Chain }
   | { verb: 'add' | 'insert' | 'replace' | 'delete' | 'destroy'; kind: 'rule'; rule: Rule; echo?: true }
   | { verb: 'add' | 'create' | 'delete' | 'destroy' | 'flush'; kind: 'set'; set: NftSet }
-  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: SetElement[] };
+  | { verb: 'add' | 'create' | 'delete' | 'destroy'; kind: 'element'; set: NftSet; elements: readonly SetElement[] };
 
 export type OperationKind = Operation['kind'];
 

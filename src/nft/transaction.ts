@@ -4,7 +4,7 @@
 import { NftValidationError } from './errors.js';
 import { decodeRequestElements, decodeRequestOperation } from './netlink/decode.js';
 import { RequestEncoder, streamsElements, type ElementRun, type EncodedRequest, type EncodeOptions, type ElementInspector, type RequestSink } from './netlink/encode.js';
-import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
+import type { Chain, NftSet, Rule, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
 import { checkComment, checkName, checkTypeof, jumpTargets } from './validate.js';
@@ -21,7 +21,7 @@ export interface TransactionOptions {
    * What the kernel already holds (a dump): element operations find set types in it, and jumps are
    * checked against its chains and the chains this transaction adds.
    */
-  known?: Pick<Ruleset, 'chains' | 'sets'>;
+  known?: { readonly chains: readonly Chain[]; readonly sets: readonly NftSet[] };
   /**
    * Sets (declarations) the kernel holds that operations may refer to, without the strict checks
    * `known` turns on: element operations find their types, and render() knows what a lookup loads.

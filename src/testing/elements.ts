@@ -1,7 +1,7 @@
 // Elements as the fake keeps them: by identity (the key's bytes, elementKey), with their values
 // spelt as a kernel dump decodes them, and their data comparable (a clash is other data).
 
-import type { NftSet, SetElement } from '../nft/index.js';
+import { isVerdict, type NftSet, type SetElement } from '../nft/index.js';
 import { compareBytes, decodeValues, elementKey, encodeValues, parseIntervalValue, valuesKey, type ByteRange } from '../nft/values.js';
 
 const isInterval = (s: NftSet): boolean => s.anonymous === true || (s.flags ?? []).includes('interval');
@@ -55,7 +55,7 @@ const fieldRanges = (s: NftSet, e: SetElement): ByteRange[] => s.key.map((t, i) 
 export function dataOf(s: NftSet, e: SetElement): string {
   const v = e.value;
   if (v === undefined) return '';
-  if (!Array.isArray(v)) return 'chain' in v ? `${v.kind} ${v.chain}` : v.kind;
+  if (isVerdict(v)) return 'chain' in v ? `${v.kind} ${v.chain}` : v.kind;
   return Array.isArray(s.data) ? valuesKey(s.data, v, `map ${s.name}`) : '?';
 }
 

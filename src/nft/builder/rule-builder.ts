@@ -30,7 +30,7 @@ export interface NatTarget {
   addrTo?: string;
   port?: number;
   portTo?: number;
-  flags?: ('random' | 'fully-random' | 'persistent')[];
+  flags?: readonly ('random' | 'fully-random' | 'persistent')[];
 }
 
 export interface NatMapTarget {
@@ -38,8 +38,8 @@ export interface NatMapTarget {
   /** The key that selects the endpoint (for example numgen random mod N). */
   key: Field | readonly Field[];
   /** A named map (`@name`, data `addr . port`), or inline elements `key : [addr, port]`. */
-  map: { name: string; set?: NftSet } | { elements: SetElement[]; name?: string };
-  flags?: ('random' | 'fully-random' | 'persistent')[];
+  map: { name: string; set?: NftSet } | { elements: readonly SetElement[]; name?: string };
+  flags?: readonly ('random' | 'fully-random' | 'persistent')[];
 }
 
 function natFlags(flags: NatTarget['flags'] | undefined): number {
@@ -225,7 +225,7 @@ export class RuleBuilder {
   }
 
   /** `fields { elements }`: an anonymous set bound to this rule. */
-  lookupElements(fields: readonly Field[], elements: SetElement[], invert = false): this {
+  lookupElements(fields: readonly Field[], elements: readonly SetElement[], invert = false): this {
     this.loadKey(fields);
     this.toNetworkOrder(fields, elements);
     const inline: NftSet = { family: this.family, table: '', name: '__set%d', key: fields.map((f) => f.dtype), anonymous: true, elements };
@@ -234,7 +234,7 @@ export class RuleBuilder {
   }
 
   /** `fields vmap @map`, or `fields vmap { key : verdict, ... }` with elements. */
-  vmap(fields: Field | readonly Field[], map: string | SetElement[]): this {
+  vmap(fields: Field | readonly Field[], map: string | readonly SetElement[]): this {
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
     this.loadKey(list);
     if (typeof map === 'string') {
@@ -403,7 +403,7 @@ export class RuleBuilder {
     return this;
   }
 
-  masquerade(opts: { flags?: ('random' | 'fully-random' | 'persistent')[]; port?: number; portTo?: number } = {}): this {
+  masquerade(opts: { flags?: readonly ('random' | 'fully-random' | 'persistent')[]; port?: number; portTo?: number } = {}): this {
     const e: Expr = { type: 'masq' };
     const flags = natFlags(opts.flags);
     if (opts.port !== undefined) {

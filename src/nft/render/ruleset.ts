@@ -1,7 +1,7 @@
 // A whole ruleset (a dump, or the objects a layout produces) as `nft -f` text in the shape
 // `nft list ruleset` prints: one block per table with its sets, maps and chains.
 
-import type { Chain, NftSet, Rule, Ruleset, Table } from '../objects.js';
+import type { Chain, NftSet, Rule, RulesetObjects, Table } from '../objects.js';
 import { quoteName } from '../types/verdict.js';
 import { renderRuleExprs, type RuleRenderContext } from './rule.js';
 import { elementsText, setDeclarationLines, sortedElements } from './set.js';
@@ -24,7 +24,7 @@ export function setContext(family: Rule['family'], sets: readonly NftSet[]): Rul
   return { family, findSet: (name) => byName.get(name) };
 }
 
-function tableBlock(t: Table, rs: Ruleset, ind: string): string[] {
+function tableBlock(t: Table, rs: RulesetObjects, ind: string): string[] {
   const same = <T extends { family: string; table: string }>(o: T): boolean => o.family === t.family && o.table === t.name;
   const sets = rs.sets.filter(same);
   const ctx = setContext(t.family, sets);
@@ -59,6 +59,6 @@ function tableBlock(t: Table, rs: Ruleset, ind: string): string[] {
 }
 
 /** The ruleset as nft text that `nft -f` accepts (tabs, as `nft list ruleset` indents). */
-export function renderRuleset(rs: Ruleset): string {
+export function renderRuleset(rs: RulesetObjects): string {
   return rs.tables.map((t) => tableBlock(t, rs, '\t').join('\n')).join('\n') + (rs.tables.length ? '\n' : '');
 }

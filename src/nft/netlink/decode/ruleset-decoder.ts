@@ -2,7 +2,7 @@
 // so a decoded rule renders (and re-encodes) with its inline set.
 
 import type { Expr } from '../../expr/index.js';
-import type { NftSet, Rule, Ruleset } from '../../objects.js';
+import type { NftSet, Rule, Ruleset, SetElement } from '../../objects.js';
 import { SET_ATTR } from '../attrs.js';
 import { WireKind } from '../wire-format.js';
 import { getStr, getU32 } from './attr-values.js';
@@ -66,7 +66,7 @@ export class RulesetDecoder {
           let elements = this.elements.get(s);
           if (!elements) {
             const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
-            elements = new SetElementsDecoder(s, (s.elements ??= []), keyed ? (s.elementKeys ??= []) : undefined);
+            elements = new SetElementsDecoder(s, (s.elements ??= []) as SetElement[], keyed ? ((s.elementKeys ??= []) as string[]) : undefined);
             this.elements.set(s, elements);
           }
           elements.add(o);
