@@ -10,8 +10,8 @@
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
 // and the file's other objects apply. A file that cannot be read or parsed (manifest-parse.ts) keeps
 // the objects it gave before: it is most likely being written, and its objects must not flap into
-// deletions. So does a YAML file read before that now has no line break at its end, until it
-// settles: a YAML cut short often parses, without what was cut off. A directory that cannot be listed (EMFILE, EACCES) keeps every file it held before, and
+// deletions. So does a file read before that is now empty, or YAML with no line break at its end,
+// until it settles: a YAML cut short often parses, without what was cut off. A directory that cannot be listed (EMFILE, EACCES) keeps every file it held before, and
 // a root that cannot be read keeps everything. Only a file that is gone, or an object gone from a
 // file that parsed, deletes. Whatever failed is read again with backoff, without waiting for a file
 // event (fds freed after an EMFILE make none). A first read that cannot read something fails start():
@@ -40,9 +40,9 @@ export interface ManifestSourceOptions {
   /** The first delay before reading again what failed to read or parse (default 500 ms, doubling to 30 s). */
   retryInitialMs?: number;
   /**
-   * A YAML file that does not end with a line break is taken as being written (a truncated YAML
-   * often parses, and would delete what was cut off) until it has not changed for this long
-   * (default 5 s; a source that does not watch reads it at once).
+   * A file read before that is now empty, or YAML that does not end with a line break, is taken as
+   * being written (a truncated YAML often parses, and would delete what was cut off) until it has
+   * not changed for this long (default 5 s; a source that does not watch reads it at once).
    */
   unfinishedYamlSettleMs?: number;
 }
@@ -480,7 +480,7 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
     return 'failed';
   }
   if (before && unfinishedYamlSettleMs > 0 && looksUnfinished(file, text) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
-    // Kept as it was (read again with the retries) until it has a line break at its end or settles.
+    // Kept as it was (read again with the retries) until it looks whole or settles.
     // A file read for the first time has nothing to keep: what parses of it applies at once.
     scan.unparsed = true;
     reuse(file, before, scan);
@@ -496,10 +496,13 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
 }
 
 /**
- * A YAML file cut short by a write in progress: no line break at its end. (A truncated JSON does
- * not parse, so it keeps what it gave anyway; YAML often does parse, without what was cut off.)
+ * A file caught while it is written: empty, or a YAML file with no line break at its end. (A
+ * truncated JSON does not parse, so it keeps what it gave anyway; YAML often does parse, without
+ * what was cut off, and an empty file parses as no objects at all.)
  */
 function looksUnfinished(file: string, text: string): boolean {
+  // Emptied: a writer that truncates before it writes (a shell redirect, writeFile) was caught between.
+  if (/^\s*$/.test(text)) return true;
   if (extname(file).toLowerCase() === '.json') return false;
   // Indentation after the last line break is no sign: what follows a cut there is not seen either way.
   let end = text.length - 1;

@@ -130,6 +130,21 @@ describe('failures to read keep the last good objects', () => {
     expect(r.problems).toEqual([]);
   });
 
+  it('a file caught emptied (a writer truncates before it writes) deletes nothing', async () => {
+    const root = join(base, 'manifests');
+    await mkdir(root);
+    await writeFile(join(root, 'a.yaml'), `${service('a')}\n`);
+    await writeFile(join(root, 'b.json'), service('b'));
+    const r = await watching(root);
+    await writeFile(join(root, 'a.yaml'), '');
+    await writeFile(join(root, 'b.json'), '');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(deletions(r)).toEqual([]);
+    await writeFile(join(root, 'a.yaml'), `${service('a', 81)}\n`);
+    await until(() => r.events.includes('update a 81'), 'the rewritten file');
+    expect(deletions(r)).toEqual([]);
+  });
+
   it('a YAML file without a line break at its end: read at once when new; when read before, once it has not changed for a while', async () => {
     const root = join(base, 'manifests');
     await mkdir(root);
