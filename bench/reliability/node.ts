@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLUSTER, createCluster, probe, servePod, type Cluster } from '../../src/netns/cluster.js';
 import { Netns } from '../../src/netns/netns.js';
-import { ProxyProcess, runProxy } from '../../src/netns/proxy-process.js';
+import { ProxyProcess } from '../../src/netns/proxy-process.js';
 import type { LayoutName } from '../../src/proxy/layout/index.js';
 import { kubeconfigYaml } from '../../test/helpers/kubeconfig.js';
 import { API_PORT, ApiChild } from './api.js';
-import { canonicalRuleset, diffRulesets, type RulesetDiff } from './canonical.js';
+import { canonicalRuleset, diffRulesets, type CanonicalRuleset, type RulesetDiff } from './canonical.js';
 import { clusterObjects, SERVICE_CIDR, type ClusterObjects, type Target } from './objects.js';
 
 export interface NodeOptions {
@@ -37,6 +37,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => liveProx
 export class ReliabilityNode {
   proxy: ProxyProcess | undefined;
   private done = false;
+  private referenceSeq = 0;
 
   private constructor(
     readonly cluster: Cluster,
@@ -77,7 +78,8 @@ export class ReliabilityNode {
 
   /** Starts `nftlink proxy` in the node namespace (the previous one must be gone). */
   startProxy(): ProxyProcess {
-    const p = ProxyProcess.start(this.cluster.node, ['--kubeconfig', join(this.dir, 'kubeconfig'), ...this.commonArgs()]);
+    // -v 4: its 'synced' lines tell when a (re)start has written its first sync.
+    const p = ProxyProcess.start(this.cluster.node, ['--kubeconfig', join(this.dir, 'kubeconfig'), '-v', '4', ...this.commonArgs()]);
     liveProxies.add(p);
     this.proxy = p;
     return p;
@@ -116,7 +118,7 @@ export class ReliabilityNode {
   }
 
   /** The node's ruleset in canonical form (bench/reliability/canonical.ts). */
-  kernelRuleset(ns: Netns = this.cluster.node): ReturnType<typeof canonicalRuleset> {
+  kernelRuleset(ns: Netns = this.cluster.node): CanonicalRuleset {
     return canonicalRuleset(ns.exec('nft', ['-j', 'list', 'ruleset']));
   }
 
@@ -124,35 +126,38 @@ export class ReliabilityNode {
    * A clean cold start of the API server's objects as they are now: `nftlink proxy --once` reading
    * them from a manifest file, inside a fresh namespace; its ruleset in canonical form.
    */
-  async coldStartReference(): Promise<ReturnType<typeof canonicalRuleset>> {
-    const file = join(this.dir, 'objects.json');
+  async coldStartReference(): Promise<CanonicalRuleset> {
+    const file = join(this.dir, `objects-${++this.referenceSeq}.json`);
     writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: await this.api.objects() }));
     const scratch = Netns.create(`${this.opts.prefix}-ref`);
     try {
-      const r = runProxy(scratch, ['--once', '--manifests', file, '--healthz-bind-address', '', '--metrics-bind-address', '', ...this.commonArgs()], 300_000);
-      if (r.code !== 0) throw new Error(`reliability: the reference cold start failed (${r.code}): ${r.stderr.slice(-2000)}`);
+      // A child process, not spawnSync: the restart it is compared with runs meanwhile.
+      const once = ProxyProcess.start(scratch, ['--once', '--manifests', file, '--healthz-bind-address', '', '--metrics-bind-address', '', ...this.commonArgs()]);
+      const { code, signal } = await once.exit;
+      if (code !== 0) throw new Error(`reliability: the reference cold start failed (${code ?? signal}): ${once.raw.slice(-2000)}`);
       return this.kernelRuleset(scratch);
     } finally {
       scratch.remove();
+      rmSync(file, { force: true });
     }
   }
 
-  /** The node's ruleset against a clean cold start of the same objects. */
-  async compareWithColdStart(): Promise<RulesetDiff> {
-    return diffRulesets(this.kernelRuleset(), await this.coldStartReference());
-  }
-
   /**
-   * Polls until the node's ruleset equals the cold start's (the objects must not change meanwhile);
-   * resolves with the time it took, or the last difference when `ms` passes.
+   * Polls until the node's ruleset equals `reference` (by default a cold start of the objects as
+   * they are now, which must not change meanwhile); resolves with the time it took, or with the
+   * last difference once `ms` have passed.
    */
-  async converge(ms: number): Promise<{ ms: number; diff: RulesetDiff }> {
-    const reference = await this.coldStartReference();
+  async converge(ms: number, reference?: CanonicalRuleset): Promise<{ ms: number; diff: RulesetDiff }> {
+    const want = reference ?? (await this.coldStartReference());
     const t0 = Date.now();
+    // Not before the running proxy's first sync: a kernel that already matched must still match
+    // after what the (re)started proxy writes.
+    const proxy = this.proxy;
+    while (proxy && !proxy.lines.some((l) => l.msg === 'synced' && l.family === 'ip') && Date.now() - t0 < ms) await sleep(50);
     for (;;) {
-      const diff = diffRulesets(this.kernelRuleset(), reference);
+      const diff = diffRulesets(this.kernelRuleset(), want);
       if (diff.equal || Date.now() - t0 > ms) return { ms: Date.now() - t0, diff };
-      await sleep(250);
+      await sleep(200);
     }
   }
 
