@@ -51,6 +51,7 @@ export interface ChurnResult {
   latency: { observations: number; p50s: number; p99s: number };
   cpuPercentMean: number;
   samples: Sample[];
+  /** Least-squares trends over the samples after the first fifth of the run (figures.ts). */
   trends: { rssMB: Trend; fds: Trend; elements?: Trend };
   /** The kernel after the churn equals a clean cold start of the same objects. */
   model: { equal: boolean; convergedMs: number; onlyKernel: string[]; onlyColdStart: string[] };
@@ -116,7 +117,9 @@ export async function runChurn(node: ReliabilityNode, o: ChurnOptions, log: (lin
   const converged = await node.converge(30_000);
   const results: TargetResult[] = targets.map((t) => ({ ...t, ...tally[t.address]! }));
   const failedOf = (kind: (k: string) => boolean): number => results.filter((r) => kind(r.kind)).reduce((n, r) => n + r.failed, 0);
-  const elements = samples.filter((s) => s.elements !== undefined).map((s) => ({ t: s.t, y: s.elements! }));
+  // Trends leave out the first fifth of the run: the heap grows to its working size there.
+  const steady = samples.filter((s) => s.t >= o.durationS / 5);
+  const elements = steady.filter((s) => s.elements !== undefined).map((s) => ({ t: s.t, y: s.elements! }));
   return {
     services: node.opts.services,
     coldStartMs,
@@ -130,8 +133,8 @@ export async function runChurn(node: ReliabilityNode, o: ChurnOptions, log: (lin
     cpuPercentMean: samples.reduce((s, x) => s + x.cpuPercent, 0) / Math.max(1, samples.length),
     samples,
     trends: {
-      rssMB: trend(samples.map((s) => ({ t: s.t, y: s.rssMB }))),
-      fds: trend(samples.map((s) => ({ t: s.t, y: s.fds }))),
+      rssMB: trend(steady.map((s) => ({ t: s.t, y: s.rssMB }))),
+      fds: trend(steady.map((s) => ({ t: s.t, y: s.fds }))),
       ...(elements.length ? { elements: trend(elements) } : {}),
     },
     model: { equal: converged.diff.equal, convergedMs: converged.ms, onlyKernel: converged.diff.onlyA, onlyColdStart: converged.diff.onlyB },

@@ -68,9 +68,9 @@ const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.2
 
 /**
  * Ordinary least squares of y on t (seconds): the slope, and its 95% confidence interval from the
- * residuals' standard error. Samples are autocorrelated (RSS is a sawtooth of GC cycles), so the
- * interval is narrower than an exact one would be: "indistinguishable from 0" is a generous
- * reading against a leak, not a lenient one.
+ * residuals' standard error. Samples are autocorrelated (RSS is a sawtooth of GC cycles), which
+ * makes this interval narrower than an exact one: it errs towards calling a flat series sloped,
+ * never towards hiding a leak.
  */
 export function trend(points: readonly { t: number; y: number }[]): Trend {
   const n = points.length;

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
         runChurn(node, { durationS: soak ? o.soakSeconds : o.churnSeconds, rate: o.rate, sampleMs: soak ? 10_000 : 1000, countElements: soak, clientIntervalMs: soak ? 100 : 20 }, log),
       );
       results[scenario] = r;
-      rows.push(...churnRows(soak ? `soak ${o.soakSeconds} s` : `churn ${o.churnSeconds} s`, r));
+      rows.push(...churnRows(soak ? `soak ${o.soakSeconds} s` : `churn ${o.churnSeconds} s`, r, soak));
     } else if (scenario === 'chaos') {
       results.chaos = await onNode(o, o.chaosServices, 'nlrelk', (node) => runChaos(node, { trials: o.trials, convergeTimeoutMs: 120_000, staleBatch: Math.max(10, Math.round(o.chaosServices / 20)), clientIntervalMs: 20, seed: o.seed }, log));
       rows.push(...chaosRows(results.chaos));
