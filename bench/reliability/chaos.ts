@@ -36,6 +36,8 @@ export interface TrialResult {
   killAfterMs: number;
   /** From the reference being ready (the restart began with it) to the ruleset equal to it, after the restart's first sync. */
   convergedMs: number;
+  /** Dumps compared until equal (1: equal at the first after the restart's first sync). */
+  polls: number;
   equal: boolean;
   onlyKernel: string[];
   onlyColdStart: string[];
@@ -130,6 +132,7 @@ export async function runChaos(node: ReliabilityNode, o: ChaosOptions, log: (lin
       kind,
       killAfterMs,
       convergedMs: converged.ms,
+      polls: converged.polls,
       equal: converged.diff.equal,
       onlyKernel: converged.diff.onlyA,
       onlyColdStart: converged.diff.onlyB,

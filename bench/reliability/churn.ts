@@ -54,7 +54,7 @@ export interface ChurnResult {
   /** Least-squares trends over the samples after the first fifth of the run (figures.ts). */
   trends: { rssMB: Trend; fds: Trend; elements?: Trend };
   /** The kernel after the churn equals a clean cold start of the same objects. */
-  model: { equal: boolean; convergedMs: number; onlyKernel: string[]; onlyColdStart: string[] };
+  model: { equal: boolean; convergedMs: number; polls: number; onlyKernel: string[]; onlyColdStart: string[] };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -137,6 +137,6 @@ export async function runChurn(node: ReliabilityNode, o: ChurnOptions, log: (lin
       fds: trend(steady.map((s) => ({ t: s.t, y: s.fds }))),
       ...(elements.length ? { elements: trend(elements) } : {}),
     },
-    model: { equal: converged.diff.equal, convergedMs: converged.ms, onlyKernel: converged.diff.onlyA, onlyColdStart: converged.diff.onlyB },
+    model: { equal: converged.diff.equal, convergedMs: converged.ms, polls: converged.polls, onlyKernel: converged.diff.onlyA, onlyColdStart: converged.diff.onlyB },
   };
 }

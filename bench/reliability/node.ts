@@ -144,19 +144,20 @@ export class ReliabilityNode {
 
   /**
    * Polls until the node's ruleset equals `reference` (by default a cold start of the objects as
-   * they are now, which must not change meanwhile); resolves with the time it took, or with the
-   * last difference once `ms` have passed.
+   * they are now, which must not change meanwhile); resolves with the time it took and the polls
+   * (each a whole `nft -j list ruleset`: at 10k services a poll takes seconds), or with the last
+   * difference once `ms` have passed.
    */
-  async converge(ms: number, reference?: CanonicalRuleset): Promise<{ ms: number; diff: RulesetDiff }> {
+  async converge(ms: number, reference?: CanonicalRuleset): Promise<{ ms: number; polls: number; diff: RulesetDiff }> {
     const want = reference ?? (await this.coldStartReference());
     const t0 = Date.now();
     // Not before the running proxy's first sync: a kernel that already matched must still match
     // after what the (re)started proxy writes.
     const proxy = this.proxy;
     while (proxy && !proxy.lines.some((l) => l.msg === 'synced' && l.family === 'ip') && Date.now() - t0 < ms) await sleep(50);
-    for (;;) {
+    for (let polls = 1; ; polls++) {
       const diff = diffRulesets(this.kernelRuleset(), want);
-      if (diff.equal || Date.now() - t0 > ms) return { ms: Date.now() - t0, diff };
+      if (diff.equal || Date.now() - t0 > ms) return { ms: Date.now() - t0, polls, diff };
       await sleep(200);
     }
   }

@@ -33,7 +33,7 @@ export function churnRows(name: string, r: ChurnResult, judgeSlope: boolean): Ro
     { scenario: name, figure: 'fds slope after the first fifth (OLS, 95% CI)', value: `${trendText(r.trends.fds, 'fds')}, ${Math.min(...r.samples.map((s) => s.fds))}-${Math.max(...r.samples.map((s) => s.fds))}`, goal: '' },
   ];
   if (r.trends.elements) rows.push({ scenario: name, figure: 'ruleset elements slope after the first fifth', value: trendText(r.trends.elements, 'elements'), goal: '' });
-  rows.push({ scenario: name, figure: 'kernel = clean cold start of the final objects', value: r.model.equal ? `equal (${r.model.convergedMs} ms after the churn)` : `differs: ${r.model.onlyKernel.length} + ${r.model.onlyColdStart.length} lines`, goal: 'equal', met: r.model.equal });
+  rows.push({ scenario: name, figure: 'kernel = clean cold start of the final objects', value: r.model.equal ? `equal at poll ${r.model.polls ?? '?'} (${r.model.convergedMs} ms)` : `differs: ${r.model.onlyKernel.length} + ${r.model.onlyColdStart.length} lines`, goal: 'equal', met: r.model.equal });
   return rows;
 }
 
