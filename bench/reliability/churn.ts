@@ -5,6 +5,7 @@
 // The soak is the same run, longer. At the end the kernel is compared with a clean cold start of
 // the final objects.
 
+import { Nftables } from '../../src/index.js';
 import type { Netns } from '../../src/netns/netns.js';
 import { startClientLoop, type TargetTally } from './client-loop.js';
 import { bucketsCount, bucketsDelta, histogramBuckets, histogramQuantile, trend, type Trend } from './figures.js';
@@ -65,10 +66,14 @@ export function scrapeProxyMetrics(node: Netns): string {
   return node.exec(process.execPath, ['-e', "fetch('http://127.0.0.1:10249/metrics').then(async (r) => { if (!r.ok) throw new Error('status ' + r.status); process.stdout.write(await r.text()); })"]);
 }
 
-/** How many elements the namespace's sets and maps hold. */
-export function rulesetElements(ns: Netns): number {
-  const entries = (JSON.parse(ns.exec('nft', ['-j', 'list', 'ruleset'])) as { nftables: Record<string, { elem?: unknown[] }>[] }).nftables;
-  return entries.reduce((n, e) => n + ((e.set ?? e.map)?.elem?.length ?? 0), 0);
+/**
+ * How many elements the namespace's sets and maps hold, read over netlink by the library: `nft -j
+ * list ruleset` of a 10k-service table takes minutes on a loaded 2-core machine, and it would
+ * block the sampler for all that time.
+ */
+export async function rulesetElements(nft: Nftables): Promise<number> {
+  const r = await nft.dump();
+  return r.sets.reduce((n, s) => n + (s.elements?.length ?? 0), 0);
 }
 
 export async function runChurn(node: ReliabilityNode, o: ChurnOptions, log: (line: string) => void = () => undefined): Promise<ChurnResult> {
@@ -88,19 +93,27 @@ export async function runChurn(node: ReliabilityNode, o: ChurnOptions, log: (lin
   const samples: Sample[] = [];
   const churnStart = Date.now();
   let last = { at: churnStart, cpu: processFigures(pid).cpuSeconds };
-  const sample = (): void => {
+  const nft = o.countElements ? Nftables.open({ netns: ns.name }) : undefined;
+  let sampling = false;
+  const sample = async (): Promise<void> => {
+    // A sample still counting elements when the next is due: that one is skipped, not queued.
+    if (sampling) return;
+    sampling = true;
     const f = processFigures(pid);
     const at = Date.now();
+    // The dump is retried while the table changes under it; a sample that cannot get one has no count.
+    const elements = nft ? await rulesetElements(nft).catch(() => undefined) : undefined;
     samples.push({
       t: (at - churnStart) / 1000,
       cpuPercent: (100 * (f.cpuSeconds - last.cpu)) / ((at - last.at) / 1000),
       rssMB: f.rssBytes / 2 ** 20,
       fds: f.fds,
-      ...(o.countElements ? { elements: rulesetElements(ns) } : {}),
+      ...(elements !== undefined ? { elements } : {}),
     });
     last = { at, cpu: f.cpuSeconds };
+    sampling = false;
   };
-  const sampler = setInterval(sample, o.sampleMs);
+  const sampler = setInterval(() => void sample(), o.sampleMs);
   await node.api.churn({ rate: o.rate, slices: node.objects.churn.bulk, probed: node.objects.churn.probed, probedShare: 0.1, pool: node.cluster.pods.map((p) => p.ipv4), pools: node.objects.churn.pools });
   for (let left = o.durationS * 1000; left > 0; left -= 60_000) {
     await sleep(Math.min(left, 60_000));
@@ -111,6 +124,7 @@ export async function runChurn(node: ReliabilityNode, o: ChurnOptions, log: (lin
   // The last changes' syncs (min-sync-period apart) before the loop stops and the histogram is read.
   await sleep(3000);
   clearInterval(sampler);
+  nft?.close();
   const tally = await loop.stop();
   const delta = bucketsDelta(before, histogramBuckets(scrapeProxyMetrics(ns), HISTOGRAM, 'ip_family="IPv4"'));
 
