@@ -124,11 +124,12 @@ export async function runChurn(node: ReliabilityNode, o: ChurnOptions, log: (lin
   // The last changes' syncs (min-sync-period apart) before the loop stops and the histogram is read.
   await sleep(3000);
   clearInterval(sampler);
+  while (sampling) await sleep(50);
   nft?.close();
   const tally = await loop.stop();
   const delta = bucketsDelta(before, histogramBuckets(scrapeProxyMetrics(ns), HISTOGRAM, 'ip_family="IPv4"'));
 
-  const converged = await node.converge(30_000);
+  const converged = await node.converge(120_000);
   const results: TargetResult[] = targets.map((t) => ({ ...t, ...tally[t.address]! }));
   const failedOf = (kind: (k: string) => boolean): number => results.filter((r) => kind(r.kind)).reduce((n, r) => n + r.failed, 0);
   // Trends leave out the first fifth of the run: the heap grows to its working size there.

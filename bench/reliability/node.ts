@@ -15,7 +15,7 @@ import type { LayoutName } from '../../src/proxy/layout/index.js';
 import { kubeconfigYaml } from '../../test/helpers/kubeconfig.js';
 import { API_PORT, ApiChild } from './api.js';
 import { canonicalRuleset, diffRulesets, type CanonicalRuleset, type RulesetDiff } from './canonical.js';
-import { clusterObjects, SERVICE_CIDR, type ClusterObjects, type Target } from './objects.js';
+import { clusterObjects, SERVICE_CIDR, type ClusterObjects } from './objects.js';
 
 export interface NodeOptions {
   services: number;
@@ -187,5 +187,3 @@ export function processFigures(pid: number): { cpuSeconds: number; rssBytes: num
 
 /** USER_HZ: 100 on every Linux architecture nftlink builds for. */
 const CLOCK_TICKS = 100;
-
-export type { Target };
