@@ -1,6 +1,6 @@
 // Issue 31, scenario 3 at CI size (`npm run reliability` runs it larger): kill -9 of the real
 // `nftlink proxy` at random moments of a cold start, of partial syncs under churn, of the delayed
-// deletion of stale chains and of the affinity pin sweep, 20 trials. After each, the restarted
+// deletion of stale chains and of the affinity pin sweep, 12 trials (the report runs 20 or more). After each, the restarted
 // proxy must converge to exactly what a clean cold start of the same objects programs (compared
 // by canonical dump), and a client connecting to the stable services across the kill and the
 // restart (all but the cold-start trials, whose tables were deleted on purpose) sees no failure.
@@ -19,16 +19,16 @@ const SEED = 31;
 beforeAll(async () => {
   requirePrivileges();
   node = await ReliabilityNode.create({ services: 100, layout: TEST_LAYOUT, minSyncPeriod: '1s', prefix: 'nlrelk' });
-  result = await runChaos(node, { trials: 20, convergeTimeoutMs: 20_000, staleBatch: 15, clientIntervalMs: 20, seed: SEED });
+  result = await runChaos(node, { trials: 12, convergeTimeoutMs: 20_000, staleBatch: 15, clientIntervalMs: 20, seed: SEED });
 }, 240_000);
 
 afterAll(async () => {
   await node?.teardown();
 });
 
-describe('kill -9 at random moments, 20 trials (CI size: 100 services)', () => {
+describe('kill -9 at random moments, 12 trials (CI size: 100 services)', () => {
   it('ran every kind of trial', () => {
-    expect(result.trials).toHaveLength(20);
+    expect(result.trials).toHaveLength(12);
     expect(new Set(result.trials.map((t) => t.kind))).toEqual(new Set(TRIAL_KINDS));
   });
 
