@@ -1,8 +1,8 @@
 // Issue 31, scenario 3 at CI size (`npm run reliability` runs it larger): kill -9 of the real
 // `nftlink proxy` at random moments of a cold start, of partial syncs under churn, of the delayed
-// deletion of stale chains and of the affinity pin sweep, 12 trials (the report runs 20 or more). After each, the restarted
-// proxy must converge to exactly what a clean cold start of the same objects programs (compared
-// by canonical dump), and a client connecting to the stable services across the kill and the
+// deletion of stale chains and of the affinity pin sweep, 12 trials (the report runs 20 or more).
+// After each, the restarted proxy must converge to exactly what a clean cold start of the same
+// objects programs (compared by canonical dump), and a client connecting to the stable services across the kill and the
 // restart (all but the cold-start trials, whose tables were deleted on purpose) sees no failure.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
