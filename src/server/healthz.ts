@@ -18,6 +18,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Node } from '../k8s/objects.js';
 import { close, listen, parseBindAddress } from './bind-address.js';
+import { boundBody } from './request-body.js';
 
 /** What the proxy tells the health server; read on every request. */
 export interface HealthState {
@@ -129,6 +130,7 @@ export class HealthzServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    boundBody(req);
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/healthz' && path !== '/livez') {
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('404 page not found\n');

@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { close, listen, parseBindAddress } from './bind-address.js';
+import { boundBody } from './request-body.js';
 import type { ProxyMetrics } from './metrics.js';
 
 export interface MetricsServerOptions {
@@ -52,6 +53,7 @@ export class MetricsServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    boundBody(req);
     const path = (req.url ?? '/').split('?')[0];
     const text = { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' };
     switch (path) {
