@@ -15,7 +15,7 @@ import { FamilySync, type SyncResult } from './sync/family-sync.js';
 import { previewTransaction } from './sync/planner.js';
 import { STALE_CHAIN_DELAY_MS } from './sync/stale-chains.js';
 import { RepairBackoff } from './sync/repair-backoff.js';
-import { canMonitor, TableWatch, type ExternalChange, type NftFamilyName } from './sync/table-watch.js';
+import { canMonitor, emptyScope, TableWatch, type ExternalChange, type NftFamilyName } from './sync/table-watch.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
@@ -63,10 +63,11 @@ export interface ProxierOptions {
   repairOutsideChanges?: boolean;
   /**
    * Another process changed the tables (seen through the connection's monitor, when it has one);
-   * the proxy repairs it with a full sync right away (metrics: nftlink_external_changes_total).
+   * the proxy repairs it right away, reading back what it touched or, for a broad change, the
+   * whole table (metrics: nftlink_external_changes_total).
    */
   onExternalChange?(change: ExternalChange): void;
-  /** A full sync repaired an outside change, `ms` after it was seen (nftlink_repairs_total). */
+  /** A sync repaired an outside change, `ms` after it was seen (nftlink_repairs_total). */
   onRepair?(family: NftFamilyName, ms: number): void;
 }
 
@@ -239,18 +240,19 @@ export class Proxier {
   }
 
   /**
-   * Another process changed our tables: the families it touched are synced in full (read back, and
-   * what differs rewritten) as soon as the backoff allows, without waiting for a model change.
+   * Another process changed our tables: in the families it touched, what it touched is read back and
+   * what differs rewritten (everything, for a broad change: targeted-repair.ts) as soon as the
+   * backoff allows, without waiting for a model change.
    */
   private externalChange(change: ExternalChange): void {
     const seen = performance.now();
     for (const fam of this.families) {
       if (!change.families.has(fam.family)) continue;
-      fam.requestFullSync();
+      fam.markDirty(change.scopes.get(fam.family) ?? emptyScope(true));
       if (!this.unrepairedSince.has(fam.family)) this.unrepairedSince.set(fam.family, seen);
     }
     this.opts.onExternalChange?.(change);
-    // A repair already on its way sees this change too (its full sync reads the tables back).
+    // A repair already on its way sees this change too (it reads back what is marked when it runs).
     if (this.repairTimer) return;
     const wasBackingOff = this.repairBackoff.backingOff;
     const delay = this.repairBackoff.next(Date.now());
@@ -292,7 +294,7 @@ export class Proxier {
         const r = await fam.sync(snap.states[family], snap.change[family]);
         results.push(r);
         const since = this.unrepairedSince.get(fam.family);
-        if (since !== undefined && r.full && since <= started) {
+        if (since !== undefined && (r.full || r.repaired) && since <= started) {
           this.unrepairedSince.delete(fam.family);
           this.opts.onRepair?.(fam.family, performance.now() - since);
         }
