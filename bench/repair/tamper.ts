@@ -3,7 +3,7 @@
 // the tampering command itself is between "ran" and "returned".
 
 import type { LayoutName } from '../../src/proxy/layout/index.js';
-import { ROGUE_ELEMENT } from './cluster.js';
+import { CLUSTER_IP, ROGUE_ELEMENT, SERVICE_PORT } from './cluster.js';
 
 export interface TamperKind {
   name: string;
@@ -14,6 +14,9 @@ export interface TamperKind {
 }
 
 const BOTH: readonly LayoutName[] = ['slots', 'kube-proxy'];
+
+/** The key of the measured service's element in service-ips. */
+export const SERVICE_ELEMENT_KEY = `${CLUSTER_IP} . tcp . ${SERVICE_PORT}`;
 
 /** The chain service-ips sends the service to (the name is hashed: read it back rather than recompute it). */
 function serviceChain(list: (args: string[]) => string): string {
@@ -26,6 +29,8 @@ export const TAMPER_KINDS: readonly TamperKind[] = [
   { name: 'flush ruleset', layouts: BOTH, args: () => ['flush', 'ruleset'] },
   { name: 'delete table ip kube-proxy', layouts: BOTH, args: () => ['delete', 'table', 'ip', 'kube-proxy'] },
   { name: 'flush map service-ips', layouts: BOTH, args: () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips'] },
+  // The measured service's one element: at 10k services, one element of 10k to find and write back.
+  { name: 'delete the service element', layouts: BOTH, args: () => ['delete', 'element', 'ip', 'kube-proxy', 'service-ips', `{ ${SERVICE_ELEMENT_KEY} }`] },
   {
     name: "delete the service chain's rule",
     layouts: BOTH,
