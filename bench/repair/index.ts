@@ -24,8 +24,12 @@ import { TAMPER_KINDS, type TamperKind } from './tamper.js';
 
 /** Attempts before the command: the loop is warm (its first connections are slower). */
 const WARMUP_MS = 200;
-/** After the command: longer than the max target, so a slow repair is a figure, not a cut-off. */
+/**
+ * After the command: longer than the max target, so a slow repair is a figure, not a cut-off; with
+ * --size, longer than a full sync of the big table (a flushed ruleset is a cold start).
+ */
 const OBSERVE_MS = 1500;
+const OBSERVE_SIZED_MS = 5000;
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -61,12 +65,12 @@ function syncLines(s: RepairSetup, from: number): SyncLine[] {
     }));
 }
 
-async function rep(s: RepairSetup, kind: TamperKind, o: RepairOptions): Promise<RepOutcome> {
+async function rep(s: RepairSetup, kind: TamperKind, o: RepairOptions, observeMs: number): Promise<RepOutcome> {
   const ns = s.cluster.node.name;
   const args = kind.args((a) => nft(ns, a));
   // conntrack -D exits 1 when nothing matched: not an error here.
   if (!o.keepConntrack) inNode(ns, 'conntrack', ['-D', '-d', CLUSTER_IP]);
-  const loop = startProbeLoop(s.cluster.client, [`${CLUSTER_IP}:${SERVICE_PORT}`, `${CLUSTER.nodeIPv4}:${NODE_PORT}`], o.intervalMs, WARMUP_MS + OBSERVE_MS);
+  const loop = startProbeLoop(s.cluster.client, [`${CLUSTER_IP}:${SERVICE_PORT}`, `${CLUSTER.nodeIPv4}:${NODE_PORT}`], o.intervalMs, WARMUP_MS + observeMs);
   await loop.started;
   await sleep(WARMUP_MS);
   const logFrom = s.proxy.lines.length;
@@ -111,7 +115,7 @@ async function runSetup(layout: LayoutName, o: RepairOptions, extra?: { services
       const outcomes: RepOutcome[] = [];
       for (let i = 0; i < reps; i++) {
         const t0 = Date.now();
-        outcomes.push(await rep(s, kind, o));
+        outcomes.push(await rep(s, kind, o, extra ? OBSERVE_SIZED_MS : OBSERVE_MS));
         const r = outcomes.at(-1)!;
         process.stderr.write(`${label} / ${kind.name} ${i + 1}/${reps}: ${JSON.stringify({ failed: r.failed, trafficMs: r.trafficMs, repairMs: r.repairMs, repairSync: r.repairSync, failures: r.failures })}\n`);
         await sleep(Math.max(0, o.spacingMs - (Date.now() - t0)));

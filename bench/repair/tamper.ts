@@ -20,7 +20,7 @@ export const SERVICE_ELEMENT_KEY = `${CLUSTER_IP} . tcp . ${SERVICE_PORT}`;
 
 /** The chain service-ips sends the service to (the name is hashed: read it back rather than recompute it). */
 function serviceChain(list: (args: string[]) => string): string {
-  const m = /goto (\S+)/.exec(list(['list', 'map', 'ip', 'kube-proxy', 'service-ips']));
+  const m = /goto ([^\s,]+)/.exec(list(['list', 'map', 'ip', 'kube-proxy', 'service-ips']));
   if (!m) throw new Error('bench: service-ips has no service: the proxy has not programmed it');
   return m[1]!;
 }

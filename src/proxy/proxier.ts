@@ -290,11 +290,11 @@ export class Proxier {
     for (const fam of this.families) {
       const family = fam.family === 'ip' ? 'ipv4' : ('ipv6' as IPFamily);
       try {
-        const started = performance.now();
         const r = await fam.sync(snap.states[family], snap.change[family]);
         results.push(r);
         const since = this.unrepairedSince.get(fam.family);
-        if (since !== undefined && (r.full || r.repaired) && since <= started) {
+        // Repaired unless another change came while it ran (seen after it read the kernel back).
+        if (since !== undefined && (r.full || r.repaired) && !fam.repairPending) {
           this.unrepairedSince.delete(fam.family);
           this.opts.onRepair?.(fam.family, performance.now() - since);
         }

@@ -106,7 +106,11 @@ export class FamilySync {
     this.needFull = true;
     this.view = undefined;
     this.fullRequests++;
-    this.dirty = new DirtyObjects();
+  }
+
+  /** Whether the next sync has something to repair (an outside change seen since this one read the kernel). */
+  get repairPending(): boolean {
+    return this.needFull || this.dirty.size > 0;
   }
 
   /**
@@ -115,7 +119,8 @@ export class FamilySync {
    */
   markDirty(scope: RepairScope): void {
     if (scope.broad) this.requestFullSync();
-    else if (!this.needFull) this.dirty.add(scope);
+    // Kept while a full sync is due too: one that has read the kernel already did not see it.
+    else this.dirty.add(scope);
   }
 
   async sync(state: ProxyState, change: StateChange | undefined): Promise<SyncResult> {
@@ -151,6 +156,8 @@ export class FamilySync {
     const full = change === undefined;
     const requests = this.fullRequests;
     if (full && !this.view) {
+      // What others changed so far, this read sees; what they change from now on, the next sync.
+      this.dirty = new DirtyObjects();
       // The dump runs on the addon's thread and in the kernel: meanwhile, what needs no kernel state.
       const reading = KernelView.read(this.nft, this.family, this.cfg.table, this.layout);
       this.layout.prepare?.(state);

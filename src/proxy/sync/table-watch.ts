@@ -5,18 +5,28 @@
 // committing socket (MonitorTransaction.self). A lost event means anything may have happened.
 
 import type { Logger } from '../../logging/logger.js';
-import type { MonitorChange, MonitoringConnection, NftConnection, NftMonitor } from '../../nft/index.js';
+import type { MonitorChange, MonitoringConnection, NftConnection, NftMonitor, SetElement } from '../../nft/index.js';
 
 export type NftFamilyName = 'ip' | 'ip6';
 
+/** Elements another process added or deleted in one set, as the kernel announced them. */
+export interface ElementChange {
+  verb: 'add' | 'delete';
+  elements: SetElement[];
+}
+
 /**
  * What of one family's table an outside change touched, for a targeted repair: the chains whose
- * rules changed, the sets whose elements did, and the sets deleted. `broad`: more than that (the
- * table, a chain, or a set added, or events lost): only a full sync can tell what is there.
+ * rules changed, the elements changed (by set, in commit order), the sets deleted. `broad`: more
+ * than that (the table, a chain, or a set added, or events lost): only a full sync can tell what
+ * is there.
  */
 export interface RepairScope {
   broad: boolean;
   chains: Set<string>;
+  /** Element changes, by set, in the order they were committed. */
+  elements: Map<string, ElementChange[]>;
+  /** Sets whose changed elements are not known one by one (the monitor could not decode them): read back whole. */
   sets: Set<string>;
   /**
    * Sets deleted. Told apart from the proxy's own sets by the sync (a deleted set of ours needs a
@@ -28,7 +38,7 @@ export interface RepairScope {
 }
 
 export function emptyScope(broad = false): RepairScope {
-  return { broad, chains: new Set(), sets: new Set(), deletedSets: new Set() };
+  return { broad, chains: new Set(), elements: new Map(), sets: new Set(), deletedSets: new Set() };
 }
 
 /** Another process changed these families' tables (`lost`: events were lost, assume all). */
@@ -63,7 +73,12 @@ function familyOf(change: MonitorChange): string {
 /** Adds what `change` touched to `scope`: a rule's chain, an element's set, a deleted set, or anything else broad. */
 function widen(scope: RepairScope, change: MonitorChange): void {
   if (change.kind === 'rule') scope.chains.add(change.rule.chain);
-  else if (change.kind === 'element') scope.sets.add(change.set.name);
+  else if (change.kind === 'element' && change.undecoded) scope.sets.add(change.set.name);
+  else if (change.kind === 'element') {
+    let list = scope.elements.get(change.set.name);
+    if (!list) scope.elements.set(change.set.name, (list = []));
+    list.push({ verb: change.verb, elements: change.elements });
+  }
   else if (change.kind === 'set' && change.verb === 'delete') scope.deletedSets.add(change.set.name);
   else scope.broad = true;
 }
