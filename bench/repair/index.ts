@@ -111,7 +111,7 @@ async function runSetup(layout: LayoutName, o: RepairOptions, extra?: { services
     const first = syncLines(s, 0).find((l) => l.family === 'ip');
     const out: SetupResult = { label, kinds: [], ...(first ? { coldStart: { durationMs: first.durationMs, operations: first.operations } } : {}) };
     if (first) process.stderr.write(`${label}: cold start of table ip: ${first.operations} operations in ${first.durationMs.toFixed(1)} ms\n`);
-    for (const kind of TAMPER_KINDS.filter((k) => k.layouts.includes(layout))) {
+    for (const kind of TAMPER_KINDS.filter((k) => k.layouts.includes(layout) && (!o.kinds || o.kinds.some((t) => k.name.includes(t))))) {
       const outcomes: RepOutcome[] = [];
       for (let i = 0; i < reps; i++) {
         const t0 = Date.now();
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   const machine = machineInfo();
   const setups: SetupResult[] = [];
   for (const layout of o.layouts) {
-    setups.push(await runSetup(layout, o));
+    if (!(o.sizeOnly && o.size > 0)) setups.push(await runSetup(layout, o));
     if (o.size > 0) setups.push(await runSetup(layout, o, { services: o.size, endpoints: o.endpoints }));
   }
   const results: KindResult[] = setups.flatMap((x) => x.kinds);
