@@ -40,8 +40,11 @@ export interface SyncResult {
   excluded: number;
   /** Deleting stale chains failed (kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total). */
   cleanupFailed?: boolean;
-  /** Objects an outside change touched, read back and repaired in this (partial) sync. */
-  repaired?: { chains: number; sets: number };
+  /**
+   * What an outside change touched, repaired in this (partial) sync: chains and sets read back,
+   * and sets whose touched elements were compared key by key (targeted-repair.ts).
+   */
+  repaired?: { chains: number; sets: number; elements: number };
   durationMs: number;
 }
 
@@ -132,7 +135,7 @@ export class FamilySync {
     const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair);
     const out: SyncResult = { ...result, chainsDeleted: cleanup.deleted, durationMs: performance.now() - started };
     if (cleanup.failed) out.cleanupFailed = true;
-    if (repair && !result.full) out.repaired = { chains: repair.chains.length, sets: repair.sets };
+    if (repair && !result.full) out.repaired = { chains: repair.chains.length, sets: repair.sets, elements: repair.elements.length };
     return out;
   }
 

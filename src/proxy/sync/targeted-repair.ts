@@ -61,7 +61,7 @@ interface HeldElements {
 export interface RepairRead {
   chains: { owner: Contributor; chain: Chain; rules: readonly Rule[] }[];
   elements: HeldElements[];
-  /** Sets touched, read back whole or compared key by key. */
+  /** Sets read back whole. */
   sets: number;
 }
 
@@ -114,7 +114,7 @@ export async function readDirty(nft: NftConnection, family: Family, table: strin
   // unkeyed elements are keyed first, or the resync would drop them from the desired side).
   planner.index.settle();
   sets.forEach((s, i) => planner.index.resync(s!.name, elementReads[i]!.elements as SetElement[]));
-  return { chains, elements, sets: sets.length + elements.length };
+  return { chains, elements, sets: sets.length };
 }
 
 /** Rewrites the dirty chains where the kernel's rules (now in `view`) differ from the model's. */

@@ -46,14 +46,14 @@ describe('repair of outside changes to the tables', () => {
   /**
    * What another process does to the table, as an nft command in the node namespace, and how the
    * ip table's repair goes: a full sync, or a targeted one that reads back `chains` chains and
-   * `sets` sets and writes `operations` operations.
+   * `sets` sets, compares the touched elements of `elements` sets, and writes `operations` operations.
    */
-  type Repair = 'full' | { chains: number; sets: number; operations: number };
+  type Repair = 'full' | { chains: number; sets: number; elements: number; operations: number };
   const TAMPERING: [string, () => string[], Repair][] = [
     ['nft flush ruleset', () => ['flush', 'ruleset'], 'full'],
     ['nft delete table ip kube-proxy', () => ['delete', 'table', 'ip', 'kube-proxy'], 'full'],
     // The one service's element written back: one operation.
-    ['nft flush map ip kube-proxy service-ips', () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips'], { chains: 0, sets: 1, operations: 1 }],
+    ['nft flush map ip kube-proxy service-ips', () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips'], { chains: 0, sets: 0, elements: 1, operations: 1 }],
     [
       "deleting the service chain's rule",
       () => {
@@ -63,10 +63,10 @@ describe('repair of outside changes to the tables', () => {
       },
       // Only that chain's rules rewritten (every rule of the chain: the other rules are the
       // kernel's still, but they are written again in order after a flush).
-      { chains: 1, sets: 0, operations: -1 },
+      { chains: 1, sets: 0, elements: 0, operations: -1 },
     ],
     // Its delete: one operation.
-    ['a rogue element in service-ips', () => ['add', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 198.18.200.99 . tcp . 80 : drop }'], { chains: 0, sets: 1, operations: 1 }],
+    ['a rogue element in service-ips', () => ['add', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 198.18.200.99 . tcp . 80 : drop }'], { chains: 0, sets: 0, elements: 1, operations: 1 }],
   ];
 
   for (const [what, command, how] of TAMPERING) {
@@ -83,7 +83,7 @@ describe('repair of outside changes to the tables', () => {
         expect(ip.repaired).toBeUndefined();
       } else {
         expect(ip.full).toBe(false);
-        expect(ip.repaired).toEqual({ chains: how.chains, sets: how.sets });
+        expect(ip.repaired).toEqual({ chains: how.chains, sets: how.sets, elements: how.elements });
         if (how.operations >= 0) expect(ip.operations).toBe(how.operations);
         else expect(ip.operations).toBeGreaterThan(0);
         // The other family was not touched: nothing read back, nothing written.
