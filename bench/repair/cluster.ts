@@ -66,6 +66,15 @@ const liveProxies = new Set<ProxyProcess>();
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => liveProxies.forEach((p) => p.child.kill('SIGKILL')));
 
 /** `extra`: that many more services of `endpoints` endpoints each in the table (bench:repair --size). */
+/** Waits (up to `ms`) until the ClusterIP and the NodePort both answer; whether they do. */
+export async function untilServed(cluster: Cluster, ms: number): Promise<boolean> {
+  const answers = (): boolean =>
+    probe(cluster.client, CLUSTER_IP, SERVICE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod') &&
+    probe(cluster.client, CLUSTER.nodeIPv4, NODE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod');
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) if (answers()) return true;
+  return answers();
+}
+
 export async function startSetup(layout: LayoutName, extra?: { services: number; endpoints: number }): Promise<RepairSetup> {
   const cluster = createCluster(2, 'nftlink-brp');
   const dir = mkdtempSync(join(tmpdir(), 'nftlink-brp-'));
@@ -88,11 +97,7 @@ export async function startSetup(layout: LayoutName, extra?: { services: number;
     // -v 4: the 'synced' lines (debug) are the repair's commit times.
     proxy = ProxyProcess.start(cluster.node, ['--manifests', dir, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--layout', layout, '-v', '4']);
     liveProxies.add(proxy);
-    const answers = (): boolean =>
-      probe(cluster.client, CLUSTER_IP, SERVICE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod') &&
-      probe(cluster.client, CLUSTER.nodeIPv4, NODE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod');
-    for (let i = 0; i < (extra ? 600 : 100) && !answers(); i++) await sleep(100);
-    if (!answers()) throw new Error(`bench: the proxy (${layout}) never answered:\n${proxy.raw}`);
+    if (!(await untilServed(cluster, extra ? 60_000 : 10_000))) throw new Error(`bench: the proxy (${layout}) never answered:\n${proxy.raw}`);
     return { cluster, proxy, teardown };
   } catch (err) {
     await teardown();

@@ -15,7 +15,7 @@ import type { LayoutName } from '../../src/proxy/layout/index.js';
 import { machineInfo, speedText } from '../machine.js';
 import { inNetns } from '../netns.js';
 import { parseRepairArgs, type RepairOptions } from './args.js';
-import { CLUSTER_IP, NODE_PORT, SERVICE_PORT, startSetup, type RepairSetup } from './cluster.js';
+import { CLUSTER_IP, NODE_PORT, SERVICE_PORT, startSetup, untilServed, type RepairSetup } from './cluster.js';
 import { BACKOFF_LOG, fight, fightText, type FightResult } from './fight.js';
 import { startProbeLoop } from './probe-loop.js';
 import { repairSync, trafficRecovery, unNATtedPorts, type RepOutcome, type SyncLine } from './recovery.js';
@@ -67,6 +67,8 @@ function syncLines(s: RepairSetup, from: number): SyncLine[] {
 
 async function rep(s: RepairSetup, kind: TamperKind, o: RepairOptions, observeMs: number): Promise<RepOutcome> {
   const ns = s.cluster.node.name;
+  // The previous repetition's repair is over (a flushed ruleset at 10k services takes a while).
+  if (!(await untilServed(s.cluster, 120_000))) throw new Error(`bench: the service never answered again before ${kind.name}`);
   const args = kind.args((a) => nft(ns, a));
   // conntrack -D exits 1 when nothing matched: not an error here.
   if (!o.keepConntrack) inNode(ns, 'conntrack', ['-D', '-d', CLUSTER_IP]);
@@ -110,12 +112,14 @@ async function runSetup(layout: LayoutName, o: RepairOptions, extra?: { services
   try {
     const first = syncLines(s, 0).find((l) => l.family === 'ip');
     const out: SetupResult = { label, kinds: [], ...(first ? { coldStart: { durationMs: first.durationMs, operations: first.operations } } : {}) };
+    // Long enough to see a full sync of the big table to its end (it costs about a cold start).
+    const observeMs = extra ? Math.max(OBSERVE_SIZED_MS, 3 * (first?.durationMs ?? 0)) : OBSERVE_MS;
     if (first) process.stderr.write(`${label}: cold start of table ip: ${first.operations} operations in ${first.durationMs.toFixed(1)} ms\n`);
     for (const kind of TAMPER_KINDS.filter((k) => k.layouts.includes(layout) && (!o.kinds || o.kinds.some((t) => k.name.includes(t))))) {
       const outcomes: RepOutcome[] = [];
       for (let i = 0; i < reps; i++) {
         const t0 = Date.now();
-        outcomes.push(await rep(s, kind, o, extra ? OBSERVE_SIZED_MS : OBSERVE_MS));
+        outcomes.push(await rep(s, kind, o, observeMs));
         const r = outcomes.at(-1)!;
         process.stderr.write(`${label} / ${kind.name} ${i + 1}/${reps}: ${JSON.stringify({ failed: r.failed, trafficMs: r.trafficMs, repairMs: r.repairMs, repairSync: r.repairSync, failures: r.failures })}\n`);
         await sleep(Math.max(0, o.spacingMs - (Date.now() - t0)));

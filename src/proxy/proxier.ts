@@ -297,6 +297,8 @@ export class Proxier {
         if (since !== undefined && (r.full || r.repaired) && !fam.repairPending) {
           this.unrepairedSince.delete(fam.family);
           this.opts.onRepair?.(fam.family, performance.now() - since);
+          // Flows that began while the rules were missing would keep missing them (never throws).
+          await this.conntrack.repaired(snap.states[family]);
         }
         this.opts.log.debug('synced', { ...r });
         await this.conntrack.synced(snap.states[family]); // UDP/SCTP flows to endpoints that are gone (never throws)

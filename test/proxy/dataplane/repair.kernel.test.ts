@@ -100,6 +100,24 @@ describe('repair of outside changes to the tables', () => {
     });
   }
 
+  it('after a repair, the flows to the service made while its rules were missing (never DNATed) are deleted, DNATed ones stay', async () => {
+    works();
+    const conntrack = (args: string[]): string => c.node.exec('conntrack', args);
+    const flow = (sport: number, ...reply: string[]): string[] => ['-I', '-p', 'tcp', '-s', CLUSTER.clientIPv4, '-d', VIP, '--sport', String(sport), '--dport', '80', '-t', '120', ...reply];
+    // As a SYN leaves them when no rule DNATs it: the reply from the ClusterIP itself.
+    conntrack([...flow(41000), '--state', 'SYN_SENT']);
+    conntrack([...flow(41001), '--state', 'SYN_SENT']);
+    // DNATed to a pod: a flow the outage did not touch.
+    conntrack([...flow(41002, '--reply-src', c.pods[0]!.ipv4, '--reply-dst', CLUSTER.clientIPv4, '--reply-port-src', '8080', '--reply-port-dst', '41002'), '--state', 'ESTABLISHED']);
+    const sports = (): string[] => [...conntrack(['-L', '-d', VIP]).matchAll(/sport=(4100\d)/g)].map((m) => m[1]!).filter((p, i, all) => all.indexOf(p) === i);
+    expect(sports().sort()).toEqual(['41000', '41001', '41002']);
+    const repaired = px.nextSync(repairedSync, 3000);
+    c.node.exec('nft', ['delete', 'element', 'ip', 'kube-proxy', 'service-ips', `{ ${VIP} . tcp . 80 }`]);
+    await repaired;
+    expect(sports()).toEqual(['41002']);
+    works();
+  });
+
   it(`(${TEST_LAYOUT}) backs off from a writer that keeps undoing the rules, logging it once`, async () => {
     const syncsBefore = px.reports.length;
     const fights = 30;
