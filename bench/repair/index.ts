@@ -110,6 +110,8 @@ async function runSetup(layout: LayoutName, o: RepairOptions, extra?: { services
   const reps = extra ? o.sizeReps : o.reps;
   const s = await startSetup(layout, extra);
   try {
+    // The service answers as soon as table ip is committed; its log line comes a moment later.
+    for (const end = Date.now() + 60_000; Date.now() < end && !syncLines(s, 0).some((l) => l.family === 'ip'); ) await sleep(50);
     const first = syncLines(s, 0).find((l) => l.family === 'ip');
     const out: SetupResult = { label, kinds: [], ...(first ? { coldStart: { durationMs: first.durationMs, operations: first.operations } } : {}) };
     // Long enough to see a full sync of the big table to its end (it costs about a cold start).
