@@ -115,13 +115,13 @@ async function runSetup(layout: LayoutName, o: RepairOptions, extra?: { services
     const first = syncLines(s, 0).find((l) => l.family === 'ip');
     const out: SetupResult = { label, kinds: [], ...(first ? { coldStart: { durationMs: first.durationMs, operations: first.operations } } : {}) };
     // Long enough to see a full sync of the big table to its end (it costs about a cold start).
-    const observeMs = extra ? Math.max(OBSERVE_SIZED_MS, 3 * (first?.durationMs ?? 0)) : OBSERVE_MS;
+    const observeMs = (kind: TamperKind): number => (extra ? Math.max(OBSERVE_SIZED_MS, kind.full ? 3 * (first?.durationMs ?? 0) : 0) : OBSERVE_MS);
     if (first) process.stderr.write(`${label}: cold start of table ip: ${first.operations} operations in ${first.durationMs.toFixed(1)} ms\n`);
     for (const kind of TAMPER_KINDS.filter((k) => k.layouts.includes(layout) && (!o.kinds || o.kinds.some((t) => k.name.includes(t))))) {
       const outcomes: RepOutcome[] = [];
       for (let i = 0; i < reps; i++) {
         const t0 = Date.now();
-        outcomes.push(await rep(s, kind, o, observeMs));
+        outcomes.push(await rep(s, kind, o, observeMs(kind)));
         const r = outcomes.at(-1)!;
         process.stderr.write(`${label} / ${kind.name} ${i + 1}/${reps}: ${JSON.stringify({ failed: r.failed, trafficMs: r.trafficMs, repairMs: r.repairMs, repairSync: r.repairSync, failures: r.failures })}\n`);
         await sleep(Math.max(0, o.spacingMs - (Date.now() - t0)));

@@ -9,6 +9,8 @@ export interface TamperKind {
   name: string;
   /** The layouts it applies to (the bucket maps are the slots layout's). */
   layouts: readonly LayoutName[];
+  /** Repaired by a full sync (the whole table read back and rewritten): as long as a cold start. */
+  full?: boolean;
   /** The nft arguments; `list` runs `nft ARGS` in the node namespace and returns its stdout. */
   args(list: (args: string[]) => string): string[];
 }
@@ -26,8 +28,8 @@ function serviceChain(list: (args: string[]) => string): string {
 }
 
 export const TAMPER_KINDS: readonly TamperKind[] = [
-  { name: 'flush ruleset', layouts: BOTH, args: () => ['flush', 'ruleset'] },
-  { name: 'delete table ip kube-proxy', layouts: BOTH, args: () => ['delete', 'table', 'ip', 'kube-proxy'] },
+  { name: 'flush ruleset', layouts: BOTH, full: true, args: () => ['flush', 'ruleset'] },
+  { name: 'delete table ip kube-proxy', layouts: BOTH, full: true, args: () => ['delete', 'table', 'ip', 'kube-proxy'] },
   { name: 'flush map service-ips', layouts: BOTH, args: () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips'] },
   // The measured service's one element: at 10k services, one element of 10k to find and write back.
   { name: 'delete the service element', layouts: BOTH, args: () => ['delete', 'element', 'ip', 'kube-proxy', 'service-ips', `{ ${SERVICE_ELEMENT_KEY} }`] },
