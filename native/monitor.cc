@@ -241,8 +241,11 @@ void Monitor::parse(const uint8_t *buf, size_t len) {
     const uint8_t family = familyOf(nlh);
     const uint16_t flags = nlh->nlmsg_flags;
     // Every notification of a commit carries the committing socket's port id (nfnl_msg_put(portid,
-    // seq) in nf_tables_api.c), so a skipped committer's changes are dropped before libnftnl.
-    if (skipPortid_ != 0 && nlh->nlmsg_pid == skipPortid_ && type != NFT_MSG_NEWGEN) continue;
+    // seq) in nf_tables_api.c), so a skipped committer's changes are dropped before libnftnl. Except
+    // its named sets' declarations: their types decode the elements others change in them later
+    // (the TypeScript side drops them from the committer's transaction once they are known).
+    const bool skipped = skipPortid_ != 0 && nlh->nlmsg_pid == skipPortid_;
+    if (skipped && type != NFT_MSG_NEWGEN && type != NFT_MSG_NEWSET && type != NFT_MSG_DELSET) continue;
     switch (type) {
       case NFT_MSG_NEWTABLE:
       case NFT_MSG_DELTABLE: {
@@ -269,6 +272,8 @@ void Monitor::parse(const uint8_t *buf, size_t len) {
       case NFT_MSG_DELSET: {
         SetPtr s(checkAlloc(nftnl_set_alloc(), "set"));
         if (nftnl_set_nlmsg_parse(nlh, s.get()) < 0) throw std::runtime_error("nftlink: libnftnl could not parse a set event");
+        // A skipped committer's anonymous sets go with its rules, which are skipped too.
+        if (skipped && (nftnl_set_get_u32(s.get(), NFTNL_SET_FLAGS) & NFT_SET_ANONYMOUS) != 0) continue;
         writeSetOp(batch_, s.get(), type, family, flags);
         break;
       }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { CLUSTER, createCluster, probe, servePod, type Cluster } from '../../src/netns/cluster.js';
 import { ProxyProcess } from '../../src/netns/proxy-process.js';
 import type { LayoutName } from '../../src/proxy/layout/index.js';
+import { serviceObjects } from '../process/manifests.js';
 
 export const CLUSTER_IP = '198.18.200.60';
 export const SERVICE_PORT = 80;
@@ -21,6 +22,20 @@ export interface RepairSetup {
   proxy: ProxyProcess;
   /** Stops the proxy, removes the namespaces and the manifest directory; safe to call twice. */
   teardown(): Promise<void>;
+}
+
+/**
+ * The services beside the measured one (bench:process's, from its service 3072 on: their ClusterIPs
+ * 198.18.12.1 on and endpoints 198.19.60.1 on stay clear of the pods' 198.18.10-11.0/24, the
+ * service CIDR 198.18.200.0/24 and the node's and client's 198.19.0.1-2). No traffic goes to them.
+ */
+const FIRST_EXTRA = 3072;
+
+function extraManifests(services: number, endpoints: number): object {
+  if ((FIRST_EXTRA + services) * endpoints > 65_533) throw new RangeError(`bench: ${services} x ${endpoints} extra endpoints do not fit one port's 198.19.0.0/16`);
+  const items: object[] = [];
+  for (let i = FIRST_EXTRA; i < FIRST_EXTRA + services; i++) items.push(...serviceObjects(i, endpoints));
+  return { apiVersion: 'v1', kind: 'List', items };
 }
 
 function manifests(pods: Cluster['pods']): object {
@@ -50,7 +65,17 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const liveProxies = new Set<ProxyProcess>();
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => liveProxies.forEach((p) => p.child.kill('SIGKILL')));
 
-export async function startSetup(layout: LayoutName): Promise<RepairSetup> {
+/** `extra`: that many more services of `endpoints` endpoints each in the table (bench:repair --size). */
+/** Waits (up to `ms`) until the ClusterIP and the NodePort both answer; whether they do. */
+export async function untilServed(cluster: Cluster, ms: number): Promise<boolean> {
+  const answers = (): boolean =>
+    probe(cluster.client, CLUSTER_IP, SERVICE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod') &&
+    probe(cluster.client, CLUSTER.nodeIPv4, NODE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod');
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) if (answers()) return true;
+  return answers();
+}
+
+export async function startSetup(layout: LayoutName, extra?: { services: number; endpoints: number }): Promise<RepairSetup> {
   const cluster = createCluster(2, 'nftlink-brp');
   const dir = mkdtempSync(join(tmpdir(), 'nftlink-brp-'));
   let proxy: ProxyProcess | undefined;
@@ -68,14 +93,11 @@ export async function startSetup(layout: LayoutName): Promise<RepairSetup> {
   try {
     for (const p of cluster.pods) await servePod(p, POD_PORT);
     writeFileSync(join(dir, 'web.json'), JSON.stringify(manifests(cluster.pods)));
+    if (extra) writeFileSync(join(dir, 'extra.json'), JSON.stringify(extraManifests(extra.services, extra.endpoints)));
     // -v 4: the 'synced' lines (debug) are the repair's commit times.
     proxy = ProxyProcess.start(cluster.node, ['--manifests', dir, '--node-name', 'node', '--node-ip', CLUSTER.nodeIPv4, '--cluster-cidr', CLUSTER.podCIDRv4, '--layout', layout, '-v', '4']);
     liveProxies.add(proxy);
-    const answers = (): boolean =>
-      probe(cluster.client, CLUSTER_IP, SERVICE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod') &&
-      probe(cluster.client, CLUSTER.nodeIPv4, NODE_PORT, { timeoutMs: 300 }).answers[0]!.startsWith('pod');
-    for (let i = 0; i < 100 && !answers(); i++) await sleep(100);
-    if (!answers()) throw new Error(`bench: the proxy (${layout}) never answered:\n${proxy.raw}`);
+    if (!(await untilServed(cluster, extra ? 60_000 : 10_000))) throw new Error(`bench: the proxy (${layout}) never answered:\n${proxy.raw}`);
     return { cluster, proxy, teardown };
   } catch (err) {
     await teardown();

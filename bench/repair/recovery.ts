@@ -21,8 +21,10 @@ export interface RepOutcome {
    * one, over all targets; undefined when no attempt failed (the change did not break traffic).
    */
   trafficMs?: number;
-  /** From the command's return to the proxy's first full sync after it; undefined if none came. */
+  /** From the command's return to the proxy's repair sync after it (logged once committed); undefined if none came. */
   repairMs?: number;
+  /** That sync, as the proxy logged it: full or targeted, its operations and its own duration. */
+  repairSync?: { full: boolean; operations: number; durationMs: number };
   /** The failed attempts (ms from the command's return to their start, and how long they took), to tell a repair gap from a stray failure. */
   failures?: { target: string; atMs: number; tookMs: number; port?: number; why?: string; unNATted?: boolean }[];
   /** The proxy's log messages in the repetition, ms from the command's return. */
@@ -58,15 +60,23 @@ export interface SyncLine {
   time: number;
   family: string;
   full: boolean;
+  /** A targeted repair (the sync read back only what the outside change touched). */
+  repaired: boolean;
+  operations: number;
+  durationMs: number;
 }
 
 /**
- * The proxy's repair: its first full sync of the IPv4 table (the one tampered with) logged after
- * the command started. Full syncs also come with the periodic resync, but not within the seconds
- * a repetition lasts with the default --sync-period.
+ * The proxy's repair: its first full or targeted-repair sync of the IPv4 table (the one tampered
+ * with) logged after the command started. Full syncs also come with the periodic resync, but not
+ * within the seconds a repetition lasts with the default --sync-period.
  */
+export function repairSync(lines: readonly SyncLine[], cmdStart: number): SyncLine | undefined {
+  return lines.find((l) => (l.full || l.repaired) && l.family === 'ip' && l.time >= cmdStart);
+}
+
 export function repairTime(lines: readonly SyncLine[], cmdStart: number, cmdReturn: number): number | undefined {
-  const sync = lines.find((l) => l.full && l.family === 'ip' && l.time >= cmdStart);
+  const sync = repairSync(lines, cmdStart);
   return sync ? sync.time - cmdReturn : undefined;
 }
 

@@ -3,29 +3,36 @@
 // the tampering command itself is between "ran" and "returned".
 
 import type { LayoutName } from '../../src/proxy/layout/index.js';
-import { ROGUE_ELEMENT } from './cluster.js';
+import { CLUSTER_IP, ROGUE_ELEMENT, SERVICE_PORT } from './cluster.js';
 
 export interface TamperKind {
   name: string;
   /** The layouts it applies to (the bucket maps are the slots layout's). */
   layouts: readonly LayoutName[];
+  /** Repaired by a full sync (the whole table read back and rewritten): as long as a cold start. */
+  full?: boolean;
   /** The nft arguments; `list` runs `nft ARGS` in the node namespace and returns its stdout. */
   args(list: (args: string[]) => string): string[];
 }
 
 const BOTH: readonly LayoutName[] = ['slots', 'kube-proxy'];
 
+/** The key of the measured service's element in service-ips. */
+export const SERVICE_ELEMENT_KEY = `${CLUSTER_IP} . tcp . ${SERVICE_PORT}`;
+
 /** The chain service-ips sends the service to (the name is hashed: read it back rather than recompute it). */
 function serviceChain(list: (args: string[]) => string): string {
-  const m = /goto (\S+)/.exec(list(['list', 'map', 'ip', 'kube-proxy', 'service-ips']));
+  const m = /goto ([^\s,]+)/.exec(list(['list', 'map', 'ip', 'kube-proxy', 'service-ips']));
   if (!m) throw new Error('bench: service-ips has no service: the proxy has not programmed it');
   return m[1]!;
 }
 
 export const TAMPER_KINDS: readonly TamperKind[] = [
-  { name: 'flush ruleset', layouts: BOTH, args: () => ['flush', 'ruleset'] },
-  { name: 'delete table ip kube-proxy', layouts: BOTH, args: () => ['delete', 'table', 'ip', 'kube-proxy'] },
+  { name: 'flush ruleset', layouts: BOTH, full: true, args: () => ['flush', 'ruleset'] },
+  { name: 'delete table ip kube-proxy', layouts: BOTH, full: true, args: () => ['delete', 'table', 'ip', 'kube-proxy'] },
   { name: 'flush map service-ips', layouts: BOTH, args: () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips'] },
+  // The measured service's one element: at 10k services, one element of 10k to find and write back.
+  { name: 'delete the service element', layouts: BOTH, args: () => ['delete', 'element', 'ip', 'kube-proxy', 'service-ips', `{ ${SERVICE_ELEMENT_KEY} }`] },
   {
     name: "delete the service chain's rule",
     layouts: BOTH,

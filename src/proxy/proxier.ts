@@ -15,7 +15,7 @@ import { FamilySync, type SyncResult } from './sync/family-sync.js';
 import { previewTransaction } from './sync/planner.js';
 import { STALE_CHAIN_DELAY_MS } from './sync/stale-chains.js';
 import { RepairBackoff } from './sync/repair-backoff.js';
-import { canMonitor, TableWatch, type ExternalChange, type NftFamilyName } from './sync/table-watch.js';
+import { canMonitor, emptyScope, TableWatch, type ExternalChange, type NftFamilyName } from './sync/table-watch.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
@@ -64,10 +64,11 @@ export interface ProxierOptions {
   repairOutsideChanges?: boolean;
   /**
    * Another process changed the tables (seen through the connection's monitor, when it has one);
-   * the proxy repairs it with a full sync right away (metrics: nftlink_external_changes_total).
+   * the proxy repairs it right away, reading back what it touched or, for a broad change, the
+   * whole table (metrics: nftlink_external_changes_total).
    */
   onExternalChange?(change: ExternalChange): void;
-  /** A full sync repaired an outside change, `ms` after it was seen (nftlink_repairs_total). */
+  /** A sync repaired an outside change, `ms` after it was seen (nftlink_repairs_total). */
   onRepair?(family: NftFamilyName, ms: number): void;
 }
 
@@ -242,18 +243,19 @@ export class Proxier {
   }
 
   /**
-   * Another process changed our tables: the families it touched are synced in full (read back, and
-   * what differs rewritten) as soon as the backoff allows, without waiting for a model change.
+   * Another process changed our tables: in the families it touched, what it touched is read back and
+   * what differs rewritten (everything, for a broad change: targeted-repair.ts) as soon as the
+   * backoff allows, without waiting for a model change.
    */
   private externalChange(change: ExternalChange): void {
     const seen = performance.now();
     for (const fam of this.families) {
       if (!change.families.has(fam.family)) continue;
-      fam.requestFullSync();
+      fam.markDirty(change.scopes.get(fam.family) ?? emptyScope(true));
       if (!this.unrepairedSince.has(fam.family)) this.unrepairedSince.set(fam.family, seen);
     }
     this.opts.onExternalChange?.(change);
-    // A repair already on its way sees this change too (its full sync reads the tables back).
+    // A repair already on its way sees this change too (it reads back what is marked when it runs).
     if (this.repairTimer) return;
     const wasBackingOff = this.repairBackoff.backingOff;
     const delay = this.repairBackoff.next(Date.now());
@@ -291,14 +293,16 @@ export class Proxier {
     for (const fam of this.families) {
       const family = fam.family === 'ip' ? 'ipv4' : ('ipv6' as IPFamily);
       try {
-        const started = performance.now();
         const r = await fam.sync(snap.states[family], snap.change[family]);
         results.push(r);
         this.compaction.synced(r, snap.states[family].services.size);
         const since = this.unrepairedSince.get(fam.family);
-        if (since !== undefined && r.full && since <= started) {
+        // Repaired unless another change came while it ran (seen after it read the kernel back).
+        if (since !== undefined && (r.full || r.repaired) && !fam.repairPending) {
           this.unrepairedSince.delete(fam.family);
           this.opts.onRepair?.(fam.family, performance.now() - since);
+          // Flows that began while the rules were missing would keep missing them (never throws).
+          await this.conntrack.repaired(snap.states[family]);
         }
         this.opts.log.debug('synced', { ...r });
         await this.conntrack.synced(snap.states[family]); // UDP/SCTP flows to endpoints that are gone (never throws)

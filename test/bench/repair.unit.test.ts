@@ -37,15 +37,14 @@ describe('trafficRecovery', () => {
 });
 
 describe('repairTime and judgedMs', () => {
-  const lines = [
-    { time: 90, family: 'ip', full: true },
-    { time: 120, family: 'ip6', full: true },
-    { time: 125, family: 'ip', full: false },
-    { time: 130, family: 'ip', full: true },
-  ];
+  const line = (time: number, family: string, full: boolean, repaired = false) => ({ time, family, full, repaired, operations: 1, durationMs: 1 });
+  const lines = [line(90, 'ip', true), line(120, 'ip6', true), line(125, 'ip', false), line(130, 'ip', true)];
   it('takes the first full sync of table ip after the command started', () => {
     expect(repairTime(lines, 100, 110)).toBe(20);
     expect(repairTime(lines, 200, 210)).toBeUndefined();
+  });
+  it('or the first targeted repair, whichever comes first', () => {
+    expect(repairTime([line(105, 'ip6', false, true), line(115, 'ip', false, true), ...lines], 100, 110)).toBe(5);
   });
   it('judges by traffic when the change broke it, else by the repair', () => {
     expect(judgedMs({ failed: 3, trafficMs: 40, repairMs: 10 })).toBe(40);

@@ -133,3 +133,91 @@ it('nftlink monitor: usage errors exit 2, a missing namespace 1', () => {
   expect(missing.stderr).toMatch(/cannot open network namespace/);
 });
 
+
+/** The lines between the start offsets and the `# new generation G` line that ends transaction G. */
+function transactionLines(lines: string[], generation: number): string[] {
+  const end = lines.findIndex((l) => l.startsWith(`# new generation ${generation} `));
+  if (end < 0) throw new Error(`no generation ${generation} in ${lines.join('\n')}`);
+  let start = end - 1;
+  while (start >= 0 && !lines[start]!.startsWith('# new generation ')) start--;
+  // Anonymous sets are named by whoever creates them (nft: __setN; nftlink: generation_N).
+  return lines.slice(start + 1, end).map((l) => l.replace(/__(set|map)\d+|\b[0-9a-z]{1,8}_\d+\b/g, 'ANON'));
+}
+
+it('the same changes committed by nftlink and by nft -f: nftlink monitor and nft monitor print the same lines for both', async () => {
+  const ns = Netns.create();
+  made.push(ns);
+  const nftMon = ns.spawn('nft', ['monitor']);
+  const ours = spawn(process.execPath, [bin, 'monitor', '--netns', ns.name], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const a = collect(nftMon);
+  const b = collect(ours);
+  const nft = Nftables.open({ netns: ns.name });
+  try {
+    await until('nftlink monitor to start', () => b.err().includes('watching'));
+    for (let i = 0; ; i++) {
+      ns.nftApply(`add table ip warm${i}\n`);
+      await new Promise((r) => setTimeout(r, 100));
+      if (a.out().includes(`add table ip warm${i}`) && b.out().includes(`add table ip warm${i}`)) break;
+      if (i > 50) throw new Error(`the monitors did not start: ${a.out()} / ${b.out()}`);
+    }
+    // The same transaction twice: committed by nftlink, the table deleted, then applied with nft -f.
+    await nft.commit(kubeProxyShape('ip'));
+    const byNftlink = await nft.generation();
+    ns.nftApply('delete table ip kube-proxy\n');
+    ns.nftApply(kubeProxyShape('ip').render());
+    const byNft = await nft.generation();
+    const done = (s: string): boolean => s.includes(`# new generation ${byNft} `);
+    await until('both monitors to print the last transaction', () => done(a.out()) && done(b.out()));
+    const theirs = normalizeNft(a.out());
+    const mine = normalizeOurs(b.out());
+    const reference = transactionLines(theirs, byNftlink);
+    expect(reference.length).toBeGreaterThan(20);
+    // nft monitor prints nft's transaction as it prints nftlink's ...
+    expect(transactionLines(theirs, byNft)).toEqual(reference);
+    // ... and nftlink monitor prints both as nft monitor does.
+    expect(transactionLines(mine, byNftlink)).toEqual(reference);
+    expect(transactionLines(mine, byNft)).toEqual(reference);
+    // Who committed: nftlink's own process (node), then nft.
+    expect(b.out()).toMatch(new RegExp(`# new generation ${byNft} by process \\d+ \\(nft\\)`));
+  } finally {
+    nft.close();
+    ours.kill('SIGINT');
+    nftMon.kill();
+  }
+});
+
+it('nftlink monitor stopped during a burst the socket buffer cannot hold prints the resync line, then goes on', async () => {
+  const ns = Netns.create();
+  made.push(ns);
+  const ours = spawn(process.execPath, [bin, 'monitor', '--netns', ns.name], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const b = collect(ours);
+  try {
+    await until('nftlink monitor to start', () => b.err().includes('watching'));
+    ns.nftApply('add table ip t\nadd set ip t s { type ipv4_addr; }\n');
+    await until('the first transaction', () => b.out().includes('add set ip t s'));
+    // Stopped, it reads nothing: 2 x 65,536 element events with a 100-byte comment each, over 20 MB,
+    // overflow the 8 MiB receive buffer it asked for (16 MiB once the kernel doubles it).
+    ours.kill('SIGSTOP');
+    const comment = `comment "${'x'.repeat(100)}"`;
+    for (let burst = 0; burst < 2; burst++) {
+      const elements = Array.from({ length: 65_536 }, (_, i) => `198.${18 + burst}.${i >> 8}.${i & 255} ${comment}`);
+      ns.nftApply(`add element ip t s { ${elements.join(', ')} }\n`);
+    }
+    ours.kill('SIGCONT');
+    const LOST = '# events lost (the monitor fell behind and the kernel dropped events): dump the ruleset to resync';
+    await until('the resync line', () => b.out().includes(LOST), 60_000);
+    // Committed once the gap is over (what came during it is gone, as the line says): printed.
+    ns.nftApply('add table ip after\n');
+    await until('the transaction after the loss', () => b.out().includes('add table ip after'));
+    const lines = b.out().split('\n');
+    const lost = lines.indexOf(LOST);
+    expect(lost).toBeGreaterThan(0);
+    // Not all of the burst was printed: the loss cut at least one of its transactions.
+    expect(lines.filter((l) => l.startsWith('add element ip t s')).length).toBeLessThan(2 * 65_536);
+    expect(lines.filter((l) => l.startsWith('# new generation')).length).toBeLessThan(4);
+    expect(lines.indexOf('add table ip after')).toBeGreaterThan(lost);
+  } finally {
+    ours.kill('SIGCONT');
+    ours.kill('SIGINT');
+  }
+}, 120_000);

@@ -213,6 +213,32 @@ it("skipOwnChanges leaves out this connection's own commits, and only those", as
   }
 });
 
+it("skipOwnChanges still decodes the elements others change in the connection's own sets", async () => {
+  const w = await watched({ skipOwnChanges: true, emptyTransactions: true });
+  try {
+    // Made after the monitor started, by its own connection: its types come from the own commit.
+    const s: NftSet = { family: 'ip', table: 'own', name: 's', key: [ipv4_addr], data: 'verdict' };
+    await w.nft.commit(
+      new Transaction()
+        .add({ table: { family: 'ip', name: 'own' } })
+        .add({ chain: { family: 'ip', table: 'own', name: 'c' } })
+        .add({ set: s })
+        .add({ rule: rule('ip').match(ip.daddr, ['198.18.0.5', '198.18.0.6']).accept().rule('own', 'c') }),
+    );
+    w.apply('add element ip own s { 198.18.0.1 : jump c }\ndelete set ip own s\n');
+    const [own, other] = transactions(await take(w.mon, 2));
+    expect(own!.self).toBe(true);
+    expect(own!.changes).toEqual([]);
+    expect(other!.changes).toEqual([
+      { verb: 'add', kind: 'element', set: expect.objectContaining({ name: 's', key: [ipv4_addr], data: 'verdict' }), elements: [{ key: ['198.18.0.1'], value: { kind: 'jump', chain: 'c' } }] },
+      { verb: 'delete', kind: 'set', set: expect.objectContaining({ name: 's', key: [ipv4_addr] }) },
+    ]);
+  } finally {
+    w.mon.close();
+    w.nft.close();
+  }
+});
+
 it('an overrun of the socket buffer while the consumer waits yields lost, and events go on after it', async () => {
   const w = await watched({ receiveBuffer: 4096, maxBuffered: 16 });
   try {

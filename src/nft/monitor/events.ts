@@ -80,7 +80,8 @@ export interface MonitorOptions {
   /**
    * Leave out the changes of this connection's own commits (their transaction still closes, with no
    * changes: yielded only with `emptyTransactions`). For a process that watches for others' changes
-   * to tables it writes itself: its own are not even decoded.
+   * to tables it writes itself: its own are not even decoded, except the declarations of the named
+   * sets they add or delete (the types that decode the elements others change in them later).
    */
   skipOwnChanges?: boolean;
 }

@@ -34,7 +34,7 @@ export function openKernelMonitor(host: MonitorHost, opts: MonitorOptions = {}):
   const { native } = host;
   const filter = new MonitorFilter(opts);
   const decoder = new MonitorDecoder(filter);
-  const assembler = new TransactionAssembler(host.portid, opts.emptyTransactions === true);
+  const assembler = new TransactionAssembler(host.portid, opts.emptyTransactions === true, opts.skipOwnChanges === true);
   let m: NativeMonitor | undefined;
   // Reading waits for two things: the sets to be known (the first dump) and room in the buffer.
   let seeding = true;

@@ -11,11 +11,14 @@ export class TransactionAssembler {
 
   /**
    * `selfPortid`: the port id of the connection the monitor belongs to (its commits are `self`);
-   * `emptyTransactions`: yield transactions with no change that passed the filters too.
+   * `emptyTransactions`: yield transactions with no change that passed the filters too;
+   * `skipOwnChanges`: the monitor's own commits come with no changes (the addon lets only their
+   * sets' declarations through, for the decoder: dropped here).
    */
   constructor(
     private readonly selfPortid: number | undefined,
     private readonly emptyTransactions = false,
+    private readonly skipOwnChanges = false,
   ) {}
 
   /** Returns the transaction a generation mark closes, if it is to be yielded. */
@@ -24,10 +27,11 @@ export class TransactionAssembler {
       this.pending.push(r.change);
       return undefined;
     }
-    const changes = this.pending;
+    const self = r.portid !== 0 && r.portid === this.selfPortid;
+    const changes = self && this.skipOwnChanges ? [] : this.pending;
     this.pending = [];
     if (changes.length === 0 && !this.emptyTransactions) return undefined;
-    const t: MonitorTransaction = { type: 'transaction', generation: r.generation, portid: r.portid, self: r.portid !== 0 && r.portid === this.selfPortid, changes };
+    const t: MonitorTransaction = { type: 'transaction', generation: r.generation, portid: r.portid, self, changes };
     if (r.pid !== undefined) t.pid = r.pid;
     if (r.processName !== undefined) t.processName = r.processName;
     return t;

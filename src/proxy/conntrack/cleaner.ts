@@ -4,10 +4,10 @@
 // The baseline is the state the last *successful* sync of that family programmed, so an endpoint
 // removed in a sync that failed is still cleaned by the next one that succeeds.
 
-import { loadNative, type NativeBinding, type NativeConntrackResult, type NativeHandle } from '../../native/index.js';
+import { loadNative, type NativeBinding, type NativeConntrackFilter, type NativeConntrackResult, type NativeHandle } from '../../native/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { IPFamily, ProxyState } from '../model/types.js';
-import { staleFlowFilters } from './stale.js';
+import { repairedFlowFilters, staleFlowFilters } from './stale.js';
 
 const NFPROTO = { ipv4: 2, ipv6: 10 } as const;
 
@@ -35,21 +35,33 @@ export class ConntrackCleaner {
     const previous = this.baseline.get(state.family);
     this.baseline.set(state.family, state);
     const { filters, staleEndpoints, newlyActive } = staleFlowFilters(previous, state);
-    const report: CleanupReport = { family: state.family, filters: filters.length };
+    return this.delete(state.family, filters, { staleEndpoints, newlyActive });
+  }
+
+  /**
+   * Call after a sync of `state` repaired what another process did to the tables: deletes the flows
+   * made meanwhile that were never DNAT'ed (stale.ts repairedFlowFilters). Never throws.
+   */
+  async repaired(state: ProxyState): Promise<CleanupReport> {
+    return this.delete(state.family, repairedFlowFilters(state), { afterRepair: true });
+  }
+
+  private async delete(family: IPFamily, filters: NativeConntrackFilter[], why: Record<string, unknown>): Promise<CleanupReport> {
+    const report: CleanupReport = { family, filters: filters.length };
     if (filters.length === 0) return report;
     try {
       if (!this.native || !this.handle) {
         this.native = loadNative();
         this.handle = this.opts.netns === undefined ? this.native.open() : this.native.open(this.opts.netns);
       }
-      const result = await this.native.conntrackDelete(this.handle, NFPROTO[state.family], filters);
+      const result = await this.native.conntrackDelete(this.handle, NFPROTO[family], filters);
       report.result = result;
-      const fields = { family: state.family, staleEndpoints, newlyActive, filters: filters.length, ...result };
+      const fields = { family, ...why, filters: filters.length, ...result };
       if (result.failed > 0) this.opts.log.error('some stale conntrack flows could not be deleted', fields);
       else this.opts.log.debug('deleted stale conntrack flows', fields);
     } catch (err) {
       report.error = err as Error;
-      this.opts.log.error('conntrack cleanup failed', { family: state.family, reason: report.error.message });
+      this.opts.log.error('conntrack cleanup failed', { family, reason: report.error.message });
     }
     return report;
   }

@@ -11,13 +11,14 @@
 //
 // Without a baseline (the first sync after start) there is no "before": only flows to service ports
 // with endpoints that were never DNAT'ed are deleted (they were made before the rules existed); the
-// tables survive a restart, so flows DNAT'ed by them are still right.
+// tables survive a restart, so flows DNAT'ed by them are still right. The same after a repair of
+// what another process did to the tables (repairedFlowFilters), for TCP too.
 
 import type { NativeConntrackFilter } from '../../native/index.js';
 import { categorizeEndpoints } from '../model/categorize.js';
 import type { ProxyState, ServiceEndpoint, ServicePort } from '../model/types.js';
 
-const PROTOCOL_NUMBER = { UDP: 17, SCTP: 132 } as const;
+const PROTOCOL_NUMBER = { TCP: 6, UDP: 17, SCTP: 132 } as const;
 
 /** The IP protocol number when flows of this protocol need cleaning, else undefined. */
 function cleanedProtocol(sp: ServicePort): number | undefined {
@@ -64,11 +65,7 @@ export function staleFlowFilters(previous: ProxyState | undefined, current: Prox
   let newlyActive = 0;
 
   if (previous === undefined) {
-    for (const sp of current.services.values()) {
-      const protocol = cleanedProtocol(sp);
-      if (protocol === undefined || reachable(current, sp).length === 0) continue;
-      for (const d of destinations(sp)) if (d.dst !== undefined) add({ protocol, ...d, notNatted: true });
-    }
+    notNattedFilters(current, cleanedProtocol, add);
     return { filters, staleEndpoints, newlyActive };
   }
 
@@ -99,4 +96,27 @@ export function staleFlowFilters(previous: ProxyState | undefined, current: Prox
     for (const d of destinations(sp)) add({ protocol, ...d });
   }
   return { filters, staleEndpoints, newlyActive };
+}
+
+/** Adds a filter for the never-DNAT'ed flows to each service address of a port with reachable endpoints. */
+function notNattedFilters(state: ProxyState, protocolOf: (sp: ServicePort) => number | undefined, add: (f: NativeConntrackFilter) => void): void {
+  for (const sp of state.services.values()) {
+    const protocol = protocolOf(sp);
+    if (protocol === undefined || reachable(state, sp).length === 0) continue;
+    for (const d of destinations(sp)) if (d.dst !== undefined) add({ protocol, ...d, notNatted: true });
+  }
+}
+
+/**
+ * After a repair of what another process did to the tables (a flushed ruleset, a deleted rule or
+ * element): flows made meanwhile to the service addresses of ports with endpoints were never
+ * DNAT'ed, and keep missing the endpoints once the rules are back (a UDP flow for as long as the
+ * client sends; a TCP SYN's entry for 120 s, taking a later connection from the same client port
+ * with it). None of them can work un-DNAT'ed (a service address has no host), so every protocol's
+ * go. NodePorts are left alone: the node's own addresses have hosts behind them.
+ */
+export function repairedFlowFilters(state: ProxyState): NativeConntrackFilter[] {
+  const filters: NativeConntrackFilter[] = [];
+  notNattedFilters(state, (sp) => PROTOCOL_NUMBER[sp.protocol], (f) => filters.push(f));
+  return filters;
 }

@@ -263,6 +263,12 @@ export class ElementIndex {
     return e !== undefined && e.shared.has(elementKey(e.set, el));
   }
 
+  /** The desired element under one key of a shared set (a targeted repair compares it with the kernel's). */
+  desired(name: string, key: string): SetElement | undefined {
+    this.settleIfOutstanding();
+    return this.sets.get(name)?.store.get(key);
+  }
+
   /** Desired elements of one set (for rendering). */
   elements(name: string): SetElement[] {
     this.settleIfOutstanding();

@@ -16,6 +16,8 @@ import type { Plan } from './plan.js';
 import { SyncPlanner } from './planner.js';
 import { Exclusions, recovery } from './refusals.js';
 import { StaleChains } from './stale-chains.js';
+import { DirtyObjects, planRepair, readDirty, type RepairRead } from './targeted-repair.js';
+import type { RepairScope } from './table-watch.js';
 
 /**
  * As kube-proxy's proxyutil.FullSyncPeriod: at least this often a sync compares everything with a
@@ -38,6 +40,11 @@ export interface SyncResult {
   excluded: number;
   /** Deleting stale chains failed (kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total). */
   cleanupFailed?: boolean;
+  /**
+   * What an outside change touched, repaired in this (partial) sync: chains and sets read back,
+   * and sets whose touched elements were compared key by key (targeted-repair.ts).
+   */
+  repaired?: { chains: number; sets: number; elements: number };
   durationMs: number;
 }
 
@@ -59,6 +66,8 @@ export class FamilySync {
   private lastFullSync = -Infinity;
   /** The background keying after a cold start (see attempt). */
   private settleTimer: NodeJS.Timeout | undefined;
+  /** Objects others changed since the last sync, for a targeted repair (targeted-repair.ts). */
+  private dirty = new DirtyObjects();
 
   constructor(
     private readonly nft: NftConnection,
@@ -113,21 +122,56 @@ export class FamilySync {
     this.fullRequests++;
   }
 
+  /** Whether the next sync has something to repair (an outside change seen since this one read the kernel). */
+  get repairPending(): boolean {
+    return this.needFull || this.dirty.size > 0;
+  }
+
+  /**
+   * Another process changed these objects: the next sync reads them back and rewrites what differs
+   * (or reads everything back, when the change was broad).
+   */
+  markDirty(scope: RepairScope): void {
+    if (scope.broad) this.requestFullSync();
+    // Kept while a full sync is due too: one that has read the kernel already did not see it.
+    else this.dirty.add(scope);
+  }
+
   async sync(state: ProxyState, change: StateChange | undefined): Promise<SyncResult> {
     const started = performance.now();
     if (!this.needFull && this.now() - this.lastFullSync >= this.fullSyncPeriodMs) this.requestFullSync();
     const cleanup = await this.deleteStaleChains();
     this.exclusions.changed(change);
-    const result = await this.attempt(state, this.needFull ? undefined : change, 0);
+    const repair = await this.readDirty();
+    const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair);
     const out: SyncResult = { ...result, chainsDeleted: cleanup.deleted, durationMs: performance.now() - started };
     if (cleanup.failed) out.cleanupFailed = true;
+    if (repair && !result.full) out.repaired = { chains: repair.chains.length, sets: repair.sets, elements: repair.elements.length };
     return out;
   }
 
-  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number): Promise<AttemptResult> {
+  /** Reads back what others changed (unless a full sync is due anyway); a full sync when that cannot be targeted. */
+  private async readDirty(): Promise<RepairRead | undefined> {
+    const dirty = this.dirty;
+    if (this.needFull || !this.view || dirty.size === 0) return undefined;
+    this.dirty = new DirtyObjects();
+    try {
+      const read = await readDirty(this.nft, this.family, this.cfg.table, dirty, this.view, this.planner);
+      if (!read) this.requestFullSync();
+      return read;
+    } catch (err) {
+      this.log.warn('reading back what another process changed failed; syncing in full', { family: this.family, reason: (err as Error).message });
+      this.requestFullSync();
+      return undefined;
+    }
+  }
+
+  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead): Promise<AttemptResult> {
     const full = change === undefined;
     const requests = this.fullRequests;
     if (full && !this.view) {
+      // What others changed so far, this read sees; what they change from now on, the next sync.
+      this.dirty = new DirtyObjects();
       // The dump runs on the addon's thread and in the kernel: meanwhile, what needs no kernel state.
       const reading = KernelView.read(this.nft, this.family, this.cfg.table, this.layout);
       this.layout.prepare?.(state);
@@ -142,7 +186,10 @@ export class FamilySync {
       // The table holds none of our elements: some are written before they are keyed (ElementIndex).
       if (coldStart) this.planner.index.coldStart();
       if (full) await this.planner.full(state, view, plan, coldStart ? (p, last) => this.part(p, last) : undefined);
-      else this.planner.partial(state, change, view, plan);
+      else {
+        if (repair) planRepair(plan, view, this.planner, repair);
+        this.planner.partial(state, change, view, plan);
+      }
       await this.committer.finish(plan);
     } catch (err) {
       this.planner.index.failed();

@@ -154,7 +154,7 @@ export class SyncPlanner {
   partial(state: ProxyState, change: StateChange, view: KernelView, plan: Plan): void {
     // Partial syncs learn the handles of the rules they write, so that the next change to a
     // one-rule chain is a replace by handle (a cold start does not: 30k echoes for nothing).
-    plan.echoes = new Map();
+    plan.echoes ??= new Map();
     for (const ids of [change.changedServices, change.changedEndpoints, change.removed]) {
       for (const id of ids) {
         if (plan.fragments.has(id)) continue;
@@ -216,8 +216,19 @@ export class SyncPlanner {
     }
   }
 
+  /**
+   * A chain of ours as the last commit left it in the model (the fixed ruleset's, or a service
+   * port's) and whose it is; undefined for a chain we do not write (targeted-repair.ts).
+   */
+  desiredChain(name: string): { owner: Contributor; chain: Chain; rules: readonly Rule[] } | undefined {
+    for (const [id, f] of this.committed) for (const c of f.chains) if (c.chain.name === name) return { owner: id, ...c };
+    const base = this.layout.base(this.cfg);
+    const chain = base.chains.find((c) => c.name === name);
+    return chain && { owner: '', chain, rules: base.rules.filter((r) => r.chain === name) };
+  }
+
   /** Writes a chain's rules if they differ from what the kernel holds. */
-  private writeChain(plan: Plan, view: KernelView, owner: Contributor, chain: Chain, rules: readonly Rule[]): void {
+  writeChain(plan: Plan, view: KernelView, owner: Contributor, chain: Chain, rules: readonly Rule[]): void {
     const known = plan.chainWrites.get(chain.name) ?? view.chains.get(chain.name);
     // A chain flushed for deletion is written again to be kept, even with the same (no) rules.
     const change = chainChange(known, chain, rules, this.stale.has(chain.name));

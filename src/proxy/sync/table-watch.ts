@@ -5,15 +5,49 @@
 // committing socket (MonitorTransaction.self). A lost event means anything may have happened.
 
 import type { Logger } from '../../logging/logger.js';
-import type { MonitorChange, MonitoringConnection, NftConnection, NftMonitor } from '../../nft/index.js';
+import type { MonitorChange, MonitoringConnection, NftConnection, NftMonitor, SetElement } from '../../nft/index.js';
 
 export type NftFamilyName = 'ip' | 'ip6';
+
+/** Elements another process added or deleted in one set, as the kernel announced them. */
+export interface ElementChange {
+  verb: 'add' | 'delete';
+  elements: readonly SetElement[];
+}
+
+/**
+ * What of one family's table an outside change touched, for a targeted repair: the chains whose
+ * rules changed, the elements changed (by set, in commit order), the sets deleted. `broad`: more
+ * than that (the table, a chain, or a set added, or events lost): only a full sync can tell what
+ * is there.
+ */
+export interface RepairScope {
+  broad: boolean;
+  chains: Set<string>;
+  /** Element changes, by set, in the order they were committed. */
+  elements: Map<string, ElementChange[]>;
+  /** Sets whose changed elements are not known one by one (the monitor could not decode them): read back whole. */
+  sets: Set<string>;
+  /**
+   * Sets deleted. Told apart from the proxy's own sets by the sync (a deleted set of ours needs a
+   * full sync): the anonymous set of a deleted rule comes as a deleted set too, and the monitor
+   * cannot always tell it is one (its name alone says nothing, Linux 6.18; and the proxy's monitor
+   * does not decode the proxy's own commits, which created it).
+   */
+  deletedSets: Set<string>;
+}
+
+export function emptyScope(broad = false): RepairScope {
+  return { broad, chains: new Set(), elements: new Map(), sets: new Set(), deletedSets: new Set() };
+}
 
 /** Another process changed these families' tables (`lost`: events were lost, assume all). */
 export interface ExternalChange {
   families: ReadonlySet<NftFamilyName>;
   /** The kinds of object changed, per family (empty when lost). */
   kinds: ReadonlyMap<NftFamilyName, ReadonlySet<MonitorChange['kind']>>;
+  /** The objects changed, per family (every family broad when lost). */
+  scopes: ReadonlyMap<NftFamilyName, RepairScope>;
   lost: boolean;
   /** Who committed it, as the kernel names it (absent when lost). */
   by?: { pid?: number; processName?: string };
@@ -34,6 +68,19 @@ function familyOf(change: MonitorChange): string {
     default:
       return change.set.family;
   }
+}
+
+/** Adds what `change` touched to `scope`: a rule's chain, an element's set, a deleted set, or anything else broad. */
+function widen(scope: RepairScope, change: MonitorChange): void {
+  if (change.kind === 'rule') scope.chains.add(change.rule.chain);
+  else if (change.kind === 'element' && change.undecoded) scope.sets.add(change.set.name);
+  else if (change.kind === 'element') {
+    let list = scope.elements.get(change.set.name);
+    if (!list) scope.elements.set(change.set.name, (list = []));
+    list.push({ verb: change.verb, elements: change.elements });
+  }
+  else if (change.kind === 'set' && change.verb === 'delete') scope.deletedSets.add(change.set.name);
+  else scope.broad = true;
 }
 
 export class TableWatch {
@@ -62,21 +109,25 @@ export class TableWatch {
   private async watch(monitor: NftMonitor): Promise<void> {
     for await (const ev of monitor) {
       if (ev.type === 'lost') {
-        this.onChange({ families: new Set(this.families), kinds: new Map(), lost: true });
+        this.onChange({ families: new Set(this.families), kinds: new Map(), scopes: new Map(this.families.map((f) => [f, emptyScope(true)])), lost: true });
         continue;
       }
       if (ev.self) continue;
       const kinds = new Map<NftFamilyName, Set<MonitorChange['kind']>>();
+      const scopes = new Map<NftFamilyName, RepairScope>();
       for (const change of ev.changes) {
         const family = familyOf(change) as NftFamilyName;
         if (!this.families.includes(family)) continue;
         let set = kinds.get(family);
         if (!set) kinds.set(family, (set = new Set()));
         set.add(change.kind);
+        let scope = scopes.get(family);
+        if (!scope) scopes.set(family, (scope = emptyScope()));
+        widen(scope, change);
       }
       if (!kinds.size) continue;
       const by = { ...(ev.pid !== undefined ? { pid: ev.pid } : {}), ...(ev.processName !== undefined ? { processName: ev.processName } : {}) };
-      this.onChange({ families: new Set(kinds.keys()), kinds, lost: false, by });
+      this.onChange({ families: new Set(kinds.keys()), kinds, scopes, lost: false, by });
     }
   }
 

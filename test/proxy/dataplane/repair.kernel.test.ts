@@ -1,17 +1,19 @@
 // Outside changes to the proxy's tables are repaired at once, without waiting for a Service change
 // or the full-sync period: the proxy watches its tables through the library's monitor, and any
-// transaction another process commits there makes the next sync (right away) a full one. And a
-// writer that keeps undoing the rules is not fought at full speed: repairs back off, logged once.
+// transaction another process commits there is repaired by the next sync (right away): a rule or
+// an element changed, by reading back that chain or set alone and rewriting what differs in it; a
+// table flushed or deleted, by a full sync. And a writer that keeps undoing the rules is not fought
+// at full speed: repairs back off, logged once.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe, tally } from '../../../src/netns/cluster.js';
 import type { SyncReport } from '../../../src/proxy/proxier.js';
-import { CLUSTER, ManifestDir, service, serviceChain, slice, startCluster, startProxy, TEST_LAYOUT, type Cluster, type RunningProxy } from './helpers.js';
+import { CLUSTER, familyResult, ManifestDir, service, serviceChain, slice, startCluster, startProxy, TEST_LAYOUT, type Cluster, type RunningProxy } from './helpers.js';
 
 const VIP = '198.18.200.60';
 const NODEPORT = 30091;
 
-const repairedSync = (r: SyncReport): boolean => r.results.some((x) => x.full && x.operations > 0);
+const repairedSync = (r: SyncReport): boolean => r.results.some((x) => (x.full || x.repaired) && x.operations > 0);
 
 describe('repair of outside changes to the tables', () => {
   let c: Cluster;
@@ -41,11 +43,17 @@ describe('repair of outside changes to the tables', () => {
   };
   const warnings = (): number => px.log.records.filter((r) => r.msg === 'the tables were changed by another process; repairing').length;
 
-  /** What another process does to the table, as an nft command in the node namespace. */
-  const TAMPERING: [string, () => string[]][] = [
-    ['nft flush ruleset', () => ['flush', 'ruleset']],
-    ['nft delete table ip kube-proxy', () => ['delete', 'table', 'ip', 'kube-proxy']],
-    ['nft flush map ip kube-proxy service-ips', () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips']],
+  /**
+   * What another process does to the table, as an nft command in the node namespace, and how the
+   * ip table's repair goes: a full sync, or a targeted one that reads back `chains` chains and
+   * `sets` sets, compares the touched elements of `elements` sets, and writes `operations` operations.
+   */
+  type Repair = 'full' | { chains: number; sets: number; elements: number; operations: number };
+  const TAMPERING: [string, () => string[], Repair][] = [
+    ['nft flush ruleset', () => ['flush', 'ruleset'], 'full'],
+    ['nft delete table ip kube-proxy', () => ['delete', 'table', 'ip', 'kube-proxy'], 'full'],
+    // The one service's element written back: one operation.
+    ['nft flush map ip kube-proxy service-ips', () => ['flush', 'map', 'ip', 'kube-proxy', 'service-ips'], { chains: 0, sets: 0, elements: 1, operations: 1 }],
     [
       "deleting the service chain's rule",
       () => {
@@ -53,18 +61,35 @@ describe('repair of outside changes to the tables', () => {
         const handle = /# handle (\d+)/.exec(c.node.exec('nft', ['-a', 'list', 'chain', 'ip', 'kube-proxy', chain]).split('\n').find((l) => l.includes('dnat'))!)![1]!;
         return ['delete', 'rule', 'ip', 'kube-proxy', chain, 'handle', handle];
       },
+      // Only that chain's rules rewritten (every rule of the chain: the other rules are the
+      // kernel's still, but they are written again in order after a flush).
+      { chains: 1, sets: 0, elements: 0, operations: -1 },
     ],
-    ['a rogue element in service-ips', () => ['add', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 198.18.200.99 . tcp . 80 : drop }']],
+    // Its delete: one operation.
+    ['a rogue element in service-ips', () => ['add', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 198.18.200.99 . tcp . 80 : drop }'], { chains: 0, sets: 0, elements: 1, operations: 1 }],
   ];
 
-  for (const [what, command] of TAMPERING) {
+  for (const [what, command, how] of TAMPERING) {
     it(`repairs ${what} at once, in both families, and says so`, async () => {
       works();
       const before = warnings();
       const args = command();
       const repaired = px.nextSync(repairedSync, 3000);
       c.node.exec('nft', args);
-      await repaired;
+      const report = await repaired;
+      const ip = familyResult(report, 'ip');
+      if (how === 'full') {
+        expect(ip.full).toBe(true);
+        expect(ip.repaired).toBeUndefined();
+      } else {
+        expect(ip.full).toBe(false);
+        expect(ip.repaired).toEqual({ chains: how.chains, sets: how.sets, elements: how.elements });
+        if (how.operations >= 0) expect(ip.operations).toBe(how.operations);
+        else expect(ip.operations).toBeGreaterThan(0);
+        // The other family was not touched: nothing read back, nothing written.
+        expect(familyResult(report, 'ip6')).toMatchObject({ full: false, operations: 0 });
+        expect(familyResult(report, 'ip6').repaired).toBeUndefined();
+      }
       works();
       expect(warnings()).toBe(before + 1);
       const tables = c.node.exec('nft', ['list', 'tables']);
@@ -74,6 +99,24 @@ describe('repair of outside changes to the tables', () => {
       expect(c.node.exec('nft', ['list', 'map', 'ip', 'kube-proxy', 'service-ips'])).not.toContain(': drop');
     });
   }
+
+  it('after a repair, the flows to the service made while its rules were missing (never DNATed) are deleted, DNATed ones stay', async () => {
+    works();
+    const conntrack = (args: string[]): string => c.node.exec('conntrack', args);
+    const flow = (sport: number, ...reply: string[]): string[] => ['-I', '-p', 'tcp', '-s', CLUSTER.clientIPv4, '-d', VIP, '--sport', String(sport), '--dport', '80', '-t', '120', ...reply];
+    // As a SYN leaves them when no rule DNATs it: the reply from the ClusterIP itself.
+    conntrack([...flow(41000), '--state', 'SYN_SENT']);
+    conntrack([...flow(41001), '--state', 'SYN_SENT']);
+    // DNATed to a pod: a flow the outage did not touch.
+    conntrack([...flow(41002, '--reply-src', c.pods[0]!.ipv4, '--reply-dst', CLUSTER.clientIPv4, '--reply-port-src', '8080', '--reply-port-dst', '41002'), '--state', 'ESTABLISHED']);
+    const sports = (): string[] => [...conntrack(['-L', '-d', VIP]).matchAll(/sport=(4100\d)/g)].map((m) => m[1]!).filter((p, i, all) => all.indexOf(p) === i);
+    expect(sports().sort()).toEqual(['41000', '41001', '41002']);
+    const repaired = px.nextSync(repairedSync, 3000);
+    c.node.exec('nft', ['delete', 'element', 'ip', 'kube-proxy', 'service-ips', `{ ${VIP} . tcp . 80 }`]);
+    await repaired;
+    expect(sports()).toEqual(['41002']);
+    works();
+  });
 
   it(`(${TEST_LAYOUT}) backs off from a writer that keeps undoing the rules, logging it once`, async () => {
     const syncsBefore = px.reports.length;
