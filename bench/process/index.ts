@@ -5,6 +5,11 @@
 // same batches + a bare node start); the order rotates run by run (cases.ts). Prints medians, ratios
 // and the targets, writes every run to bench-results/process.json and the chart to
 // docs/bench/process.svg.
+//
+// Options add issue 29's other cases to the same run: --informers, a long-running proxy cold to the
+// end of its first sync fed by the manifests and by the informers from an API server in this
+// process (apiserver.ts), side by side; --churn-seconds, churn memory; --delta-changes, the churn
+// ratio against `nft -f` of the same delta (churn.ts).
 
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
