@@ -142,7 +142,9 @@ async function main(argv: string[]): Promise<void> {
     `\nnftlink whole-process benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}; ${machine.date}; medians\n` +
       `command: npm run bench:process -- ${(saved.argv ?? ['(not saved)']).join(' ')}\n` +
       `wall/user/sys/RSS: the whole process, GNU time${measuredEnvText()}; sync: the proxy's own "synced" durations, summed over families; ` +
-      `restart: proxy --once again on the table it programmed; nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
+      `restart: proxy --once again on the table it programmed; ` +
+      `live mf, live inf: a long-running proxy (not --once) cold to the end of its first sync, figures from /proc then (peak RSS: VmHWM), fed by the manifest files, and by the informers from an API server in this process (paged lists, then watches); inf / mf: their walls; ` +
+      `nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
       `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''${busyText(runs)}\n\n` +
       (medians.length ? renderProcess(medians) : '(no cold starts measured: --sizes none)') +
       (churn.length ? `\n\nChurn memory: a long-running proxy (-v 4, servers off) under churn, RSS from /proc/PID/status every sample; steady: from the end of its first sync; slope: least squares, MB per minute; syncs: the proxy's "synced" lines, summed over families\n\n${renderChurn(churn)}` : '') +
