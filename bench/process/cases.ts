@@ -48,6 +48,11 @@ export interface ProcessRun extends ProcessFigures {
   /** proxy, restart and live: operations written (both families), and the syncs' durations as logged. */
   operations?: number;
   syncMs?: number;
+  /**
+   * live: this process's CPU time meanwhile, s: through the informers mostly the API server's
+   * serving, which a loaded 2-core machine takes from the measured process's wall.
+   */
+  benchCpuS?: number;
   /** floor commit: the kernel's commit of the batches, ms, measured around the addon's commit. */
   commitMs?: number;
   /**
@@ -160,14 +165,18 @@ export async function firstSyncRun(side: 'live manifests' | 'live informers', fe
   return withNetns(
     1,
     async (ns) => {
+      const cpu = process.cpuUsage();
       const proxy = LiveProxy.start(side === 'live informers' ? informerFlags(feed, layout, ns!) : proxyFlags(feed, layout, ns!));
+      let benchCpuS: number;
       try {
         await proxy.syncs(1, 30 * 60_000);
+        const used = process.cpuUsage(cpu);
+        benchCpuS = (used.user + used.system) / 1e6;
       } finally {
         await proxy.stop();
       }
       const { wall, user, sys, rssMB, operations, syncMs } = proxy.first!;
-      return { services, endpoints, layout, run, side, wall, user, sys, rssMB, operations, syncMs, busy };
+      return { services, endpoints, layout, run, side, wall, user, sys, rssMB, operations, syncMs, benchCpuS, busy };
     },
     NETNS_PREFIX,
   );

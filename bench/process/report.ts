@@ -28,8 +28,8 @@ export interface ProcessMedian {
    * A long-running proxy cold to the end of its first sync (figures from /proc then), fed by the
    * manifests and by the informers (an API server in the benchmark's process).
    */
-  liveManifests?: Figures & { syncMs: number; operations: number };
-  liveInformers?: Figures & { syncMs: number; operations: number };
+  liveManifests?: LiveFigures;
+  liveInformers?: LiveFigures;
   nft?: Figures;
   /** `nft -f` of kube-proxy's own layout text for the same services. */
   kubeProxyNft?: Figures;
@@ -52,9 +52,12 @@ function med(rs: readonly ProcessRun[]): Figures | undefined {
   return { wall: median(rs.map((r) => r.wall)), user: median(rs.map((r) => r.user)), sys: median(rs.map((r) => r.sys)), rssMB: median(rs.map((r) => r.rssMB)) };
 }
 
-function liveMedian(rs: readonly ProcessRun[]): (Figures & { syncMs: number; operations: number }) | undefined {
+/** A long-running proxy at the end of its first sync, and this process's CPU time meanwhile (the API server's, through the informers). */
+export type LiveFigures = Figures & { syncMs: number; operations: number; benchCpuS: number };
+
+function liveMedian(rs: readonly ProcessRun[]): LiveFigures | undefined {
   const m = med(rs);
-  return m && { ...m, syncMs: median(rs.map((r) => r.syncMs!)), operations: median(rs.map((r) => r.operations!)) };
+  return m && { ...m, syncMs: median(rs.map((r) => r.syncMs!)), operations: median(rs.map((r) => r.operations!)), benchCpuS: median(rs.map((r) => r.benchCpuS ?? NaN)) };
 }
 
 export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
@@ -97,7 +100,7 @@ export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
 const x = (a: number | undefined, b: number | undefined): string => (a !== undefined && b !== undefined ? `${ratio(a, b).toFixed(2)}x` : '-');
 
 export function renderProcess(ms: readonly ProcessMedian[]): string {
-  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'live mf s', 'RSS MB', 'live inf s', 'user', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor', 'inf / mf']];
+  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'live mf s', 'RSS MB', 'live inf s', 'user', 'RSS MB', 'ops', 'api cpu s', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor', 'inf / mf']];
   for (const m of ms) {
     rows.push([
       `${m.services}x${m.endpoints}`,
@@ -118,6 +121,7 @@ export function renderProcess(ms: readonly ProcessMedian[]): string {
       f(m.liveInformers?.user, 2),
       f(m.liveInformers?.rssMB, 0),
       f(m.liveInformers?.operations, 0),
+      f(m.liveInformers?.benchCpuS, 2),
       f(m.nft?.wall, 3),
       f(m.nft?.user, 2),
       f(m.nft?.sys, 2),
