@@ -48,7 +48,7 @@ let seq = 0;
  * figure (and to none of nft's).
  */
 const NODE_START_UP_NOISE = ['NODE_EXTRA_CA_CERTS'] as const;
-function measuredEnv(): NodeJS.ProcessEnv {
+export function measuredEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of NODE_START_UP_NOISE) delete env[name];
   return env;

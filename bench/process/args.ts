@@ -21,12 +21,34 @@ export interface ProcessOptions {
   quick: boolean;
   /** Measure nothing: print the report and draw the chart of a saved run (its JSON). */
   from?: string;
+  /** Also `proxy --once` through the informers, from an API server in this process (issue 29 target 5). */
+  informers: boolean;
+  /** Churn memory (target 7): seconds of churn per source and layout (0: not measured). */
+  churnSeconds: number;
+  /** The size churn and the churn ratio run at. */
+  churnSize: [number, number];
+  /** Services changed per tick, and the tick, ms. */
+  churnServices: number;
+  churnIntervalMs: number;
+  /** How often the proxy's RSS is sampled, ms. */
+  churnSampleMs: number;
+  churnSources: ChurnSource[];
+  /** Churn ratio (target 8): one-endpoint changes timed on each side (0: not measured). */
+  deltaChanges: number;
 }
 
+export type ChurnSource = 'manifests' | 'informers';
+const CHURN_SOURCES: readonly ChurnSource[] = ['manifests', 'informers'];
+
 export const PROCESS_USAGE = `usage: npm run bench:process -- [--runs N] [--slow-runs N] [--slow-services N]
-                                [--sizes 1000x5,10000x5,30000x5,100000x5,10000x1,5000x50,45000x1]
+                                [--sizes 1000x5,10000x5,30000x5,100000x5,10000x1,5000x50,45000x1|none]
                                 [--layouts slots,kube-proxy] [--out FILE] [--chart FILE] [--quick]
-                                [--from FILE (report and chart of a saved run; measures nothing)]`;
+                                [--from FILE (report and chart of a saved run; measures nothing)]
+                                [--informers (also proxy --once through the informers)]
+                                [--churn-seconds S (churn memory: a long-running proxy under churn; 0: off)]
+                                [--churn-size 10000x5] [--churn-services 50] [--churn-interval-ms 200]
+                                [--churn-sample-ms 5000] [--churn-sources manifests,informers]
+                                [--delta-changes N (churn ratio: N one-endpoint changes; 0: off)]`;
 
 export const DEFAULT_SIZES: [number, number][] = [
   [1000, 5],
@@ -54,6 +76,14 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
     // A quick run's chart stays beside its JSON: docs/bench/ holds the full run's.
     chart: quick ? 'bench-results/process.svg' : 'docs/bench/process.svg',
     quick,
+    informers: false,
+    churnSeconds: 0,
+    churnSize: [10_000, 5],
+    churnServices: 50,
+    churnIntervalMs: 200,
+    churnSampleMs: 5000,
+    churnSources: [...CHURN_SOURCES],
+    deltaChanges: 0,
   };
   const int = (flag: string, v: string | undefined, min: number): number => intValue(flag, v, min, PROCESS_USAGE);
   for (let i = 0; i < argv.length; i++) {
@@ -62,6 +92,36 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
     switch (a) {
       case '--quick':
         continue;
+      case '--informers':
+        o.informers = true;
+        continue;
+      case '--churn-seconds':
+        o.churnSeconds = int(a, v, 0);
+        break;
+      case '--churn-size': {
+        const sizes = parseSizes(v ?? '');
+        if (sizes.length !== 1) throw new Error(`--churn-size takes one SERVICESxENDPOINTS\n${PROCESS_USAGE}`);
+        o.churnSize = sizes[0]!;
+        break;
+      }
+      case '--churn-services':
+        o.churnServices = int(a, v, 1);
+        break;
+      case '--churn-interval-ms':
+        o.churnIntervalMs = int(a, v, 1);
+        break;
+      case '--churn-sample-ms':
+        o.churnSampleMs = int(a, v, 100);
+        break;
+      case '--churn-sources':
+        o.churnSources = (v ?? '').split(',').map((x) => {
+          if (!CHURN_SOURCES.includes(x as ChurnSource)) throw new Error(`--churn-sources: unknown source "${x}" (${CHURN_SOURCES.join(', ')})\n${PROCESS_USAGE}`);
+          return x as ChurnSource;
+        });
+        break;
+      case '--delta-changes':
+        o.deltaChanges = int(a, v, 0);
+        break;
       case '--runs':
         o.runs = int(a, v, 1);
         break;
@@ -72,7 +132,8 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
         o.slowServices = int(a, v, 1);
         break;
       case '--sizes':
-        o.sizes = parseSizes(v ?? '');
+        // none: only the churn cases.
+        o.sizes = v === 'none' ? [] : parseSizes(v ?? '');
         break;
       case '--layouts':
         o.layouts = layoutsValue(v, PROCESS_USAGE);

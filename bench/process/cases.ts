@@ -5,6 +5,9 @@
 //             (a restart over the table it programmed: what it writes must be nothing)
 //   nft -f    `nft -f` of `nftlink render`'s text for the same manifests and flags (the very ruleset
 //             the proxy writes; for --layout kube-proxy, kube-proxy's own shapes)
+//   live      `nftlink proxy` (not --once), cold into an empty namespace, to the end of its first
+//             sync (figures from /proc then), fed by the manifests or by the informers from an API
+//             server in the benchmark's process (apiserver.ts: paged lists, then watches)
 //   floor     the kernel committing that ruleset's batches encoded beforehand (floor-child.ts), and
 //             a bare `node -e ''`: added up, what no Node process could go below
 
@@ -18,6 +21,7 @@ import { packagePath } from '../../src/package-root.js';
 import { runTimed, waitQuiet, type ProcessFigures } from '../measure.js';
 import { inNetns, withNetns } from '../netns.js';
 import { nodeFlags } from '../node-flags.js';
+import { LiveProxy } from './live-proxy.js';
 import { NODE_IP, NODE_NAME, POD_CIDR, SERVICE_CIDR, writeManifests } from './manifests.js';
 
 // floor-child.ts, bundled as the CLI is (scripts/bundle.mjs --bench).
@@ -32,7 +36,7 @@ const quiet = (): Promise<number> => waitQuiet(QUIET_MAX_MS);
 /** This benchmark's namespaces: `ip netns list | grep nftlink-pb-` finds any it left behind. */
 const NETNS_PREFIX = 'nftlink-pb';
 
-export type Side = 'proxy' | 'restart' | 'nft -f' | 'floor commit' | 'node -e';
+export type Side = 'proxy' | 'restart' | 'live manifests' | 'live informers' | 'nft -f' | 'floor commit' | 'node -e';
 
 export interface ProcessRun extends ProcessFigures {
   services: number;
@@ -41,9 +45,14 @@ export interface ProcessRun extends ProcessFigures {
   layout: LayoutName | '-';
   side: Side;
   run: number;
-  /** proxy and restart: operations written (both families), and the syncs' durations as logged. */
+  /** proxy, restart and live: operations written (both families), and the syncs' durations as logged. */
   operations?: number;
   syncMs?: number;
+  /**
+   * live: this process's CPU time meanwhile, s: through the informers mostly the API server's
+   * serving, which a loaded 2-core machine takes from the measured process's wall.
+   */
+  benchCpuS?: number;
   /** floor commit: the kernel's commit of the batches, ms, measured around the addon's commit. */
   commitMs?: number;
   /**
@@ -54,7 +63,7 @@ export interface ProcessRun extends ProcessFigures {
 }
 
 let scratch: string | undefined;
-function scratchFile(name: string): string {
+export function scratchFile(name: string): string {
   if (!scratch) {
     scratch = mkdtempSync(join(tmpdir(), 'nftlink-bench-process-'));
     const dir = scratch;
@@ -76,7 +85,16 @@ export async function manifestDir(services: number, endpoints: number): Promise<
  * nothing depends on the machine's interfaces.
  */
 export function proxyFlags(manifests: string, layout: LayoutName, netns: string): string[] {
-  return ['--manifests', manifests, '--netns', netns, '--hostname-override', NODE_NAME, '--node-ip', NODE_IP, '--cluster-cidr', POD_CIDR, '--service-cidr', SERVICE_CIDR, '--layout', layout];
+  return ['--manifests', manifests, ...identityFlags(layout, netns)];
+}
+
+/** The flags of a proxy that follows the API server of `kubeconfig` (BenchApiServer) instead. */
+export function informerFlags(kubeconfig: string, layout: LayoutName, netns: string): string[] {
+  return ['--kubeconfig', kubeconfig, ...identityFlags(layout, netns)];
+}
+
+function identityFlags(layout: LayoutName, netns: string): string[] {
+  return ['--netns', netns, '--hostname-override', NODE_NAME, '--node-ip', NODE_IP, '--cluster-cidr', POD_CIDR, '--service-cidr', SERVICE_CIDR, '--layout', layout];
 }
 
 /**
@@ -131,6 +149,34 @@ export async function proxyRuns(file: string, layout: LayoutName, services: numb
         { ...base, side: 'proxy', ...figures(cold), operations: c.operations, syncMs: c.syncMs, busy },
         { ...base, side: 'restart', ...figures(again), operations: a.operations, syncMs: a.syncMs, busy: busyAgain },
       ];
+    },
+    NETNS_PREFIX,
+  );
+}
+
+/**
+ * A long-running proxy (not --once) cold into a fresh namespace, to the end of its first sync (its
+ * figures then, from /proc: live-proxy.ts), fed by the manifests or by the informers from the API
+ * server of `kubeconfig` (in this process). Not --once: `proxy --once` through the informers syncs
+ * before their first lists have arrived (it does not wait for the source to be synced).
+ */
+export async function firstSyncRun(side: 'live manifests' | 'live informers', feed: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun> {
+  const busy = await quiet();
+  return withNetns(
+    1,
+    async (ns) => {
+      const cpu = process.cpuUsage();
+      const proxy = LiveProxy.start(side === 'live informers' ? informerFlags(feed, layout, ns!) : proxyFlags(feed, layout, ns!));
+      let benchCpuS: number;
+      try {
+        await proxy.syncs(1, 30 * 60_000);
+        const used = process.cpuUsage(cpu);
+        benchCpuS = (used.user + used.system) / 1e6;
+      } finally {
+        await proxy.stop();
+      }
+      const { wall, user, sys, rssMB, operations, syncMs } = proxy.first!;
+      return { services, endpoints, layout, run, side, wall, user, sys, rssMB, operations, syncMs, benchCpuS, busy };
     },
     NETNS_PREFIX,
   );

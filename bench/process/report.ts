@@ -4,10 +4,11 @@
 // process's cold start against the number of services.
 
 import type { LayoutName } from '../../src/proxy/layout/index.js';
-import { median, ratio } from '../stats.js';
+import { median, percentile, ratio } from '../stats.js';
 import { lineChart } from '../svg-chart.js';
 import { f, pad, type TargetResult } from '../scale/report.js';
 import type { ProcessRun, Side } from './cases.js';
+import type { ChurnResult, DeltaResult } from './churn.js';
 
 export interface Figures {
   wall: number;
@@ -23,6 +24,12 @@ export interface ProcessMedian {
   runs: number;
   proxy?: Figures & { syncMs: number; operations: number };
   restart?: Figures & { operations: number };
+  /**
+   * A long-running proxy cold to the end of its first sync (figures from /proc then), fed by the
+   * manifests and by the informers (an API server in the benchmark's process).
+   */
+  liveManifests?: LiveFigures;
+  liveInformers?: LiveFigures;
   nft?: Figures;
   /** `nft -f` of kube-proxy's own layout text for the same services. */
   kubeProxyNft?: Figures;
@@ -45,6 +52,14 @@ function med(rs: readonly ProcessRun[]): Figures | undefined {
   return { wall: median(rs.map((r) => r.wall)), user: median(rs.map((r) => r.user)), sys: median(rs.map((r) => r.sys)), rssMB: median(rs.map((r) => r.rssMB)) };
 }
 
+/** A long-running proxy at the end of its first sync, and this process's CPU time meanwhile (the API server's, through the informers). */
+export type LiveFigures = Figures & { syncMs: number; operations: number; benchCpuS: number };
+
+function liveMedian(rs: readonly ProcessRun[]): LiveFigures | undefined {
+  const m = med(rs);
+  return m && { ...m, syncMs: median(rs.map((r) => r.syncMs!)), operations: median(rs.map((r) => r.operations!)), benchCpuS: median(rs.map((r) => r.benchCpuS ?? NaN)) };
+}
+
 export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
   const sizes = [...new Set(runs.map((r) => `${r.services}x${r.endpoints}`))];
   const out: ProcessMedian[] = [];
@@ -60,6 +75,10 @@ export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
       const m: ProcessMedian = { services, endpoints, layout, runs: Math.max(proxy.length, pick(layout, 'nft -f').length) };
       const p = med(proxy);
       if (p) m.proxy = { ...p, syncMs: median(proxy.map((r) => r.syncMs!)), operations: median(proxy.map((r) => r.operations!)) };
+      const liveManifests = liveMedian(pick(layout, 'live manifests'));
+      if (liveManifests) m.liveManifests = liveManifests;
+      const liveInformers = liveMedian(pick(layout, 'live informers'));
+      if (liveInformers) m.liveInformers = liveInformers;
       const r = med(restart);
       // Any write on a restart is a failure: the largest count, not the median.
       if (r) m.restart = { ...r, operations: Math.max(...restart.map((x) => x.operations!)) };
@@ -81,7 +100,7 @@ export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
 const x = (a: number | undefined, b: number | undefined): string => (a !== undefined && b !== undefined ? `${ratio(a, b).toFixed(2)}x` : '-');
 
 export function renderProcess(ms: readonly ProcessMedian[]): string {
-  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor']];
+  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'live mf s', 'RSS MB', 'live inf s', 'user', 'RSS MB', 'ops', 'api cpu s', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor', 'inf / mf']];
   for (const m of ms) {
     rows.push([
       `${m.services}x${m.endpoints}`,
@@ -96,6 +115,13 @@ export function renderProcess(ms: readonly ProcessMedian[]): string {
       f(m.restart?.wall, 3),
       f(m.restart?.rssMB, 0),
       f(m.restart?.operations, 0),
+      f(m.liveManifests?.wall, 3),
+      f(m.liveManifests?.rssMB, 0),
+      f(m.liveInformers?.wall, 3),
+      f(m.liveInformers?.user, 2),
+      f(m.liveInformers?.rssMB, 0),
+      f(m.liveInformers?.operations, 0),
+      f(m.liveInformers?.benchCpuS, 2),
       f(m.nft?.wall, 3),
       f(m.nft?.user, 2),
       f(m.nft?.sys, 2),
@@ -107,6 +133,7 @@ export function renderProcess(ms: readonly ProcessMedian[]): string {
       x(m.nft?.wall, m.proxy?.wall),
       x(m.kubeProxyNft?.wall, m.proxy?.wall),
       x(m.proxy?.wall, m.floorS),
+      x(m.liveInformers?.wall, m.liveManifests?.wall),
     ]);
   }
   return pad(rows);
@@ -143,6 +170,10 @@ export function processTargets(ms: readonly ProcessMedian[]): TargetResult[] {
     const r = ratio(s100.proxy.wall, s10.proxy.wall);
     out.push({ target: 'slots 100k x 5 wall <= 11x the 10k x 5 figure', value: `${f(s100.proxy.wall, 3)} / ${f(s10.proxy.wall, 3)} = ${r.toFixed(2)}x`, pass: r <= 11 });
   }
+  for (const m of ms.filter((m) => m.services === 10_000 && m.endpoints === 5 && m.liveManifests && m.liveInformers)) {
+    const r = ratio(m.liveInformers!.wall, m.liveManifests!.wall);
+    out.push({ target: `${m.layout} 10k x 5: cold start to the first sync through the informers <= 1.3x the manifest files' (wall)`, value: `${f(m.liveInformers!.wall, 3)} / ${f(m.liveManifests!.wall, 3)} = ${r.toFixed(2)}x`, pass: r <= 1.3 });
+  }
   for (const m of ms.filter((m) => m.services === 10_000 && m.endpoints === 5 && m.proxy && m.restart)) {
     out.push({ target: `${m.layout} 10k x 5: restart on the programmed table <= the cold start, 0 operations written`, value: `${f(m.restart!.wall, 3)} s vs ${f(m.proxy!.wall, 3)} s, ${m.restart!.operations} ops`, pass: m.restart!.wall <= m.proxy!.wall && m.restart!.operations === 0 });
   }
@@ -177,4 +208,93 @@ export function processChart(ms: readonly ProcessMedian[]): string {
       { name: "floor, kube-proxy layout (kernel + node -e '')", dashed: true, points: of('kube-proxy', (m) => m.floorS) },
     ].filter((s) => s.points.length > 0),
   });
+}
+
+/** The least-squares slope of y over x (NaN for fewer than two distinct x). */
+export function slope(points: readonly { x: number; y: number }[]): number {
+  const n = points.length;
+  const mx = points.reduce((s, p) => s + p.x, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (const p of points) {
+    sxy += (p.x - mx) * (p.y - my);
+    sxx += (p.x - mx) ** 2;
+  }
+  return sxx > 0 ? sxy / sxx : NaN;
+}
+
+export interface ChurnSummary {
+  maxSteadyRssMB: number;
+  /** RSS growth under churn, MB per minute (least squares over the samples). */
+  slopeMBPerMin: number;
+  syncs: number;
+  syncP50Ms: number;
+  syncP95Ms: number;
+  syncMaxMs: number;
+  /** Services changed per second, as made. */
+  changesPerS: number;
+}
+
+export function churnSummary(c: ChurnResult): ChurnSummary {
+  return {
+    maxSteadyRssMB: Math.max(...c.samples.map((s) => s.rssMB)),
+    slopeMBPerMin: slope(c.samples.map((s) => ({ x: s.s / 60, y: s.rssMB }))),
+    syncs: c.syncMs.length,
+    syncP50Ms: percentile(c.syncMs, 50),
+    syncP95Ms: percentile(c.syncMs, 95),
+    syncMaxMs: Math.max(...c.syncMs),
+    changesPerS: c.changes / c.seconds,
+  };
+}
+
+export function renderChurn(cs: readonly ChurnResult[]): string {
+  const rows = [['services', 'layout', 'source', 'churn s', 'changes/s', 'first sync s', 'RSS then MB', 'max steady RSS MB', 'slope MB/min', 'samples', 'syncs', 'sync p50 ms', 'p95', 'max']];
+  for (const c of cs) {
+    const s = churnSummary(c);
+    rows.push([`${c.services}x${c.endpoints}`, c.layout, c.source, String(c.seconds), s.changesPerS.toFixed(0), f(c.firstSyncS, 2), f(c.firstSyncRssMB, 0), f(s.maxSteadyRssMB, 0), f(s.slopeMBPerMin, 2), String(c.samples.length), String(s.syncs), f(s.syncP50Ms, 1), f(s.syncP95Ms, 1), f(s.syncMaxMs, 1)]);
+  }
+  return pad(rows);
+}
+
+export interface DeltaSummary {
+  syncP50Ms: number;
+  nftP50Ms: number;
+  /** proxy sync p50 / nft -f p50. */
+  ratio: number;
+}
+
+export function deltaSummary(d: DeltaResult): DeltaSummary {
+  const syncP50Ms = median(d.syncMs);
+  const nftP50Ms = median(d.nftWall) * 1000;
+  return { syncP50Ms, nftP50Ms, ratio: ratio(syncP50Ms, nftP50Ms) };
+}
+
+export function renderDeltas(ds: readonly DeltaResult[]): string {
+  const rows = [['services', 'layout', 'changes', 'proxy sync p50 ms', 'max', 'ops p50', 'nft -f p50 ms', 'user', 'sys', 'statements', 'proxy / nft -f']];
+  for (const d of ds) {
+    const s = deltaSummary(d);
+    rows.push([`${d.services}x${d.endpoints}`, d.layout, String(d.syncMs.length), f(s.syncP50Ms, 2), f(Math.max(...d.syncMs), 2), f(median(d.syncOperations), 0), f(s.nftP50Ms, 1), f(median(d.nftUser), 3), f(median(d.nftSys), 3), String(d.deltaStatements), `1/${(1 / s.ratio).toFixed(1)}`]);
+  }
+  return pad(rows);
+}
+
+/** Issue 29's targets 7 and 8, on the churn cases at 10k x 5 (other sizes are shown, not judged). */
+export function churnTargets(cs: readonly ChurnResult[], ds: readonly DeltaResult[]): TargetResult[] {
+  const out: TargetResult[] = [];
+  const at10k = (c: { services: number; endpoints: number }): boolean => c.services === 10_000 && c.endpoints === 5;
+  for (const c of cs.filter(at10k)) {
+    const s = churnSummary(c);
+    // Flat: growing less than 1 MB a minute (a leak of one object per change would show as more).
+    out.push({
+      target: `${c.layout} 10k x 5, churn through ${c.source} for ${c.seconds} s: steady RSS <= 200 MB and flat (slope <= 1 MB/min)`,
+      value: `max ${f(s.maxSteadyRssMB, 0)} MB, ${f(s.slopeMBPerMin, 2)} MB/min`,
+      pass: s.maxSteadyRssMB <= 200 && s.slopeMBPerMin <= 1,
+    });
+  }
+  for (const d of ds.filter(at10k)) {
+    const s = deltaSummary(d);
+    out.push({ target: `${d.layout} 10k x 5: one endpoint replaced, proxy sync p50 <= 1/20 of nft -f of the same delta`, value: `${f(s.syncP50Ms, 2)} / ${f(s.nftP50Ms, 1)} ms = 1/${(1 / s.ratio).toFixed(1)}`, pass: s.ratio <= 1 / 20 });
+  }
+  return out;
 }

@@ -6,7 +6,10 @@ import type { ProcessRun } from '../../bench/process/cases.js';
 import { syncedTotals } from '../../bench/process/cases.js';
 import { clusterAddress, endpointAddress, NODE_IP, serviceObjects } from '../../bench/process/manifests.js';
 import { categorize, packageOf } from '../../bench/process/profile-summary.js';
-import { processMedians, processTargets } from '../../bench/process/report.js';
+import { churnTargets, processMedians, processTargets, slope } from '../../bench/process/report.js';
+import { EndpointChurn } from '../../bench/process/churn-state.js';
+import type { ChurnResult, DeltaResult } from '../../bench/process/churn.js';
+import { nftDelta, splitElements } from '../../bench/process/nft-delta.js';
 
 // The pure pieces of `npm run bench:process`: the manifests it generates stay in 198.18.0.0/15 and
 // never repeat an address (the maps refuse duplicates), the proxy's log is read for what it wrote,
@@ -128,5 +131,119 @@ describe('the command line', () => {
     const r = run(['--bogus']);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('unknown option --bogus');
+  });
+});
+
+describe('churn', () => {
+  it('keeps every endpoint its own address on its service\'s target port through replacements, additions and removals', () => {
+    const churn = new EndpointChurn(2000, 5);
+    const kinds = new Map<string, number>();
+    for (let t = 0; t < 400; t++) {
+      for (const i of churn.pick(50)) {
+        const k = churn.change(i);
+        kinds.set(k, (kinds.get(k) ?? 0) + 1);
+      }
+    }
+    const seen = new Set<number>();
+    let dup = 0;
+    let otherPort = 0;
+    for (let i = 0; i < 2000; i++) {
+      const eps = churn.endpointsOf(i);
+      expect(eps.length).toBeGreaterThanOrEqual(1);
+      expect(eps.length).toBeLessThanOrEqual(10);
+      for (const k of eps) {
+        if (seen.has(k)) dup++;
+        seen.add(k);
+        if (endpointAddress(k).port !== endpointAddress(i * 5).port) otherPort++;
+      }
+    }
+    expect(dup).toBe(0);
+    expect(otherPort).toBe(0);
+    expect([...kinds.keys()].sort()).toEqual(['added', 'removed', 'replaced']);
+  });
+
+  it('picks distinct services, the same ones for the same seed', () => {
+    const a = new EndpointChurn(100, 5).pick(50);
+    expect(new Set(a).size).toBe(50);
+    expect(new EndpointChurn(100, 5).pick(50)).toEqual(a);
+  });
+
+  it('fits a least-squares slope', () => {
+    expect(slope([{ x: 0, y: 100 }, { x: 1, y: 102 }, { x: 2, y: 104 }])).toBeCloseTo(2);
+    expect(slope([{ x: 0, y: 5 }])).toBeNaN();
+  });
+});
+
+describe('the nft -f delta between two renders', () => {
+  const before = [
+    'add table ip t { comment "x"; }',
+    'add map ip t m { type ipv4_addr : verdict; }',
+    'add set ip t s { type ipv4_addr; }',
+    'add chain ip t a',
+    'add rule ip t a counter',
+    'add chain ip t gone',
+    'add rule ip t gone drop',
+    'add element ip t s { 10.0.0.1, 10.0.0.2 }',
+    'add element ip t m { 10.0.0.1 : goto a, 10.0.0.2 : goto gone }',
+  ].join('\n');
+  const after = [
+    'add table ip t { comment "x"; }',
+    'add map ip t m { type ipv4_addr : verdict; }',
+    'add set ip t s { type ipv4_addr; }',
+    'add chain ip t a',
+    'add rule ip t a accept',
+    'add chain ip t new',
+    'add rule ip t new drop',
+    'add element ip t s { 10.0.0.1, 10.0.0.3 }',
+    'add element ip t m { 10.0.0.1 : goto a, 10.0.0.2 : goto new }',
+  ].join('\n');
+
+  it('adds new chains, rewrites changed ones, replaces elements by key, deletes what is gone last', () => {
+    expect(nftDelta(before, after).split('\n').filter(Boolean)).toEqual([
+      'add chain ip t new',
+      'flush chain ip t a',
+      'add rule ip t a accept',
+      'add rule ip t new drop',
+      'delete element ip t s { 10.0.0.2 }',
+      'delete element ip t m { 10.0.0.2 }',
+      'add element ip t s { 10.0.0.3 }',
+      'add element ip t m { 10.0.0.2 : goto new }',
+      'flush chain ip t gone',
+      'delete chain ip t gone',
+    ]);
+  });
+
+  it('is empty between equal texts, and refuses what render does not write', () => {
+    expect(nftDelta(before, before)).toBe('');
+    expect(() => nftDelta('flush ruleset', before)).toThrow(/not a render statement/);
+  });
+
+  it('splits elements at the commas outside quotes and braces', () => {
+    expect(splitElements('1.2.3.4 comment "a, b", 5 : { x, y }, 6')).toEqual(['1.2.3.4 comment "a, b"', '5 : { x, y }', '6']);
+  });
+});
+
+describe('churn options and targets', () => {
+  it('parses the churn options', () => {
+    const o = parseProcessArgs(['--sizes', 'none', '--informers', '--churn-seconds', '300', '--churn-size', '10000x5', '--churn-sources', 'informers', '--delta-changes', '20']);
+    expect(o.sizes).toEqual([]);
+    expect(o.informers).toBe(true);
+    expect(o.churnSeconds).toBe(300);
+    expect(o.churnSources).toEqual(['informers']);
+    expect(o.deltaChanges).toBe(20);
+    expect(() => parseProcessArgs(['--churn-sources', 'etcd'])).toThrow(/unknown source "etcd"/);
+  });
+
+  it('judges churn memory on the max and the slope, and the churn ratio on the medians', () => {
+    const churn: ChurnResult = {
+      source: 'informers', layout: 'slots', services: 10_000, endpoints: 5, seconds: 120, servicesPerTick: 50, intervalMs: 200, ticks: 600, changes: 30_000, firstSyncS: 2, firstSyncRssMB: 150,
+      samples: [{ s: 0, rssMB: 150 }, { s: 60, rssMB: 152 }, { s: 120, rssMB: 154 }],
+      syncMs: [10, 20, 30], syncOperations: [5, 5, 5],
+    };
+    const delta: DeltaResult = { layout: 'slots', services: 10_000, endpoints: 5, syncMs: [2, 3, 4], syncOperations: [4, 4, 4], nftWall: [0.1, 0.08, 0.12], nftUser: [0, 0, 0], nftSys: [0, 0, 0], deltaStatements: 4 };
+    const ts = churnTargets([churn, { ...churn, samples: churn.samples.map((s) => ({ ...s, rssMB: s.rssMB + s.s })) }], [delta]);
+    expect(ts.map((t) => t.pass)).toEqual([false, false, true]);
+    expect(ts[0]!.value).toBe('max 154 MB, 2.00 MB/min');
+    expect(ts[2]!.value).toBe('3.00 / 100.0 ms = 1/33.3');
   });
 });
