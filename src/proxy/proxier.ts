@@ -96,6 +96,9 @@ export class Proxier {
   private nft: NftConnection | undefined;
   private families: FamilySync[] = [];
   private synced = false;
+  /** Resolves when the source has delivered its first complete lists (synced()). */
+  private markSourceSynced!: () => void;
+  private readonly sourceSynced = new Promise<void>((resolve) => (this.markSourceSynced = resolve));
   private staleTimer: NodeJS.Timeout | undefined;
   /** A full garbage collection once the proxy is idle after a big sync (heap-compaction.ts). */
   private readonly compaction = new HeapCompaction();
@@ -165,6 +168,7 @@ export class Proxier {
       synced: () => {
         if (this.synced) return;
         this.synced = true;
+        this.markSourceSynced();
         this.runner.start();
         this.runner.run();
       },
@@ -212,6 +216,9 @@ export class Proxier {
 
   /** Resolves after the next sync completes (tests and `--once`). */
   async syncNow(): Promise<SyncReport> {
+    // The first lists first (informers deliver them after start() returns), as kube-proxy waits
+    // for its caches to sync: a sync before them would program an empty model.
+    await this.sourceSynced;
     await this.runner.idle();
     await this.syncAll();
     return this.lastReport!;

@@ -80,7 +80,25 @@ const ipv4 = (r: SyncReport): SyncResult => r.results.find((x) => x.family === '
 const WEB = [service('web', '198.18.200.10'), service('api', '198.18.200.11')];
 const WEB_SLICES = [slice('web', ['198.18.1.2', '198.18.2.2']), slice('api', ['198.18.3.2'])];
 
+/** A source whose first lists come after start() returns, as the informers' do. */
+class LateListSource extends ListSource {
+  override async start(handler: SourceHandler): Promise<void> {
+    setTimeout(() => void super.start(handler), 50);
+  }
+}
+
 describe('Proxier on the in-memory fake (no root)', () => {
+  it('a sync asked for before the first lists arrive waits for them (proxy --once through informers)', async () => {
+    const fake = new FakeNftables();
+    const { proxier } = proxierOn(fake, new LateListSource(WEB, WEB_SLICES));
+    await proxier.start();
+    const report = await proxier.syncNow();
+    expect(report.error).toBeUndefined();
+    expect(fake.render()).toContain('198.18.200.11');
+    expect(fake.render()).toContain('198.18.3.2');
+    await proxier.stop();
+  });
+
   it('a full sync programs every service, and a restart over the same ruleset writes nothing', async () => {
     const fake = new FakeNftables();
     const first = proxierOn(fake, new ListSource(WEB, WEB_SLICES));
