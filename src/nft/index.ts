@@ -20,7 +20,7 @@ export type { Verdict } from './types/verdict.js';
 export { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix, type Prefix } from './types/address.js';
 export { renderRuleset } from './render/ruleset.js';
 export { renderCommands } from './render/commands.js';
-export { renderRuleExprs, RenderError } from './render/rule.js';
+export { renderRule, renderRuleExprs, RenderError, type RenderedRule } from './render/rule.js';
 export { FAMILY_BY_NUMBER, NF_IP_PRI } from './netlink/constants.js';
 export { Reconciler, type DesiredState, type ReconcileStats } from './reconcile/reconciler.js';
 export { ElementStore, type ElementDelta } from './reconcile/element-store.js';

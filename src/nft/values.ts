@@ -138,6 +138,15 @@ export interface ByteRange {
   to: Uint8Array;
 }
 
+/** "a-b" as a range, or undefined when an end is no value of the type: a name with a dash (`ipv6-icmp`) is one value. */
+function splitRange(type: Datatype, value: string, dash: number): ByteRange | undefined {
+  try {
+    return { from: type.parse(value.slice(0, dash).trim()), to: type.parse(value.slice(dash + 1).trim()) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** "198.18.0.0/15", "1000-2000" or a plain value -> an inclusive range. */
 export function parseIntervalValue(type: Datatype, value: Scalar, end: Scalar | undefined, what: string): ByteRange {
   if (end !== undefined) return { from: type.parse(value), to: type.parse(end) };
@@ -151,7 +160,8 @@ export function parseIntervalValue(type: Datatype, value: Scalar, end: Scalar | 
     }
     const dash = value.indexOf('-', 1);
     if (dash > 0 && type.name !== 'ipv6_addr') {
-      return { from: type.parse(value.slice(0, dash).trim()), to: type.parse(value.slice(dash + 1).trim()) };
+      const range = splitRange(type, value, dash);
+      if (range) return range;
     }
   }
   const b = type.parse(value);

@@ -37,7 +37,10 @@ export const payloadCodec: ExprCodec<PayloadExpr> = {
     if (e.csumFlags !== undefined) w.attrU32(A.FLAGS, e.csumFlags);
   },
   decode(x: WireExpr): PayloadExpr {
-    const base = BASE_BY_NUMBER[required(getU32(x.attrs, A.BASE), 'payload', 'base')] ?? 'network';
+    const baseNum = required(getU32(x.attrs, A.BASE), 'payload', 'base');
+    const base = BASE_BY_NUMBER[baseNum];
+    // A base this version does not name (a newer kernel's) is kept raw by decodeExpr, not misread.
+    if (base === undefined) throw new Error(`nftlink: payload base ${baseNum} is not supported`);
     const e: PayloadExpr = {
       type: 'payload',
       base,
