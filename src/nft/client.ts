@@ -3,7 +3,7 @@
 import { loadNative, type NativeBinding, type NativeError, type NativeHandle, type NativeRuleHandle } from '../native/binding.js';
 import { decodeRuleset, RulesetDecoder, SetElementsDump } from './netlink/decode.js';
 import { NFPROTO } from './netlink/constants.js';
-import type { KernelRefusal } from './errors.js';
+import { withErrnoCodes, type KernelRefusal } from './errors.js';
 import { commitFailure, commitResult, operationRefusal } from './refusal.js';
 import type { EncodedRequest } from './netlink/encode.js';
 import type { NftSet, Ruleset, SetElement } from './objects.js';
@@ -36,7 +36,8 @@ export class Nftables implements MonitoringConnection {
   ) {}
 
   static open(opts: OpenOptions = {}): Nftables {
-    const native = loadNative();
+    // Errors from the kernel carry their errno as `code` ('EPERM' without CAP_NET_ADMIN).
+    const native = withErrnoCodes(loadNative());
     const handle = opts.netns === undefined ? native.open() : native.open(opts.netns);
     return new Nftables(native, handle, opts.netns);
   }

@@ -147,6 +147,12 @@ function splitRange(type: Datatype, value: string, dash: number): ByteRange | un
   }
 }
 
+/** Whether "a-b" is a range of `type` (not one value whose name has a dash). */
+export function isRangeText(type: Datatype | undefined, value: string): boolean {
+  const dash = value.indexOf('-', 1);
+  return dash > 0 && (type === undefined || (type.name !== 'ipv6_addr' && splitRange(type, value, dash) !== undefined));
+}
+
 /** "198.18.0.0/15", "1000-2000" or a plain value -> an inclusive range. */
 export function parseIntervalValue(type: Datatype, value: Scalar, end: Scalar | undefined, what: string): ByteRange {
   if (end !== undefined) return { from: type.parse(value), to: type.parse(end) };

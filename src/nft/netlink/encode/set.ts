@@ -73,7 +73,7 @@ export function setFlags(s: NftSet): number {
   const flags = s.flags ?? [];
   if (s.anonymous) f |= NFT_SET_F.anonymous | NFT_SET_F.constant;
   if (flags.includes('constant')) f |= NFT_SET_F.constant;
-  const interval = flags.includes('interval') || (s.anonymous === true && (s.elements ?? []).some(hasRangeSyntax));
+  const interval = flags.includes('interval') || (s.anonymous === true && (s.elements ?? []).some((e) => hasRangeSyntax(s, e)));
   if (interval) f |= NFT_SET_F.interval;
   if (s.data) f |= NFT_SET_F.map;
   if (flags.includes('timeout') || s.timeout !== undefined) f |= NFT_SET_F.timeout;
