@@ -30,11 +30,16 @@ export function errnoText(errno: number): string {
   return `${ERRNO_TEXT[errno] ?? `errno ${errno}`} (${ERRNO_NAME[errno] ?? errno})`;
 }
 
-/** Raised when an operation cannot be queued: bad names, values, references. Nothing was sent. */
+/**
+ * Raised when an operation cannot be queued: bad shapes, names, values, references. Nothing was
+ * sent, and the transaction is as it was before the call. `operation` is the operation as the
+ * caller gave it (its verb, kind and object); undefined only when the argument was none of
+ * { table }, { chain }, { rule }, { set } or { set, elements }.
+ */
 export class NftValidationError extends Error {
   constructor(
     message: string,
-    readonly operation: Operation,
+    readonly operation: Operation | undefined,
     readonly operationIndex: number,
   ) {
     super(message);

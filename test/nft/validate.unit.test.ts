@@ -63,14 +63,14 @@ describe('names from callers without TypeScript', () => {
     expect(refused(chainWith({ hook: 'toString' }))).toMatch(/chain hook "toString"/);
     expect(refused(chainWith({ policy: 'Accept' }))).toMatch(/chain policy "Accept" is not one of: accept, drop/);
     expect(refused(chainWith({ type: 'natt' }))).toMatch(/chain type "natt" is not one of: filter, nat, route/);
-    expect(refused(chainWith({ priority: '-100' }))).toMatch(/chain priority "-100" is not an integer/);
+    expect(refused(chainWith({ priority: '-100' }))).toMatch(/chain base: priority must be a number, not the string "-100"/);
     expect(refused(chainWith({ priority: 2 ** 31 }))).toMatch(/chain priority 2147483648 is not an integer from -2147483648 to 2147483647/);
   });
 
   it('refuses set keys that are not data types, and unknown set flags or policies', () => {
     expect(refused({ set: set({ key: ['ipv4_addr'] }) })).toMatch(/set key field 0 is not a data type \("ipv4_addr"\): use the library's types/);
     expect(refused({ set: set({ key: [] }) })).toMatch(/set s needs a key type/);
-    expect(refused({ set: set({ key: 'ipv4_addr' }) })).toMatch(/set key is not a list of data types: "ipv4_addr"/);
+    expect(refused({ set: set({ key: 'ipv4_addr' }) })).toMatch(/set: key must be an array \(\["ipv4_addr"\], not "ipv4_addr"\), not the string "ipv4_addr"/);
     expect(refused({ set: set({ data: [ipv4_addr, 'inet_service'] }) })).toMatch(/set data field 1 is not a data type/);
     expect(refused({ set: set({ flags: ['intervals'] }) })).toMatch(/set flag "intervals" is not one of: constant, interval, timeout, dynamic/);
     expect(refused({ set: set({ policy: 'speed' }) })).toMatch(/set policy "speed" is not one of: performance, memory/);

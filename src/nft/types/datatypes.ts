@@ -75,17 +75,19 @@ function writeUint(value: Scalar, size: number, order: ByteOrder, what: string, 
 }
 
 function uintBytes(value: Scalar, size: number, order: ByteOrder, what: string): Uint8Array {
+  const max = (1n << BigInt(size * 8)) - 1n;
   let n: bigint;
   if (typeof value === 'bigint') n = value;
   else if (typeof value === 'number') {
     if (!Number.isInteger(value)) throw new RangeError(`${what}: ${value} is not an integer`);
     n = BigInt(value);
-  } else {
+  } else if (typeof value === 'string') {
     const t = value.trim();
-    if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(t)) throw new RangeError(`${what}: "${value}" is not a number`);
+    if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(t)) throw new RangeError(`${what}: "${value}" is not a number from 0 to ${max}`);
     n = BigInt(t);
+  } else {
+    throw new TypeError(`${what}: ${value === null ? 'null' : typeof value} is not a number from 0 to ${max}`);
   }
-  const max = (1n << BigInt(size * 8)) - 1n;
   if (n < 0n || n > max) throw new RangeError(`${what}: ${value} is out of range 0..${max}`);
   const out = new Uint8Array(size);
   for (let i = 0; i < size; i++) {
@@ -164,7 +166,11 @@ function symbolicType(
 ): Datatype {
   const byValue = new Map(Object.entries(symbols).map(([k, v]) => [v, k]));
   const write = (v: Scalar, out: Uint8Array, at: number): void => {
-    writeUint(ownCode(symbols, v) ?? v, size, order, name, out, at);
+    const code = ownCode(symbols, v);
+    if (code === undefined && typeof v === 'string' && !/^\s*(0x[0-9a-fA-F]+|\d+)\s*$/.test(v)) {
+      throw new RangeError(`${name}: "${v}" is not one of: ${Object.keys(symbols).join(', ')} (or a number)`);
+    }
+    writeUint(code ?? v, size, order, name, out, at);
   };
   return {
     id,
