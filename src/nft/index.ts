@@ -13,7 +13,7 @@ export { NftMonitor } from './monitor/nft-monitor.js';
 export { monitorLines } from './monitor/render.js';
 export type * from './expr/index.js';
 export { rule, RuleBuilder, type NatTarget, type NatMapTarget, type MatchValue } from './builder/rule-builder.js';
-export { constant, ct, fibType, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Field } from './builder/fields.js';
+export { constant, ct, fibType, icmp, icmpv6, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Field } from './builder/fields.js';
 export * as types from './types/datatypes.js';
 export type { Datatype, Scalar } from './types/datatypes.js';
 export type { Verdict } from './types/verdict.js';

@@ -166,3 +166,8 @@ export function operationOf(verb: Verb, obj: TransactionObject | unknown): Opera
   }
   return undefined;
 }
+
+/** What commit() and check() say when given something other than a Transaction (`commit({})`). */
+export function notATransaction(call: string, tx: unknown): TypeError {
+  return new TypeError(`nftlink: ${call}(): expected a Transaction (new Transaction() or nft.transaction()), not ${kindOf(tx)}`);
+}

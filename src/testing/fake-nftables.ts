@@ -17,6 +17,7 @@ import {
   type TransactionOptions,
 } from '../nft/index.js';
 import { ERRNO } from '../nft/netlink/constants.js';
+import { notATransaction } from '../nft/input-shape.js';
 import { commitFailure, commitResult, operationRefusal } from '../nft/refusal.js';
 import { applyOperation } from './apply.js';
 import { dumpRuleset } from './dump.js';
@@ -97,6 +98,7 @@ export class FakeNftables implements MonitoringConnection {
   }
 
   async commit(tx: Transaction, opts: CommitOptions = {}): Promise<CommitResult> {
+    if (!(tx instanceof Transaction)) throw notATransaction('commit', tx);
     this.open();
     // A transaction of the kernel's connection may have sent parts to the addon: not needed here.
     tx.endStream()?.cancel();
@@ -118,6 +120,7 @@ export class FakeNftables implements MonitoringConnection {
   }
 
   async check(tx: Transaction): Promise<void> {
+    if (!(tx instanceof Transaction)) throw notATransaction('check', tx);
     this.open();
     this.apply(tx, false, new Map());
   }

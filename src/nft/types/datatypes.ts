@@ -200,7 +200,7 @@ function bitmaskType(id: number, name: string, size: number, bits: Record<string
   const parseOne = (v: Scalar): number => {
     if (typeof v === 'string') {
       let acc = 0;
-      for (const part of v.split(',').map((s) => s.trim())) {
+      for (const part of v.split(/[,|]/).map((s) => s.trim())) {
         const bit = ownCode(bits, part);
         if (bit === undefined) {
           if (/^(0x[0-9a-f]+|\d+)$/i.test(part)) acc |= Number(part);
