@@ -148,9 +148,18 @@ function splitRange(type: Datatype, value: string, dash: number): ByteRange | un
 }
 
 /** Whether "a-b" is a range of `type` (not one value whose name has a dash). */
-export function isRangeText(type: Datatype | undefined, value: string): boolean {
+function isRangeText(type: Datatype | undefined, value: string): boolean {
   const dash = value.indexOf('-', 1);
   return dash > 0 && (type === undefined || (type.name !== 'ipv6_addr' && splitRange(type, value, dash) !== undefined));
+}
+
+/**
+ * Whether an element of a set with these key types is a range or prefix ("1000-2000",
+ * "198.18.0.0/15", or keyEnd): an anonymous set with one is an interval set. A name with a dash
+ * (`ipv6-icmp`, `nd-neighbor-solicit`) is one value.
+ */
+export function hasRangeSyntax(set: { key: readonly Datatype[] }, e: { key: readonly Scalar[]; keyEnd?: readonly Scalar[] | undefined }): boolean {
+  return e.keyEnd !== undefined || e.key.some((k, i) => typeof k === 'string' && (k.includes('/') || (/^[^:]+-/.test(k) && isRangeText(set.key[i], k))));
 }
 
 /** "198.18.0.0/15", "1000-2000" or a plain value -> an inclusive range. */

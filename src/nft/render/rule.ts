@@ -185,7 +185,9 @@ class RuleRenderer {
     switch (e.type) {
       case 'payload': {
         if (e.dreg === undefined) throw new RenderError('payload writes (mangling) are not supported by the renderer');
-        const l4 = e.base === 'transport' ? this.l4 : undefined;
+        // icmp fields need their network protocol known: nft adds `meta nfproto` for them in inet,
+        // so naming one without it would load back as a different rule.
+        const l4 = e.base === 'transport' && this.l4 && (L3_OF_L4[this.l4] === undefined || L3_OF_L4[this.l4] === this.l3) ? this.l4 : undefined;
         const named = payloadField(e.base, e.offset, e.len, this.l3, l4);
         const prefixOf = named ? undefined : payloadPrefixField(e.base, e.offset, e.len, this.l3);
         const f = named ?? prefixOf ?? rawPayload(e.base, e.offset, e.len);

@@ -7,7 +7,7 @@ import type { NftSet, SetElement } from '../../objects.js';
 import type { Verb } from '../../operations.js';
 import type { Datatype, Scalar } from '../../types/datatypes.js';
 import { verdictCode, type Verdict } from '../../types/verdict.js';
-import { intervalElements, isRangeText, parseIntervalValue, valuesLength, writeValues } from '../../values.js';
+import { hasRangeSyntax, intervalElements, parseIntervalValue, valuesLength, writeValues } from '../../values.js';
 import { ELEM_ATTR, SET_ATTR } from '../attrs.js';
 import { NFT_MSG, NFT_SET_ELEM_F } from '../constants.js';
 import { commentUdata } from '../udata.js';
@@ -71,11 +71,6 @@ export function encodeElementStream(m: MessageWriter, verb: Verb, s: NftSet, sou
  */
 export function streamsElements(s: NftSet): boolean {
   return !s.anonymous && !(s.flags ?? []).includes('interval');
-}
-
-/** Whether an element of set `s` is a range or prefix (a name with a dash, `ipv6-icmp`, is not). */
-export function hasRangeSyntax(s: Pick<NftSet, 'key'>, e: SetElement): boolean {
-  return e.keyEnd !== undefined || e.key.some((k, i) => typeof k === 'string' && (k.includes('/') || (/^[^:]+-/.test(k) && isRangeText(s.key[i], k))));
 }
 
 /** The set an element message (or a set flush) is about, with the attributes' list around it. */

@@ -10,7 +10,8 @@ import { SET_ATTR, UDATA } from '../attrs.js';
 import { NFT_DATA_VERDICT, NFT_MSG, NFT_SET_F } from '../constants.js';
 import { UdataBuilder } from '../udata.js';
 import { WireKind } from '../wire-format.js';
-import { encodeElements, hasRangeSyntax, setReference } from './elements.js';
+import { encodeElements, setReference } from './elements.js';
+import { hasRangeSyntax } from '../../values.js';
 import { createFlags, noExprs, type MessageWriter } from './message-writer.js';
 
 /** EXPR_CONCAT in nft's enum expr_types: what nft 1.0.6 writes as the typeof of a `type a . b` key. */
