@@ -3,22 +3,13 @@
 
 import { describe, expect, it } from 'vitest';
 import { FakeNftables } from '../../src/testing/index.js';
+import { refusalOf } from '../helpers/refusal.js';
 import { icmp, icmpv6, ip, ip6, meta, NftValidationError, numgen, rule, tcp, th, Transaction, types, type NftSet } from '../../src/index.js';
 
 const table = { family: 'inet', name: 't' } as const;
 
-/** The error of queuing `obj` after the table, and that nothing of it was queued. */
-function refusal(obj: unknown): NftValidationError {
-  const tx = new Transaction().add({ table });
-  try {
-    tx.add(obj as never);
-  } catch (err) {
-    expect(err).toBeInstanceOf(NftValidationError);
-    expect(tx.operations).toHaveLength(1);
-    return err as NftValidationError;
-  }
-  throw new Error(`accepted: ${JSON.stringify(obj)}`);
-}
+/** The error of queuing `obj` after the table (nothing of it queued). */
+const refusal = (obj: unknown): NftValidationError => refusalOf(new Transaction().add({ table }), obj);
 
 describe('transaction input', () => {
   it('a missing name is named, with the operation as given', () => {
