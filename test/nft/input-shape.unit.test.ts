@@ -60,6 +60,25 @@ describe('transaction input', () => {
     );
   });
 
+  it('an element operation on a set whose types are unknown names the set', () => {
+    const err = refusal({ set: { family: 'inet', table: 't', name: 'elsewhere' }, elements: [{ key: ['198.18.0.1'] }] });
+    expect(err.message).toMatch(/add element inet t elsewhere: add element: the types of set inet t elsewhere are unknown/);
+    expect(err.operation).toMatchObject({ verb: 'add', kind: 'element', set: { name: 'elsewhere' } });
+  });
+
+  it('a dump of the fake serialises with JSON.stringify, as the kernel\'s does', async () => {
+    const fake = new FakeNftables();
+    await fake.commit(
+      new Transaction()
+        .add({ table })
+        .add({ chain: { family: 'inet', table: 't', name: 'c' } })
+        .add({ rule: rule('inet').match(tcp.dport, 22).counter().accept().rule('t', 'c') }),
+    );
+    const json = JSON.parse(JSON.stringify(await fake.dump())) as { rules: { exprs: Record<string, unknown>[] }[] };
+    expect(json.rules[0]!.exprs).toContainEqual({ type: 'cmp', sreg: 1, op: 'eq', data: '0x0016' });
+    expect(json.rules[0]!.exprs).toContainEqual({ type: 'counter' });
+  });
+
   it('commit() of something other than a transaction says so', async () => {
     await expect(new FakeNftables().commit({} as never)).rejects.toThrow(/commit\(\): expected a Transaction \(new Transaction\(\) or nft.transaction\(\)\), not an object/);
   });
@@ -94,5 +113,13 @@ describe('rule builder arguments', () => {
     expect(text(rule('inet').match(ip.dscp, 'cs1').match(ip.ttl, 64))).toBe('ip dscp cs1 ip ttl 64');
     expect(text(rule('inet').match(ip6.dscp, 'ef').match(ip6.hoplimit, 255))).toBe('ip6 dscp ef ip6 hoplimit 255');
     expect(text(rule('inet').match(meta.l4proto, 'ipv6-icmp').match(th.dport, 53))).toBe('meta l4proto ipv6-icmp th dport 53');
+  });
+});
+
+describe('JSON of what a dump holds', () => {
+  it('bigints as numbers (decimal strings past 2^53), bytes as hex, types by name', async () => {
+    const { jsonReplacer } = await import('../../src/nft/render/json.js');
+    const value = { packets: 12n, bytes: 2n ** 60n, data: Uint8Array.of(1, 255), key: [types.ipv4_addr, types.inet_service] };
+    expect(JSON.parse(JSON.stringify(value, jsonReplacer))).toEqual({ packets: 12, bytes: '1152921504606846976', data: '0x01ff', key: ['ipv4_addr', 'inet_service'] });
   });
 });
