@@ -15,6 +15,7 @@ import {
   type Ruleset,
   type SetElement,
   type TransactionOptions,
+  withErrnoCode,
 } from '../nft/index.js';
 import { ERRNO } from '../nft/netlink/constants.js';
 import { notATransaction } from '../nft/input-shape.js';
@@ -133,7 +134,7 @@ export class FakeNftables implements MonitoringConnection {
   async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }> {
     const dumped = (await this.dump({ family: set.family, table: set.table })).sets.find((s) => s.name === set.name);
     // The addon's words for the kernel's answer (native/).
-    if (!dumped) throw new Error('nftlink: the kernel refused the set element dump: No such file or directory (errno 2)');
+    if (!dumped) throw withErrnoCode(new Error('nftlink: the kernel refused the set element dump: No such file or directory (errno 2)'));
     return { generation: this.gen, elements: dumped.elements ?? [] };
   }
 

@@ -298,6 +298,7 @@ class RuleRenderer {
         for (const n of e.exprs ?? []) {
           const sub = new RuleRenderer(this.ctx);
           sub.expr(n as Expr, undefined);
+          if (!sub.loadable) this.loadable = false;
           body += ` ${sub.text()}`;
         }
         if (e.sregData !== undefined) {
