@@ -32,6 +32,8 @@ const SET: Fields = {
   handle: 'number',
   elements: 'array',
   elementKeys: 'array',
+  // A map of named objects: the objects' type (named-objects.ts).
+  objects: 'string',
 };
 const SET_REF: Fields = { family: 'string', table: 'string', name: 'string' };
 const ELEMENT: Fields = { key: 'array', keyEnd: 'array', value: 'any', timeout: 'number', expires: 'number', comment: 'string' };
@@ -129,19 +131,25 @@ export function checkElement(set: { name: string; flags?: readonly string[] }, e
   }
 }
 
+/**
+ * What a transaction's verbs take. Named objects and flowtables (named-objects.ts) are checked by
+ * their own operations.
+ */
+const KINDS = ['table', 'chain', 'rule', 'set', 'object', 'flowtable'] as const;
+
 /** The checks of an object given to a transaction's verb, by kind. */
 export function checkTransactionObject(obj: unknown): void {
   if (typeof obj !== 'object' || obj === null) throw new TypeError(`expected { table }, { chain }, { rule }, { set } or { set, elements }, not ${kindOf(obj)}`);
   const o = obj as Record<string, unknown>;
-  const kinds = ['table', 'chain', 'rule', 'set'].filter((k) => o[k] !== undefined);
+  const kinds = KINDS.filter((k) => o[k] !== undefined);
   if (kinds.length !== 1) {
-    throw new TypeError(`expected exactly one of table, chain, rule or set${kinds.length ? ` (got ${kinds.join(' and ')})` : ''}, in an object with the fields: ${Object.keys(o).join(', ') || 'none'}`);
+    throw new TypeError(`expected exactly one of ${KINDS.join(', ')}${kinds.length ? ` (got ${kinds.join(' and ')})` : ''}, in an object with the fields: ${Object.keys(o).join(', ') || 'none'}`);
   }
   for (const k in o) if (k !== kinds[0] && !(k === 'elements' && kinds[0] === 'set')) throw new TypeError(`unknown field "${k}" beside ${kinds[0]}`);
   if ('table' in o && o.table !== undefined) checkTable(o.table);
   else if ('chain' in o && o.chain !== undefined) checkChain(o.chain);
   else if ('rule' in o && o.rule !== undefined) checkRule(o.rule);
-  else {
+  else if (kinds[0] === 'set') {
     const elements = o.elements;
     checkSet(o.set, elements !== undefined);
     if (elements !== undefined && (typeof elements !== 'object' || elements === null || typeof (elements as Iterable<unknown>)[Symbol.iterator] !== 'function')) {
@@ -160,6 +168,10 @@ export function operationOf(verb: Verb, obj: TransactionObject | unknown): Opera
   if (typeof o.table === 'object' && o.table !== null) return { verb, kind: 'table', table: o.table } as Operation;
   if (typeof o.chain === 'object' && o.chain !== null) return { verb, kind: 'chain', chain: o.chain } as Operation;
   if (typeof o.rule === 'object' && o.rule !== null) return { verb, kind: 'rule', rule: o.rule } as Operation;
+  for (const kind of ['object', 'flowtable'] as const) {
+    const given = (o as Record<string, unknown>)[kind];
+    if (typeof given === 'object' && given !== null) return { verb, kind, [kind]: given } as unknown as Operation;
+  }
   if (typeof o.set === 'object' && o.set !== null) {
     if (o.elements !== undefined) return { verb, kind: 'element', set: o.set, elements: Array.isArray(o.elements) ? o.elements : [] } as Operation;
     return { verb, kind: 'set', set: o.set } as Operation;

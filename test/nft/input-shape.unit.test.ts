@@ -42,7 +42,7 @@ describe('transaction input', () => {
     expect(refusal({ rule: { family: 'inet', table: 't', chain: 'c', exprs: [], comments: 'x' } }).message).toMatch(/rule has an unknown field "comments"/);
     expect(refusal({ rule: { family: 'inet', table: 't', chain: 'c', exprs: ['accept'] } }).message).toMatch(/rule expression 0 must be an expression object with a type/);
     expect(refusal({ chain: { family: 'inet', table: 't', name: 'c', base: { type: 'filter', hook: 'input' } } }).message).toMatch(/chain base has no priority/);
-    expect(refusal({ table, chain: { family: 'inet', table: 't', name: 'c' } }).message).toMatch(/expected exactly one of table, chain, rule or set \(got table and chain\)/);
+    expect(refusal({ table, chain: { family: 'inet', table: 't', name: 'c' } }).message).toMatch(/expected exactly one of table, chain, rule, set, object, flowtable \(got table and chain\)/);
     expect(refusal('table').message).toMatch(/expected \{ table \}, \{ chain \}, \{ rule \}, \{ set \} or \{ set, elements \}, not the string "table"/);
     expect(refusal('table').operation).toBeUndefined();
   });
