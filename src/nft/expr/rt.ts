@@ -2,7 +2,7 @@ import { getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
-import { required, type ExprCodec } from './codec.js';
+import { namesByNumber, required, requiredName, type ExprCodec } from './codec.js';
 
 /** Route keys (enum nft_rt_keys): `rt classid`, `rt ip nexthop`, `rt ip6 nexthop`, `rt mtu`, `rt ipsec`. */
 export const NFT_RT = { classid: 0, nexthop4: 1, nexthop6: 2, tcpmss: 3, xfrm: 4 } as const;
@@ -17,7 +17,7 @@ export interface RtExpr {
 
 // libnftnl's NFTNL_EXPR_RT_* ids.
 const A = { KEY: 1, DREG: 2 } as const;
-const KEY_BY_NUMBER = Object.fromEntries(Object.entries(NFT_RT).map(([k, v]) => [v, k])) as Record<number, RtKey>;
+const KEY_BY_NUMBER = namesByNumber(NFT_RT);
 
 export const rtCodec: ExprCodec<RtExpr> = {
   type: 'rt',
@@ -27,9 +27,7 @@ export const rtCodec: ExprCodec<RtExpr> = {
     w.attrU32(A.DREG, e.dreg);
   },
   decode(x: WireExpr): RtExpr {
-    const n = required(getU32(x.attrs, A.KEY), 'rt', 'key');
-    const key = KEY_BY_NUMBER[n];
-    if (!key) throw new Error(`nftlink: rt key ${n} is not supported`);
+    const key = requiredName(KEY_BY_NUMBER, getU32(x.attrs, A.KEY), 'rt', 'key');
     return { type: 'rt', key, dreg: required(getU32(x.attrs, A.DREG), 'rt', 'dreg') };
   },
 };

@@ -2,7 +2,7 @@ import { getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
-import { required, type ExprCodec } from './codec.js';
+import { namesByNumber, required, requiredName, type ExprCodec } from './codec.js';
 
 /** Socket keys (enum nft_socket_keys): `socket transparent|mark|wildcard|cgroupv2 level N`. */
 export const NFT_SOCKET = { transparent: 0, mark: 1, wildcard: 2, cgroupv2: 3 } as const;
@@ -19,7 +19,7 @@ export interface SocketExpr {
 
 // libnftnl's NFTNL_EXPR_SOCKET_* ids.
 const A = { KEY: 1, DREG: 2, LEVEL: 3 } as const;
-const KEY_BY_NUMBER = Object.fromEntries(Object.entries(NFT_SOCKET).map(([k, v]) => [v, k])) as Record<number, SocketKey>;
+const KEY_BY_NUMBER = namesByNumber(NFT_SOCKET);
 
 export const socketCodec: ExprCodec<SocketExpr> = {
   type: 'socket',
@@ -30,9 +30,7 @@ export const socketCodec: ExprCodec<SocketExpr> = {
     if (e.level !== undefined) w.attrU32(A.LEVEL, e.level);
   },
   decode(x: WireExpr): SocketExpr {
-    const n = required(getU32(x.attrs, A.KEY), 'socket', 'key');
-    const key = KEY_BY_NUMBER[n];
-    if (!key) throw new Error(`nftlink: socket key ${n} is not supported`);
+    const key = requiredName(KEY_BY_NUMBER, getU32(x.attrs, A.KEY), 'socket', 'key');
     const e: SocketExpr = { type: 'socket', key, dreg: required(getU32(x.attrs, A.DREG), 'socket', 'dreg') };
     const level = getU32(x.attrs, A.LEVEL);
     if (level !== undefined) e.level = level;
