@@ -5,10 +5,7 @@
 // a "0x..." hex string, a data type by its name.
 
 import type { Ruleset } from '../objects.js';
-
-function hex(b: Uint8Array): string {
-  return `0x${Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')}`;
-}
+import { hexBytes } from './text.js';
 
 function isDatatype(v: object): v is { name: string; parse: unknown; format: unknown } {
   return typeof (v as { parse?: unknown }).parse === 'function' && typeof (v as { format?: unknown }).format === 'function';
@@ -17,7 +14,7 @@ function isDatatype(v: object): v is { name: string; parse: unknown; format: unk
 /** A JSON.stringify replacer for nftlink's objects (rules, sets, expressions): see the file comment. */
 export function jsonReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  if (value instanceof Uint8Array) return hex(value);
+  if (value instanceof Uint8Array) return hexBytes(value);
   if (typeof value === 'object' && value !== null && !Array.isArray(value) && isDatatype(value)) return value.name;
   return value;
 }

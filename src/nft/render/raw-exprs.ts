@@ -4,6 +4,7 @@
 // text back: nft 1.0.6 cannot load an xt expression, so a rule holding one is listed as a comment.
 
 import type { Expr, UnknownExpr } from '../expr/index.js';
+import { hexBytes } from './text.js';
 
 export interface RawStatement {
   text: string;
@@ -143,7 +144,7 @@ export function rawStatement(e: UnknownExpr, ctx: RawStatementContext): RawState
 }
 
 function valueText(v: unknown): string {
-  if (v instanceof Uint8Array) return `0x${Array.from(v, (x) => x.toString(16).padStart(2, '0')).join('')}`;
+  if (v instanceof Uint8Array) return hexBytes(v);
   if (typeof v === 'object' && v !== null) return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x instanceof Uint8Array ? valueText(x) : x));
   return String(v);
 }

@@ -13,7 +13,7 @@ import { renderVerdict } from '../types/verdict.js';
 import { ctField, defaultL3, L3_OF_L4, L4_BY_PROTO, metaField, payloadBitField, payloadField, payloadPrefixField, rawPayload, type L3, type L4 } from './fields.js';
 import { exprDebugText, rawStatement, type RawStatementContext } from './raw-exprs.js';
 import { elementsText, sortedElements } from './set.js';
-import { formatTime, quoteString } from './text.js';
+import { formatTime, hexBytes as hex, quoteString } from './text.js';
 
 export interface RuleRenderContext {
   family: Family;
@@ -50,10 +50,6 @@ function symLen(s: Sym): number {
   return s.k === 'imm' ? s.bytes.length : s.len;
 }
 
-function hex(b: Uint8Array): string {
-  return `0x${Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')}`;
-}
-
 class RuleRenderer {
   private readonly regs = new Map<number, Sym>();
   /** Load order of each register's symbol: a concatenation is loaded word after word, in order. */
@@ -64,6 +60,14 @@ class RuleRenderer {
   private l4: L4 | undefined;
   private l3Dep: Item | undefined;
   private l4Dep: Item | undefined;
+  /** Whether nft -f can read the text back (false once a statement has no nft syntax). */
+  loadable = true;
+  /** What the statements of expressions nftlink keeps raw read from the rule (raw-exprs.ts). */
+  private readonly rawContext: RawStatementContext = {
+    keyText: (reg, set) => this.keyText({ sreg: reg }, this.ctx.findSet?.(set), `lookup in ${set}`),
+    portText: (min, max) => this.portText(min, max),
+    natFlagsText: (flags) => natFlagsText(flags),
+  };
 
   constructor(private readonly ctx: RuleRenderContext) {
     this.l3 = defaultL3(ctx.family);
@@ -351,15 +355,6 @@ class RuleRenderer {
       }
     }
   }
-
-  /** Whether nft -f can read the text back (false once a statement has no nft syntax). */
-  loadable = true;
-
-  private readonly rawContext: RawStatementContext = {
-    keyText: (reg, set) => this.keyText({ sreg: reg }, this.ctx.findSet?.(set), `lookup in ${set}`),
-    portText: (min, max) => this.portText(min, max),
-    natFlagsText: (flags) => natFlagsText(flags),
-  };
 
   private hashText(e: HashExpr): string {
     let s: string;
