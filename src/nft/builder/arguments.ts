@@ -21,10 +21,11 @@ export function checkFieldList(call: string, fields: unknown): void {
   fields.forEach((f) => checkField(call, f));
 }
 
+const isScalar = (v: unknown): boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint';
+
 /** A value to compare a field with: a string, number or bigint, or a list of them. */
 export function checkMatchValue(field: Field, value: unknown): void {
-  const one = (v: unknown): boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint';
-  if (Array.isArray(value) ? value.length > 0 && value.every(one) : one(value)) return;
+  if (isScalar(value) || (Array.isArray(value) && value.length > 0 && value.every(isScalar))) return;
   throw new TypeError(`${field.text}: the value must be a ${field.dtype.name} (a string or number) or a non-empty list of them, not ${kindOf(value)}`);
 }
 
