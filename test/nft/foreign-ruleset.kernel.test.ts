@@ -4,10 +4,13 @@
 // load it (a rule holding an xt expression or an expression nftlink has no text for is listed as a
 // comment), and a dumped rule written back over netlink is the same rule.
 
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
 import { Nftables, Transaction } from '../../src/index.js';
 import { namespacesForFile } from '../helpers/netns.js';
+import { BIN } from '../../src/netns/proxy-process.js';
 
 const ns = namespacesForFile(afterAll);
 
@@ -48,6 +51,13 @@ describe('a ruleset written by iptables-nft', () => {
     copy.nftApply(listed);
     // What loaded is exactly the listing's loadable part.
     expect(await listRuleset({ netns: copy.name })).toBe(loadableLines(listed));
+
+    // The CLI as users run it: exit 0 and the same text.
+    if (!existsSync(new URL('../../dist/bundle/cli.js', import.meta.url))) throw new Error('dist/ is missing: run npm run build:ts (scripts/test.sh does)');
+    const cli = spawnSync(process.execPath, [BIN, 'list', '--netns', original.name], { encoding: 'utf8' });
+    expect(cli.stderr).toBe('');
+    expect(cli.status).toBe(0);
+    expect(cli.stdout).toBe(listed);
   });
 
   it('a dump of it serialises with JSON.stringify', async () => {
