@@ -1,5 +1,7 @@
 # nftlink: a multi-stage build. The builder compiles the addon against libnftnl/libmnl and the
 # TypeScript; the runtime image has only the shared libraries (no nft binary: nftlink never runs it).
+# The proxy's npm dependencies are those of the nftlink-proxy workspace (proxy/package.json): npm ci
+# installs them beside the library's.
 # The base images are build arguments, for registries that mirror Docker Hub under other names.
 
 ARG BUILD_IMAGE=node:24-bookworm
@@ -11,6 +13,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY package.json package-lock.json binding.gyp tsconfig.json ./
+COPY proxy/package.json ./proxy/
 COPY native ./native
 RUN npm ci --no-audit --no-fund
 COPY src ./src
@@ -24,6 +27,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /src/package.json ./
+COPY --from=build /src/proxy/package.json ./proxy/
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/bin ./bin

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --min-semi-space-size=8 --v8-pool-size=1
+#!/usr/bin/env -S node --max-semi-space-size=8 --min-semi-space-size=8 --v8-pool-size=1 --expose-gc
 // The CLI entry: runs the compiled TypeScript, bundled (npm run build; scripts/bundle.mjs). Exit codes: 0 ok, 1 failure, 2 usage.
 //
 // The V8 flags above fix the young generation's semi-spaces at 8 MB. The proxy's heap is long-lived
@@ -6,7 +6,8 @@
 // larger only holds more garbage (with Node 24's default, about 100 MB more peak RSS at 10k
 // services for a little less GC time). --v8-pool-size=1: one V8 background thread instead of
 // node's four; on 2 cores the proxy's main thread and the addon's commit thread (the kernel's
-// work) already want both. The measurements: docs/decisions.md. The image's entrypoint runs this
+// work) already want both. --expose-gc: the proxy collects once when it goes idle after a big
+// sync (src/proxy/heap-compaction.ts). The measurements: docs/decisions.md. The image's entrypoint runs this
 // file, and so does npm's link; the benchmarks start their measured processes with the same flags
 // (bench/node-flags.ts).
 import { main } from '../dist/bundle/cli.js';

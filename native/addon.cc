@@ -221,7 +221,7 @@ Napi::Value Dump(const Napi::CallbackInfo &info) {
   double what, family;
   if (!isInteger(info[1], 1, kDumpAll, &what))
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `what` must be a bitmask of 1 tables, 2 chains, "
-                                                   "4 sets, 8 elements, 16 rules (1..31)"));
+                                                   "4 sets, 8 elements, 16 rules, 32 objects, 64 flowtables (1..127)"));
   if (!isInteger(info[2], 0, 255, &family))
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `family` must be an NFPROTO_* number (0..255)"));
   if (!optionalString(info[3], &spec.hasTable, &spec.table))

@@ -6,6 +6,8 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/flowtable.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -91,6 +93,21 @@ void applyAttrs(Obj *o, const std::vector<AttrView> &attrs, SetFn set, const cha
       throw std::runtime_error("nftlink: " + opLabel(op) + ": libnftnl could not set " + kind + " attribute " +
                                std::to_string(a.id) + " (out of memory)");
   }
+}
+
+// libnftnl keeps a named object's typed attributes in its type's part of a union, and drops them
+// when the type is not known yet: NFTNL_OBJ_TYPE goes first. nftnl_obj_set_data returns nothing
+// (1.2.4); the strings it strdup()s are checked after.
+ObjPtr makeObj(const OpView &ov, size_t op) {
+  ObjPtr o(checkAlloc(nftnl_obj_alloc(), "object"));
+  Scratch s;
+  for (const auto &a : ov.attrs)
+    if (a.id == NFTNL_OBJ_TYPE) nftnl_obj_set_data(o.get(), a.id, s.copy(a), a.len);
+  for (const auto &a : ov.attrs)
+    if (a.id != NFTNL_OBJ_TYPE) nftnl_obj_set_data(o.get(), a.id, s.copy(a), a.len);
+  for (uint16_t id : {NFTNL_OBJ_TABLE, NFTNL_OBJ_NAME})
+    if (nftnl_obj_is_set(o.get(), id) && nftnl_obj_get_str(o.get(), id) == nullptr) oom(opLabel(op) + ": setting an object's name");
+  return o;
 }
 
 SetPtr makeSet(const OpView &ov, size_t op) {
@@ -264,6 +281,17 @@ void buildObjectMsg(Batch &b, const OpView &ov, size_t opIndex) {
       ChainPtr c(checkAlloc(nftnl_chain_alloc(), "chain"));
       applyAttrs(c.get(), ov.attrs, nftnl_chain_set_data, "chain", opIndex);
       nftnl_chain_nlmsg_build_payload(nlh, c.get());
+      break;
+    }
+    case kObject: {
+      ObjPtr o = makeObj(ov, opIndex);
+      nftnl_obj_nlmsg_build_payload(nlh, o.get());
+      break;
+    }
+    case kFlowtable: {
+      FlowtablePtr f(checkAlloc(nftnl_flowtable_alloc(), "flowtable"));
+      applyAttrs(f.get(), ov.attrs, nftnl_flowtable_set_data, "flowtable", opIndex);
+      nftnl_flowtable_nlmsg_build_payload(nlh, f.get());
       break;
     }
     case kRule: {

@@ -126,6 +126,8 @@ class Dumper {
       if (spec_.what & kDumpElements)
         for (const auto &s : sets) elements(s);
       if (spec_.what & kDumpRules) rules();
+      if (spec_.what & kDumpObjects) objects();
+      if (spec_.what & kDumpFlowtables) flowtables();
     }
     *count = count_;
     return !intr_;
@@ -259,6 +261,29 @@ class Dumper {
       w_->patchU32(countAt, ctx.n);
     if (ctx.repeated) intr_ = true;
     count_++;
+  }
+
+  // Named stateful objects of every type (a GETOBJ without NFTA_OBJ_TYPE).
+  void objects() {
+    run("object", request(NFT_MSG_GETOBJ, spec_.family), [&](const nlmsghdr *nlh) {
+      ObjPtr o(checkAlloc(nftnl_obj_alloc(), "object"));
+      if (nftnl_obj_nlmsg_parse(nlh, o.get()) < 0)
+        throw std::runtime_error("nftlink: libnftnl could not parse an object from the kernel");
+      if (!tableMatches(nftnl_obj_get_str(o.get(), NFTNL_OBJ_TABLE))) return;
+      writeObjOp(*w_, o.get(), kNewObj, familyOf(nlh));
+      count_++;
+    });
+  }
+
+  void flowtables() {
+    run("flowtable", request(NFT_MSG_GETFLOWTABLE, spec_.family), [&](const nlmsghdr *nlh) {
+      FlowtablePtr f(checkAlloc(nftnl_flowtable_alloc(), "flowtable"));
+      if (nftnl_flowtable_nlmsg_parse(nlh, f.get()) < 0)
+        throw std::runtime_error("nftlink: libnftnl could not parse a flowtable from the kernel");
+      if (!tableMatches(nftnl_flowtable_get_str(f.get(), NFTNL_FLOWTABLE_TABLE))) return;
+      writeFlowtableOp(*w_, f.get(), kNewFlowtable, familyOf(nlh));
+      count_++;
+    });
   }
 
   void rules() {

@@ -18,7 +18,9 @@ enum DumpWhat : uint32_t {
   kDumpSets = 4,
   kDumpElements = 8,
   kDumpRules = 16,
-  kDumpAll = 31,
+  kDumpObjects = 32,
+  kDumpFlowtables = 64,
+  kDumpAll = 127,
 };
 
 struct DumpSpec {

@@ -5,7 +5,9 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/flowtable.h>
 #include <libnftnl/gen.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -22,6 +24,8 @@ struct RuleDel { void operator()(nftnl_rule *p) const { nftnl_rule_free(p); } };
 struct SetDel { void operator()(nftnl_set *p) const { nftnl_set_free(p); } };
 struct ElemDel { void operator()(nftnl_set_elem *p) const { nftnl_set_elem_free(p); } };
 struct ExprDel { void operator()(nftnl_expr *p) const { nftnl_expr_free(p); } };
+struct ObjDel { void operator()(nftnl_obj *p) const { nftnl_obj_free(p); } };
+struct FlowtableDel { void operator()(nftnl_flowtable *p) const { nftnl_flowtable_free(p); } };
 struct GenDel { void operator()(nftnl_gen *p) const { nftnl_gen_free(p); } };
 
 using TablePtr = std::unique_ptr<nftnl_table, TableDel>;
@@ -30,6 +34,8 @@ using RulePtr = std::unique_ptr<nftnl_rule, RuleDel>;
 using SetPtr = std::unique_ptr<nftnl_set, SetDel>;
 using ElemPtr = std::unique_ptr<nftnl_set_elem, ElemDel>;
 using ExprPtr = std::unique_ptr<nftnl_expr, ExprDel>;
+using ObjPtr = std::unique_ptr<nftnl_obj, ObjDel>;
+using FlowtablePtr = std::unique_ptr<nftnl_flowtable, FlowtableDel>;
 using GenPtr = std::unique_ptr<nftnl_gen, GenDel>;
 
 // `p` (a libnftnl *_alloc() result), or a std::runtime_error naming `what` if it is null.

@@ -102,6 +102,40 @@ void writeRuleOp(Writer &w, nftnl_rule *r, uint8_t msgType, uint8_t family, uint
   writeExprs(w, exprs, 0);
 }
 
+void writeObjOp(Writer &w, nftnl_obj *o, uint8_t msgType, uint8_t family, uint16_t nlFlags) {
+  writeOpHeader(w, msgType, kObject, family, nlFlags);
+  // The common attributes as writeAttrs writes them, then the typed ones after them in one count.
+  const size_t countAt = w.size();
+  w.u16(0);
+  uint16_t n = 0;
+  auto put = [&](uint16_t id, AttrKind k) {
+    if (!nftnl_obj_is_set(o, id)) return;
+    uint32_t len = 0;
+    const void *p = nftnl_obj_get_data(o, id, &len);
+    if (p == nullptr) return;
+    // Strings by their own length: ct helper names come back with strlen() as their length.
+    if (k == AttrKind::Str) len = uint32_t(strlen(static_cast<const char *>(p)) + 1);
+    w.attr(id, p, len);
+    n++;
+  };
+  const ObjectSpec &common = objectSpec(kObject);
+  for (uint16_t id = 0; id < kObjBase && id < common.count; id++)
+    if (common.attrs[id].kind != AttrKind::None) put(id, common.attrs[id].kind);
+  const ObjectSpec *typed = nftnl_obj_is_set(o, NFTNL_OBJ_TYPE) ? objTypeSpec(nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE)) : nullptr;
+  if (typed != nullptr)
+    for (uint16_t i = 0; i < typed->count; i++) put(uint16_t(kObjBase + i), typed->attrs[i].kind);
+  w.patchU16(countAt, n);
+  w.u16(0);
+}
+
+void writeFlowtableOp(Writer &w, nftnl_flowtable *f, uint8_t msgType, uint8_t family, uint16_t nlFlags) {
+  writeOpHeader(w, msgType, kFlowtable, family, nlFlags);
+  writeAttrs(w, objectSpec(kFlowtable), [&](uint16_t id, uint32_t *len) {
+    return nftnl_flowtable_is_set(f, id) ? nftnl_flowtable_get_data(f, id, len) : nullptr;
+  });
+  w.u16(0);
+}
+
 size_t writeElementsOpHead(Writer &w, uint8_t msgType, uint8_t family, const char *table, const char *set,
                            uint16_t nlFlags) {
   writeOpHeader(w, msgType, kElements, family, nlFlags);

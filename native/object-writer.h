@@ -5,6 +5,8 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/flowtable.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -68,6 +70,9 @@ void writeTableOp(Writer &w, nftnl_table *t, uint8_t msgType, uint8_t family, ui
 void writeChainOp(Writer &w, nftnl_chain *c, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
 void writeSetOp(Writer &w, nftnl_set *s, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
 void writeRuleOp(Writer &w, nftnl_rule *r, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
+// A named object: its common attributes, then those of its type (ids 16 and up, objTypeSpec).
+void writeObjOp(Writer &w, nftnl_obj *o, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
+void writeFlowtableOp(Writer &w, nftnl_flowtable *f, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
 // A kind-4 op up to its element count, naming its set by table and name; returns where the u32
 // element count sits (written 0: patch it once the elements are written).
 size_t writeElementsOpHead(Writer &w, uint8_t msgType, uint8_t family, const char *table, const char *set,

@@ -7,6 +7,8 @@
 // num/total/flags are u16; ct/xfrm dir, exthdr type, osf ttl, reject code and synproxy wscale are u8).
 #include "wire.h"
 
+#include <libnftnl/object.h>
+
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -46,7 +48,57 @@ static const AttrSpec kElemAttrs[] = {
     {"expr", K::Pointer},  {"objref", K::Str},      {"key_end", K::Data},  {"expressions", K::Pointer},
 };
 
+// Named stateful objects: the common attributes, then NFTNL_OBJ_BASE (16) on, whose meaning
+// depends on the type (checked against kObjTypes once the type is known, see checkObjectTyped).
+static const AttrSpec kObjAttrs[] = {
+    {"table", K::Str},  {"name", K::Str},    {"type", K::U32},          {"family", K::U32},
+    {"use", K::U32},    {"handle", K::U64},  {"userdata", K::UserData}, {"unused", K::None},
+    {"unused", K::None},      {"unused", K::None},       {"unused", K::None},             {"unused", K::None},
+    {"unused", K::None},      {"unused", K::None},       {"unused", K::None},             {"unused", K::None},
+    {"typed", K::ObjTyped}, {"typed", K::ObjTyped}, {"typed", K::ObjTyped}, {"typed", K::ObjTyped},
+    {"typed", K::ObjTyped},
+};
+static const AttrSpec kFlowtableAttrs[] = {
+    {"name", K::Str},  {"family", K::U32},       {"table", K::Str}, {"hooknum", K::U32}, {"prio", K::U32},
+    {"use", K::U32},   {"devices", K::Devices},  {"size", K::U32},  {"flags", K::U32},   {"handle", K::U64},
+};
+
 #define NFTLINK_COUNT(a) static_cast<uint16_t>(sizeof(a) / sizeof((a)[0]))
+
+// libnftnl 1.2.4's src/obj/*.c field sizes (the setters memcpy sizeof(field) whatever the length).
+static const AttrSpec o_counter[] = {{"packets", K::U64}, {"bytes", K::U64}};
+static const AttrSpec o_quota[] = {{"bytes", K::U64}, {"consumed", K::U64}, {"flags", K::U32}};
+// The name goes into a 16-byte array (NFT_CT_HELPER_NAME_LEN): longer is refused in checkObjectTyped.
+static const AttrSpec o_ct_helper[] = {{"name", K::Str}, {"l3proto", K::U16}, {"l4proto", K::U8}};
+static const AttrSpec o_limit[] = {{"rate", K::U64}, {"unit", K::U64}, {"burst", K::U32}, {"type", K::U32},
+                                   {"flags", K::U32}};
+// The timeout array is NFTNL_CTTIMEOUT_ARRAY_MAX u32s, copied whole: exactly that size (Data would
+// accept less and libnftnl would read past it).
+static const AttrSpec o_ct_timeout[] = {{"l3proto", K::U16}, {"l4proto", K::U8}, {"array", K::ObjTyped}};
+static const AttrSpec o_secmark[] = {{"ctx", K::Str}};
+static const AttrSpec o_ct_expect[] = {{"l3proto", K::U16}, {"l4proto", K::U8}, {"dport", K::U16},
+                                       {"timeout", K::U32}, {"size", K::U8}};
+static const AttrSpec o_synproxy[] = {{"mss", K::U16}, {"wscale", K::U8}, {"flags", K::U32}};
+
+// Indexed by NFT_OBJECT_*: 5 connlimit has no libnftnl object, 6 tunnel is not sent.
+static const ObjectSpec kObjTypes[] = {
+    {"", nullptr, 0},
+    {"counter", o_counter, NFTLINK_COUNT(o_counter)},
+    {"quota", o_quota, NFTLINK_COUNT(o_quota)},
+    {"ct helper", o_ct_helper, NFTLINK_COUNT(o_ct_helper)},
+    {"limit", o_limit, NFTLINK_COUNT(o_limit)},
+    {"", nullptr, 0},
+    {"", nullptr, 0},
+    {"ct timeout", o_ct_timeout, NFTLINK_COUNT(o_ct_timeout)},
+    {"secmark", o_secmark, NFTLINK_COUNT(o_secmark)},
+    {"ct expectation", o_ct_expect, NFTLINK_COUNT(o_ct_expect)},
+    {"synproxy", o_synproxy, NFTLINK_COUNT(o_synproxy)},
+};
+
+const ObjectSpec *objTypeSpec(uint32_t type) {
+  if (type >= NFTLINK_COUNT(kObjTypes) || kObjTypes[type].attrs == nullptr) return nullptr;
+  return &kObjTypes[type];
+}
 
 static const ObjectSpec kObjects[] = {
     {"table", kTableAttrs, NFTLINK_COUNT(kTableAttrs)},
@@ -55,6 +107,10 @@ static const ObjectSpec kObjects[] = {
     {"set", kSetAttrs, NFTLINK_COUNT(kSetAttrs)},
     // kind 4 names its set with NFTNL_SET_* attributes; only TABLE, NAME and ID mean anything there.
     {"elements", kSetAttrs, NFTLINK_COUNT(kSetAttrs)},
+    // Kind 5 is only ever a monitor reply (NEWGEN); a request with it is refused before this is read.
+    {"generation", kTableAttrs, 0},
+    {"object", kObjAttrs, NFTLINK_COUNT(kObjAttrs)},
+    {"flowtable", kFlowtableAttrs, NFTLINK_COUNT(kFlowtableAttrs)},
 };
 static const ObjectSpec kElemObject = {"element", kElemAttrs, NFTLINK_COUNT(kElemAttrs)};
 
@@ -170,6 +226,7 @@ const char *attrKindName(AttrKind k) {
     case K::Devices: return "devices";
     case K::Pointer: return "pointer";
     case K::Opaque: return "opaque";
+    case K::ObjTyped: return "typed";
   }
   return "?";
 }
@@ -227,6 +284,9 @@ void checkValue(const AttrView &a, const char *ctx, const AttrSpec &spec) {
       break;
     case K::Opaque:
       fail("belongs to an expression nftlink only dumps");
+      break;
+    case K::ObjTyped:  // checked by checkObjectTyped once the object's type is known
+      if (len > kStrMax) fail("is " + std::to_string(len) + " bytes, at most " + std::to_string(kStrMax));
       break;
     case K::U8: fixed(1); break;
     case K::U16: fixed(2); break;
@@ -394,6 +454,45 @@ std::vector<ExprView> readExprs(Reader &r, const char *ctx, int depth, size_t *b
   return out;
 }
 
+// A named object's typed attributes (16 and up) against its type's table: NFTNL_OBJ_TYPE must be
+// given with them, and be a type nftlink sends.
+void checkObjectTyped(const OpView &op, const std::string &opName) {
+  const AttrView *type = nullptr;
+  for (const auto &a : op.attrs)
+    if (a.id == 2 /*NFTNL_OBJ_TYPE*/) type = &a;
+  uint32_t t = 0;
+  if (type != nullptr) std::memcpy(&t, type->data, 4);
+  const ObjectSpec *spec = type != nullptr ? objTypeSpec(t) : nullptr;
+  if (type != nullptr && spec == nullptr)
+    throw WireError(type->offset, opName + ": object type " + std::to_string(t) +
+                                      " is not one nftlink sends (1 counter, 2 quota, 3 ct helper, 4 limit, "
+                                      "7 ct timeout, 8 secmark, 9 ct expectation, 10 synproxy)");
+  for (const auto &a : op.attrs) {
+    if (a.id < kObjBase) continue;
+    if (spec == nullptr)
+      throw WireError(a.offset, opName + ": object attribute " + std::to_string(a.id) +
+                                    " depends on the object's type, and the object has none (attribute 2)");
+    if (a.id - kObjBase >= spec->count)
+      throw WireError(a.offset, opName + ": object attribute " + std::to_string(a.id) + " is not defined for a " +
+                                    spec->name + " (ids 16.." + std::to_string(kObjBase + spec->count - 1) + ")");
+    const AttrSpec &as = spec->attrs[a.id - kObjBase];
+    const std::string ctx = std::string(spec->name);
+    if (as.kind == K::ObjTyped) {  // the ct timeout array
+      const uint32_t want = uint32_t(sizeof(uint32_t)) * NFTNL_CTTIMEOUT_ARRAY_MAX;
+      if (a.len != want)
+        throw WireError(a.offset, attrLabel(ctx.c_str(), a.id, &as) + " is " + std::to_string(a.len) +
+                                      " bytes, must be exactly " + std::to_string(want));
+      continue;
+    }
+    AttrView typed = a;
+    typed.kind = as.kind;
+    checkValue(typed, ctx.c_str(), as);
+    if (t == 3 /*ct helper*/ && a.id == kObjBase && a.len > 16)
+      throw WireError(a.offset, opName + ": ct helper name is " + std::to_string(a.len - 1) +
+                                    " bytes, at most 15 (NFT_CT_HELPER_NAME_LEN)");
+  }
+}
+
 bool msgTypeMatches(uint8_t kind, uint8_t t) {
   switch (kind) {
     case kTable: return t == kNewTable || t == kDelTable || t == kDestroyTable;
@@ -401,6 +500,8 @@ bool msgTypeMatches(uint8_t kind, uint8_t t) {
     case kRule: return t == kNewRule || t == kDelRule || t == kDestroyRule;
     case kSet: return t == kNewSet || t == kDelSet || t == kDestroySet;
     case kElements: return t == kNewSetElem || t == kDelSetElem || t == kDestroySetElem;
+    case kObject: return t == kNewObj || t == kDelObj || t == kDestroyObj;
+    case kFlowtable: return t == kNewFlowtable || t == kDelFlowtable || t == kDestroyFlowtable;
   }
   return false;
 }
@@ -423,8 +524,8 @@ void RequestReader::nextOp(OpView &op) {
   op.family = r.u8("family");
   const uint8_t *pad = r.bytes(3, "padding");
   const std::string opName = "operation " + std::to_string(index);
-  if (op.kind > kElements)
-    throw WireError(op.offset + 1, opName + " has unknown kind " + std::to_string(op.kind) + " (0..4)");
+  if (op.kind > kKindMax || op.kind == 5)
+    throw WireError(op.offset + 1, opName + " has unknown kind " + std::to_string(op.kind) + " (0..4, 6, 7)");
   if (!msgTypeMatches(op.kind, op.msgType))
     throw WireError(op.offset, opName + ": message type " + std::to_string(op.msgType) + " is not a " +
                                    kObjects[op.kind].name + " verb");
@@ -449,6 +550,7 @@ void RequestReader::nextOp(OpView &op) {
                                     ") does not name a set; only table (0), name (1) and id (8) do");
     bound += attrBound(a);
   }
+  if (op.kind == kObject) checkObjectTyped(op, opName);
   const size_t exprAt = r.pos();
   op.exprs.clear();
   if (op.kind == kRule || op.kind == kSet) {

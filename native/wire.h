@@ -31,14 +31,18 @@ constexpr size_t kHeaderSize = 16;
 constexpr uint16_t kFlagCheck = 1u << 0;
 constexpr uint16_t kFlagGenid = 1u << 1;
 
-enum Kind : uint8_t { kTable = 0, kChain = 1, kRule = 2, kSet = 3, kElements = 4 };
+// Kind 5 is the monitor's NFT_MSG_NEWGEN (replies only), so named objects and flowtables come after it.
+enum Kind : uint8_t { kTable = 0, kChain = 1, kRule = 2, kSet = 3, kElements = 4, kObject = 6, kFlowtable = 7 };
+constexpr uint8_t kKindMax = kFlowtable;
 
 // NFT_MSG_* numbers. The DESTROY* verbs (kernel 6.3+) are spelled out because bookworm's UAPI
 // headers (linux-libc-dev 6.1) predate them.
 enum MsgType : uint8_t {
   kNewTable = 0, kDelTable = 2, kNewChain = 3, kDelChain = 5, kNewRule = 6, kDelRule = 8,
   kNewSet = 9, kDelSet = 11, kNewSetElem = 12, kDelSetElem = 14,
+  kNewObj = 18, kDelObj = 20, kNewFlowtable = 22, kDelFlowtable = 24,
   kDestroyTable = 26, kDestroyChain = 27, kDestroyRule = 28, kDestroySet = 29, kDestroySetElem = 30,
+  kDestroyObj = 31, kDestroyFlowtable = 32,
 };
 
 // NFT_DATA_VALUE_MAXLEN: the size of libnftnl's union nftnl_data_reg value array.
@@ -66,6 +70,7 @@ enum class AttrKind : uint8_t {
   Devices,   // NFTNL_CHAIN_DEVICES: a sequence of NUL-terminated names (libnftnl takes a char**)
   Pointer,   // libnftnl takes a pointer to one of its own objects: refused; use the expression lists
   Opaque,    // dump only: arbitrary bytes (xtables match/target info)
+  ObjTyped,  // NFTNL_OBJ_BASE and up: its meaning depends on the object's type (objTypeSpec)
 };
 
 struct AttrSpec {
@@ -89,6 +94,10 @@ struct ExprSpec {
 
 const ObjectSpec &objectSpec(Kind k);
 const ObjectSpec &elemSpec();
+// The attributes from NFTNL_OBJ_BASE (16) on of a named object of `type` (NFT_OBJECT_*): attrs[0]
+// is id 16. Null for a type nftlink does not send (connlimit, tunnel) or does not know.
+const ObjectSpec *objTypeSpec(uint32_t type);
+constexpr uint16_t kObjBase = 16;
 const ExprSpec *findExpr(std::string_view name);
 const char *attrKindName(AttrKind k);
 

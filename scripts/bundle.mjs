@@ -27,34 +27,49 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bench = process.argv.includes('--bench');
 const out = (p) => join(root, bench ? 'dist-bench' : 'dist', p);
 
-const input = bench
-  ? {
-      // The benchmarks' measured processes (bench/cases.ts, bench/scale/cases.ts, bench/process/cases.ts).
-      'load-child': out('bench/child.js'),
-      'scale-child': out('bench/scale/child.js'),
-      // The floor of `npm run bench:process` (bench/process/floor-child.ts).
-      'process-floor': out('bench/process/floor-child.js'),
-    }
-  : {
-      // The package's entry ("exports" in package.json).
-      index: out('index.js'),
-      // "nftlink/testing": FakeNftables, for the tests of programs that use the library.
-      testing: out('testing/index.js'),
+// Each build: entry name -> compiled module. The library's and the CLI's are separate builds, so the
+// library's chunks hold only library code: the npm package ships those (package.json "files"), and
+// the CLI's (which reach the proxy and its dependencies) stay in the checkout and the image.
+const builds = bench
+  ? [
+      {
+        input: {
+          // The benchmarks' measured processes (bench/cases.ts, bench/scale/cases.ts, bench/process/cases.ts).
+          'load-child': out('bench/child.js'),
+          'scale-child': out('bench/scale/child.js'),
+          // The floor of `npm run bench:process` (bench/process/floor-child.ts).
+          'process-floor': out('bench/process/floor-child.js'),
+        },
+        chunks: 'chunks',
+      },
+    ]
+  : [
+      {
+        input: {
+          // The package's entry ("exports" in package.json).
+          index: out('index.js'),
+          // "nftlink/testing": FakeNftables, for the tests of programs that use the library.
+          testing: out('testing/index.js'),
+        },
+        chunks: 'chunks',
+      },
       // bin/nftlink.js.
-      cli: out('cli/main.js'),
-    };
+      { input: { cli: out('cli/main.js') }, chunks: 'cli-chunks' },
+    ];
 
 // Chunk names carry a content hash: start empty, or old chunks pile up.
 rmSync(out('bundle'), { recursive: true, force: true });
 
-const bundle = await rollup({
-  input,
-  // Our modules are relative imports; everything else (node:*, npm packages) stays an import.
-  external: (id, importer) => importer !== undefined && !id.startsWith('.') && !id.startsWith('/'),
-  onwarn(warning, warn) {
-    // tsc's output has no circular-import or eval hazards worth failing for, but say anything else.
-    if (warning.code !== 'CIRCULAR_DEPENDENCY') warn(warning);
-  },
-});
-await bundle.write({ dir: out('bundle'), format: 'es', chunkFileNames: 'chunks/[name]-[hash].js' });
-await bundle.close();
+for (const { input, chunks } of builds) {
+  const bundle = await rollup({
+    input,
+    // Our modules are relative imports; everything else (node:*, npm packages) stays an import.
+    external: (id, importer) => importer !== undefined && !id.startsWith('.') && !id.startsWith('/'),
+    onwarn(warning, warn) {
+      // tsc's output has no circular-import or eval hazards worth failing for, but say anything else.
+      if (warning.code !== 'CIRCULAR_DEPENDENCY') warn(warning);
+    },
+  });
+  await bundle.write({ dir: out('bundle'), format: 'es', chunkFileNames: `${chunks}/[name]-[hash].js` });
+  await bundle.close();
+}

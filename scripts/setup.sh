@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 . scripts/node-env.sh
 
 # curl and ca-certificates fetch Node from the npm registry; libatomic1 is a library the official
-# Node binary links.
+# Node binary links. containernetworking-plugins: the CNI plugins (bridge, host-local in
+# /usr/lib/cni) that examples/cni-portmap's tests chain nftlink-portmap after. debootstrap makes the
+# bare root filesystem scripts/check-prebuilt-chroot.sh installs the packed library in.
 packages=(libnftnl-dev libmnl-dev nftables pkg-config iproute2 build-essential python3 time conntrack iptables
-  curl ca-certificates libatomic1)
+  curl ca-certificates libatomic1 containernetworking-plugins debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -79,4 +81,6 @@ if [ ! -f "$stamp" ] || ! cmp -s <(cat package-lock.json; node --version) "$stam
 fi
 [ -f build/Release/nftlink.node ] || npm run build:native
 npm run build:ts && npm run build:bench
+# The example CNI plugin imports the package by its name, so it builds after dist/.
+npm run build:cni-portmap
 echo "setup: ready (addon build/Release/nftlink.node, CLI bin/nftlink.js)"

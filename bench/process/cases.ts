@@ -64,10 +64,10 @@ function scratchFile(name: string): string {
 }
 
 /** The manifests of one size, written once per size (reading them is the process's work, not this). */
-export async function manifestFile(services: number, endpoints: number): Promise<string> {
-  const file = scratchFile(`${services}x${endpoints}.json`);
-  await writeManifests(file, services, endpoints);
-  return file;
+export async function manifestDir(services: number, endpoints: number): Promise<string> {
+  const dir = scratchFile(`${services}x${endpoints}`);
+  await writeManifests(dir, services, endpoints);
+  return dir;
 }
 
 /**
@@ -75,8 +75,8 @@ export async function manifestFile(services: number, endpoints: number): Promise
  * sysctls, no localhost NodePorts, as docs/operating.md says), and the node's identity given, so that
  * nothing depends on the machine's interfaces.
  */
-export function proxyFlags(file: string, layout: LayoutName, netns: string): string[] {
-  return ['--manifests', file, '--netns', netns, '--hostname-override', NODE_NAME, '--node-ip', NODE_IP, '--cluster-cidr', POD_CIDR, '--service-cidr', SERVICE_CIDR, '--layout', layout];
+export function proxyFlags(manifests: string, layout: LayoutName, netns: string): string[] {
+  return ['--manifests', manifests, '--netns', netns, '--hostname-override', NODE_NAME, '--node-ip', NODE_IP, '--cluster-cidr', POD_CIDR, '--service-cidr', SERVICE_CIDR, '--layout', layout];
 }
 
 /**

@@ -3,7 +3,7 @@
 // the addon's send and the kernel's commit are timed, as in `npm run bench:load`'s load floor).
 // Added to a bare `node -e ''` start it is what no proxy written in Node could go below.
 //
-//   node dist-bench/bundle/process-floor.js <netns> <the proxy's flags: --manifests FILE ...>
+//   node dist-bench/bundle/process-floor.js <netns> <the proxy's flags: --manifests DIR ...>
 //
 // It builds the transactions as `nftlink render` does (src/cli/proxy.ts, previewProxy): the same
 // settings from the same flags, the same model, the Proxier in preview mode.
@@ -19,7 +19,7 @@ async function batches(argv: string[]): Promise<{ buf: Uint8Array; operations: n
 
 async function main(): Promise<Record<string, number>> {
   const [netns, ...argv] = process.argv.slice(2);
-  if (!netns) throw new Error('usage: process-floor.js <netns> --manifests FILE [proxy flags]');
+  if (!netns) throw new Error('usage: process-floor.js <netns> --manifests DIR [proxy flags]');
   const txs = await batches(argv);
   const native = loadNative();
   const h = native.open(netns);

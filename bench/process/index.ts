@@ -13,7 +13,7 @@ import { rotation } from '../cases.js';
 import { machineInfo, speedText, type MachineInfo } from '../machine.js';
 import { GNU_TIME, measuredEnvText } from '../measure.js';
 import { parseProcessArgs, PROCESS_USAGE, type ProcessOptions } from './args.js';
-import { floorRun, manifestFile, nftRun, nodeStartRun, proxyRuns, renderText, type ProcessRun } from './cases.js';
+import { floorRun, manifestDir, nftRun, nodeStartRun, proxyRuns, renderText, type ProcessRun } from './cases.js';
 import { busyText, processChart, processMedians, processTargets, renderProcess } from './report.js';
 import { renderTargets } from '../scale/report.js';
 
@@ -24,7 +24,7 @@ async function measure(opts: ProcessOptions, sizeDone: (runs: ProcessRun[]) => v
   const runs: ProcessRun[] = [];
   for (const [services, endpoints] of opts.sizes) {
     const label = `${services}x${endpoints}`;
-    const file = await manifestFile(services, endpoints);
+    const dir = await manifestDir(services, endpoints);
     const slow = services >= opts.slowServices;
     // kube-proxy's text is rendered (and timed under nft -f) even when only slots is measured, as a
     // slots target compares against it; but not from slowServices on (minutes per nft -f there)
@@ -32,7 +32,7 @@ async function measure(opts: ProcessOptions, sizeDone: (runs: ProcessRun[]) => v
     const texts = new Map<LayoutName, string>();
     const layouts = new Set<LayoutName>(opts.layouts);
     if (!slow) layouts.add('kube-proxy');
-    for (const layout of layouts) texts.set(layout, renderText(file, layout, label));
+    for (const layout of layouts) texts.set(layout, renderText(dir, layout, label));
     for (let run = 0; run < opts.runs; run++) {
       const steps: Step[] = [{ kind: 'node' }];
       for (const layout of opts.layouts) steps.push({ kind: 'proxy', layout }, { kind: 'floor', layout });
@@ -41,16 +41,16 @@ async function measure(opts: ProcessOptions, sizeDone: (runs: ProcessRun[]) => v
       const todo = steps.filter((s) => !(slow && s.kind !== 'node' && s.layout === 'kube-proxy' && run >= opts.slowRuns));
       for (const step of rotation(todo, run)) {
         if (step.kind === 'node') runs.push(await nodeStartRun(services, endpoints, run));
-        else if (step.kind === 'proxy') runs.push(...(await proxyRuns(file, step.layout, services, endpoints, run)));
+        else if (step.kind === 'proxy') runs.push(...(await proxyRuns(dir, step.layout, services, endpoints, run)));
         else if (step.kind === 'nft') runs.push(await nftRun(texts.get(step.layout)!, step.layout, services, endpoints, run));
-        else runs.push(await floorRun(file, step.layout, services, endpoints, run));
+        else runs.push(await floorRun(dir, step.layout, services, endpoints, run));
         for (const r of runs.slice(step.kind === 'proxy' ? -2 : -1)) {
           log(`  ${label} run ${run + 1}/${opts.runs} ${r.side} ${r.layout}: ${r.wall.toFixed(3)} s wall, ${r.user.toFixed(2)} user, ${r.sys.toFixed(2)} sys, ${r.rssMB.toFixed(0)} MB${r.operations !== undefined ? `, ${r.operations} ops` : ''}${r.commitMs !== undefined ? `, kernel ${(r.commitMs / 1000).toFixed(3)} s` : ''}`);
         }
       }
     }
     // 100k x 5 is over 100 MB of JSON: not kept longer than its size's runs.
-    rmSync(file, { force: true });
+    rmSync(dir, { recursive: true, force: true });
     for (const t of texts.values()) rmSync(t, { force: true });
     sizeDone(runs);
   }

@@ -1,17 +1,12 @@
 // How the proxy reaches the API server: a kubeconfig file (--kubeconfig, clientConnection.kubeconfig)
 // or, without one, the in-cluster configuration (the pod's service account), as kube-proxy's
-// clientcmd.BuildConfigFromFlags does. @kubernetes/client-node loads the file and applies its
-// credentials (client certificates, tokens, exec and OIDC plugins); this module adds what it
-// lacks for kube-proxy's kubeconfigs:
-//
-// - `tokenFile`: kubeadm's kube-proxy kubeconfig authenticates with
-//   `user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}` (client-go's field
-//   name). client-node 1.4 does not know that spelling (it reads `token-file`, once, at load), so
-//   both are turned into client-node's file token provider, which re-reads the file every minute
-//   like client-go does: projected service account tokens rotate, and a token read at start
-//   expires within hours.
-// - one HTTP agent with TCP keepalive (30 s, client-go's dialer default) for every request, so a
-//   dead API server connection under a quiet watch is noticed and connections are reused.
+// clientcmd.BuildConfigFromFlags does. kubeconfig-file.ts reads the file (and the in-cluster
+// files) as clientcmd does for the users kube-proxy's kubeconfigs have: kubeadm's, for one,
+// authenticates with `user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}`,
+// re-read every minute since projected tokens rotate. A user with an exec or auth-provider plugin
+// or impersonation goes through @kubernetes/client-node (kubeconfig-plugins.ts), loaded only then.
+// Either way one HTTP agent with TCP keepalive (30 s, client-go's dialer default) serves every
+// request, so a dead API server connection under a quiet watch is noticed and connections are reused.
 //
 // The in-cluster configuration reaches the API server through KUBERNETES_SERVICE_HOST/PORT, which
 // is the `kubernetes` Service's ClusterIP: an address the proxy itself programs. On a node where
@@ -23,10 +18,8 @@
 
 import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
-import { dirname, isAbsolute, join } from 'node:path';
-import { KubeConfig, type User } from '@kubernetes/client-node';
-import { parse } from 'yaml';
+import { Agent as HttpsAgent } from 'node:https';
+import { inClusterConfig, KubeconfigError, readKubeconfigFile, type ClientSettings } from './kubeconfig-file.js';
 
 /** client-go's dialer keepalive period. */
 const TCP_KEEPALIVE_MS = 30_000;
@@ -55,44 +48,21 @@ export interface ApiConnection {
   close(): void;
 }
 
-export class KubeconfigError extends Error {}
+export { KubeconfigError };
 
 /** Loads the configuration and builds the connection; errors name the file and the problem. */
 export async function connectApi(opts: ApiConnectionOptions = {}): Promise<ApiConnection> {
-  const kc = new KubeConfig();
-  let origin: string;
-  if (opts.kubeconfig) {
-    origin = opts.kubeconfig;
-    loadKubeconfigFile(kc, opts.kubeconfig);
-  } else {
-    origin = 'in-cluster';
-    const env = opts.env ?? process.env;
-    if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
-      throw new KubeconfigError('no kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set)');
-    }
-    withEnv(env, () => kc.loadFromCluster(opts.serviceAccountRoot ?? ''));
+  const origin = opts.kubeconfig ? opts.kubeconfig : 'in-cluster';
+  const cfg = opts.kubeconfig ? readKubeconfigFile(opts.kubeconfig) : inClusterConfig(opts.env ?? process.env, opts.serviceAccountRoot);
+  if (cfg.proxyUrl) throw new KubeconfigError(`${origin}: cluster ${cfg.clusterName}: proxy-url is not supported`);
+  const server = (opts.master || cfg.server).replace(/\/+$/, '');
+  if (!/^https?:\/\//.test(server)) throw new KubeconfigError(`${origin}: cluster ${cfg.clusterName}: server "${server}" is not an http(s) URL`);
+  if (server.startsWith('http:') && !opts.master && !cfg.skipTLSVerify) {
+    throw new KubeconfigError(`${origin}: cluster ${cfg.clusterName}: plain http needs insecure-skip-tls-verify: true`);
   }
-  const cluster = kc.getCurrentCluster();
-  const user = kc.getCurrentUser();
-  if (!cluster) throw new KubeconfigError(`${origin}: no current cluster (set current-context, or a context naming a cluster)`);
-  if (cluster.proxyUrl) throw new KubeconfigError(`${origin}: cluster ${cluster.name}: proxy-url is not supported`);
-  const server = (opts.master || cluster.server).replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(server)) throw new KubeconfigError(`${origin}: cluster ${cluster.name}: server "${server}" is not an http(s) URL`);
-  if (server.startsWith('http:') && !opts.master && !cluster.skipTLSVerify) {
-    throw new KubeconfigError(`${origin}: cluster ${cluster.name}: plain http needs insecure-skip-tls-verify: true`);
-  }
+  const settings: () => Promise<ClientSettings> | ClientSettings = cfg.settings ?? (await import('./kubeconfig-plugins.js')).pluginSettings(opts.kubeconfig!, readFileSync(opts.kubeconfig!, 'utf8'));
 
-  const applied = async (): Promise<RequestOptions> => {
-    const o: RequestOptions = { headers: {} };
-    try {
-      await kc.applyToHTTPSOptions(o);
-    } catch (err) {
-      throw new KubeconfigError(`${origin}: user ${user?.name ?? '(none)'}: cannot apply credentials: ${(err as Error).message}`);
-    }
-    return o;
-  };
-
-  const first = await applied();
+  const first = await settings();
   let tls = tlsMaterial(first);
   let agent = makeAgent(server, first);
   const connection: ApiConnection = {
@@ -102,7 +72,7 @@ export async function connectApi(opts: ApiConnectionOptions = {}): Promise<ApiCo
       return agent;
     },
     async headers() {
-      const o = await applied();
+      const o = await settings();
       // Client certificates rotate too (kubelet-style rotation): a changed one needs a new agent.
       const now = tlsMaterial(o);
       if (now !== tls) {
@@ -110,10 +80,7 @@ export async function connectApi(opts: ApiConnectionOptions = {}): Promise<ApiCo
         agent.destroy();
         agent = makeAgent(server, o);
       }
-      const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : String(v);
-      if (o.auth) out.Authorization = `Basic ${Buffer.from(o.auth).toString('base64')}`;
-      return out;
+      return { ...o.headers };
     },
     close() {
       agent.destroy();
@@ -122,7 +89,7 @@ export async function connectApi(opts: ApiConnectionOptions = {}): Promise<ApiCo
   return connection;
 }
 
-function makeAgent(server: string, o: RequestOptions): HttpAgent {
+function makeAgent(server: string, o: ClientSettings): HttpAgent {
   const common = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS };
   if (server.startsWith('http:')) return new HttpAgent(common);
   return new HttpsAgent({
@@ -135,70 +102,7 @@ function makeAgent(server: string, o: RequestOptions): HttpAgent {
   });
 }
 
-function tlsMaterial(o: RequestOptions): string {
+function tlsMaterial(o: ClientSettings): string {
   const text = (v: unknown): string => (v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('base64') : String(v));
   return [text(o.ca), text(o.cert), text(o.key), String(o.rejectUnauthorized), text(o.servername)].join('|');
-}
-
-/** client-node reads process.env itself; in-cluster loading in tests gets its own environment. */
-function withEnv(env: NodeJS.ProcessEnv, fn: () => void): void {
-  if (env === process.env) return fn();
-  const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
-  process.env.KUBERNETES_SERVICE_HOST = env.KUBERNETES_SERVICE_HOST;
-  process.env.KUBERNETES_SERVICE_PORT = env.KUBERNETES_SERVICE_PORT;
-  try {
-    fn();
-  } finally {
-    for (const [key, value] of [['KUBERNETES_SERVICE_HOST', saved.host], ['KUBERNETES_SERVICE_PORT', saved.port]] as const) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
-}
-
-interface RawUser {
-  name?: unknown;
-  user?: { tokenFile?: unknown; 'token-file'?: unknown } | null;
-}
-
-/** Loads a kubeconfig file, with token files as refreshing token providers. */
-function loadKubeconfigFile(kc: KubeConfig, path: string): void {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new KubeconfigError(`kubeconfig ${path}: cannot read: ${(err as Error).message}`);
-  }
-  let raw: { users?: RawUser[] };
-  try {
-    raw = (parse(text) ?? {}) as { users?: RawUser[] };
-  } catch (err) {
-    throw new KubeconfigError(`kubeconfig ${path}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
-  }
-  const tokenFiles = new Map<string, string>();
-  for (const [i, u] of (Array.isArray(raw.users) ? raw.users : []).entries()) {
-    const file = u?.user?.tokenFile ?? u?.user?.['token-file'];
-    if (file === undefined || file === null || file === '') continue;
-    if (typeof file !== 'string') throw new KubeconfigError(`kubeconfig ${path}: users[${i}].user.tokenFile: must be a path`);
-    // Relative paths are relative to the kubeconfig's directory, as client-go resolves them.
-    tokenFiles.set(String(u.name), isAbsolute(file) ? file : join(dirname(path), file));
-    // client-node would read `token-file` once here; drop it, the provider below reads it.
-    delete u.user!['token-file'];
-  }
-  try {
-    // Load from the edited document so that a missing token file surfaces at the first request,
-    // naming the file, instead of as a bare ENOENT while loading.
-    kc.loadFromString(JSON.stringify(raw));
-    kc.makePathsAbsolute(dirname(path));
-  } catch (err) {
-    throw new KubeconfigError(`kubeconfig ${path}: ${(err as Error).message}`);
-  }
-  if (!tokenFiles.size) return;
-  kc.users = kc.users.map((u): User => {
-    const file = tokenFiles.get(u.name);
-    if (!file) return u;
-    // A static token next to a token file: client-go prefers the file's; so do we.
-    const { token: _staticToken, ...rest } = u;
-    return { ...rest, authProvider: { name: 'tokenFile', config: { tokenFile: file } } };
-  });
 }

@@ -1,5 +1,8 @@
-// Typed loader for the C++ addon (build/Release/nftlink.node). The contract is native/README.md.
-import { existsSync } from "node:fs";
+// Typed loader for the C++ addon. The contract is native/README.md.
+//
+// node-gyp-build finds it: build/Release/nftlink.node when the addon was built here (a checkout, or
+// an install that compiled from source), else the prebuilt addon the package ships
+// (prebuilds/linux-x64/nftlink.glibc.node, libnftnl and libmnl linked in: scripts/build-prebuilt.sh).
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { packageRoot } from "../package-root.js";
@@ -194,21 +197,22 @@ export interface NativeRelayResult {
   error: string;
 }
 
-const ADDON_RELATIVE = join("build", "Release", "nftlink.node");
-
 let cached: NativeBinding | undefined;
 
-/** Loads the addon once; throws a clear Error when it has not been built. */
+/** Loads the addon once; throws a clear Error when there is none for this machine. */
 export function loadNative(): NativeBinding {
   if (cached) return cached;
   const root = packageRoot();
-  const path = join(root, ADDON_RELATIVE);
-  if (!existsSync(path)) {
+  const require = createRequire(join(root, "package.json"));
+  const load = require("node-gyp-build") as (dir: string) => unknown;
+  try {
+    cached = load(root) as NativeBinding;
+  } catch (err) {
     throw new Error(
-      "nftlink: native addon not built: run `npm run build:native` (needs libnftnl-dev libmnl-dev pkg-config)",
+      "nftlink: no native addon for this machine (the package ships one for Linux x64 with glibc 2.34+ and GCC 12's libstdc++): " +
+        "build it with `npm run build:native` (needs libnftnl-dev libmnl-dev pkg-config build-essential python3)",
+      { cause: err },
     );
   }
-  const require = createRequire(join(root, "package.json"));
-  cached = require(path) as NativeBinding;
   return cached;
 }

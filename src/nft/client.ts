@@ -28,6 +28,8 @@ const DUMP_CHAINS = 2;
 const DUMP_SETS = 4;
 const DUMP_ELEMENTS = 8;
 const DUMP_RULES = 16;
+const DUMP_OBJECTS = 32;
+const DUMP_FLOWTABLES = 64;
 
 export class Nftables implements MonitoringConnection {
   private constructor(
@@ -115,7 +117,7 @@ export class Nftables implements MonitoringConnection {
     const table = opts.table ?? null;
     const decodeOpts = { elementKeys: opts.elementKeys === true };
     if (opts.chain !== undefined || opts.elements === false) {
-      const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES;
+      const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES;
       return decodeRuleset(await this.native.dump(this.handle, what, family, table, opts.chain ?? null), decodeOpts);
     }
     // Two dumps, the rules and the sets with their elements: the rules are decoded while the
@@ -123,7 +125,7 @@ export class Nftables implements MonitoringConnection {
     // docs/decisions.md). Each dump is of one
     // generation; when the two differ, the table changed in between and both are read again.
     for (let attempt = 0; ; attempt++) {
-      const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES, family, table, null);
+      const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES, family, table, null);
       const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS, family, table, null);
       // Not an unhandled rejection while the first half is decoded: awaited below.
       sets.catch(() => {});

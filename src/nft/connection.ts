@@ -60,7 +60,7 @@ export interface NftConnection {
   /** Reads tables, chains, sets (with elements) and rules, all from one generation. */
   dump(opts?: DumpOptions): Promise<Ruleset>;
   /** One set's elements, decoded with the set's types. */
-  dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }>;
+  dumpSetElements(set: NftSet): Promise<{ generation: number; elements: readonly SetElement[] }>;
   /** The ruleset's generation: every committed transaction moves it on. */
   generation(): Promise<number>;
   close(): void;

@@ -1,6 +1,7 @@
 // The library CNIs import: objects, expressions, builders, transactions, the client, rendering.
 
 export * from './objects.js';
+export * from './named-objects.js';
 export * from './operations.js';
 export * from './errors.js';
 export type { MissingObject, RefusedObject } from './refusal-reason.js';
@@ -13,15 +14,16 @@ export { NftMonitor } from './monitor/nft-monitor.js';
 export { monitorLines } from './monitor/render.js';
 export type * from './expr/index.js';
 export { rule, RuleBuilder, type NatTarget, type NatMapTarget, type MatchValue } from './builder/rule-builder.js';
-export { constant, ct, fibType, icmp, icmpv6, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Field } from './builder/fields.js';
+export { constant, ct, fibType, icmp, icmpv6, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Dependency, type Field } from './builder/fields.js';
 export * as types from './types/datatypes.js';
 export type { Datatype, Scalar } from './types/datatypes.js';
-export type { Verdict } from './types/verdict.js';
+export type { SetTypeof, TypeofExpr } from './types/typeof.js';
+export { isVerdict, type Verdict } from './types/verdict.js';
 export { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix, type Prefix } from './types/address.js';
 export { renderRuleset } from './render/ruleset.js';
-export { renderCommands } from './render/commands.js';
-export { renderRule, renderRuleExprs, RenderError, type RenderedRule } from './render/rule.js';
-export { FAMILY_BY_NUMBER, NF_IP_PRI } from './netlink/constants.js';
+export { renderCommands, type CommandRenderOptions } from './render/commands.js';
+export { renderRule, renderRuleExprs, RenderError, type RenderedRule, type RuleRenderContext } from './render/rule.js';
+export { FAMILY_BY_NUMBER, NF_IP_PRI, type MetaKey } from './netlink/constants.js';
 export { Reconciler, type DesiredState, type ReconcileStats } from './reconcile/reconciler.js';
 export { ElementStore, type ElementDelta } from './reconcile/element-store.js';
 export { sameChainBase, sameRule, sameRules } from './reconcile/rule-equality.js';

@@ -2,6 +2,7 @@
 // kernel-assigned handle): the golden model tests compare dumps with, and a fake for code that
 // wants to see what a transaction would leave behind without a kernel.
 
+import type { Flowtable, NftObject } from './named-objects.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, Table } from './objects.js';
 import type { Operation } from './operations.js';
 import type { Expr } from './expr/index.js';
@@ -15,6 +16,9 @@ export class RulesetModel {
   private readonly chains = new Map<string, Chain>();
   private readonly sets = new Map<string, NftSet>();
   private readonly rules = new Map<string, Rule[]>();
+  /** Named objects by family, table, type and name (names are per type). */
+  private readonly objects = new Map<string, NftObject>();
+  private readonly flowtables = new Map<string, Flowtable>();
 
   /** kernelDefaults: also apply what the kernel fills in by itself (false: exactly what was written). */
   constructor(private readonly opts: { kernelDefaults?: boolean } = {}) {}
@@ -34,7 +38,7 @@ export class RulesetModel {
           for (const [ck, rules] of this.rules) if (ck.startsWith(`${k} `)) rules.length = 0;
         } else {
           this.tables.delete(k);
-          for (const m of [this.chains, this.sets, this.rules] as Map<string, unknown>[]) {
+          for (const m of [this.chains, this.sets, this.rules, this.objects, this.flowtables] as Map<string, unknown>[]) {
             for (const ck of [...m.keys()]) if (ck.startsWith(`${k} `)) m.delete(ck);
           }
         }
@@ -92,6 +96,22 @@ export class RulesetModel {
         }
         return;
       }
+      case 'object': {
+        const o = op.object;
+        const k = okey(o.family, o.table, `${o.type}\0${o.name}`);
+        if (op.verb === 'add' || op.verb === 'create') {
+          if (!this.objects.has(k)) this.objects.set(k, { ...op.object });
+        } else this.objects.delete(k);
+        return;
+      }
+      case 'flowtable': {
+        const f = op.flowtable;
+        const k = okey(f.family, f.table, f.name);
+        if (op.verb === 'add' || op.verb === 'create') {
+          if (!this.flowtables.has(k)) this.flowtables.set(k, { ...f, devices: [...f.devices] });
+        } else this.flowtables.delete(k);
+        return;
+      }
     }
   }
 
@@ -101,7 +121,7 @@ export class RulesetModel {
       const k = elementKey(s, e);
       if (have.has(k)) continue;
       have.add(k);
-      (s.elements ??= []).push(e);
+      ((s.elements ??= []) as SetElement[]).push(e);
     }
     if (s.flags?.includes('interval') && s.key.length === 1) s.elements = intervalView(s.key[0]!, s.elements ?? [], false, `set ${s.name}`);
   }
@@ -113,6 +133,8 @@ export class RulesetModel {
       chains: [...this.chains.values()],
       sets: [...this.sets.values()].map((s) => (s.elements?.length ? s : { ...s, elements: undefined })).map(stripUndefined),
       rules: [...this.chains.keys()].flatMap((k) => this.rules.get(k) ?? []),
+      ...(this.objects.size ? { objects: [...this.objects.values()] } : {}),
+      ...(this.flowtables.size ? { flowtables: [...this.flowtables.values()] } : {}),
     };
   }
 }

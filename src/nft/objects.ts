@@ -6,6 +6,7 @@ import type { Family, Hook } from './netlink/constants.js';
 import type { Datatype, Scalar } from './types/datatypes.js';
 import type { SetTypeof } from './types/typeof.js';
 import type { Verdict } from './types/verdict.js';
+import type { Flowtable, NftObject, NftObjectType } from './named-objects.js';
 
 export type { Family, Hook };
 
@@ -13,7 +14,7 @@ export interface Table {
   family: Family;
   name: string;
   /** `dormant` stops the table's hooks; `owner` (Linux 5.12) ties the table to the socket. */
-  flags?: ('dormant' | 'owner')[];
+  flags?: readonly ('dormant' | 'owner')[];
   comment?: string;
   handle?: number;
 }
@@ -32,6 +33,11 @@ export interface BaseChainSpec {
   hook: Hook;
   priority: number;
   policy?: (typeof CHAIN_POLICIES)[number];
+  /**
+   * Ingress (and netdev egress) chains: the interfaces the chain hooks on. The netdev family's
+   * chains need at least one (several since Linux 5.5); inet ingress chains are Linux 5.10.
+   */
+  devices?: readonly string[];
 }
 
 export interface Chain {
@@ -48,7 +54,7 @@ export interface Rule {
   family: Family;
   table: string;
   chain: string;
-  exprs: Expr[];
+  exprs: readonly Expr[];
   comment?: string;
   /** The kernel's handle: read back from dumps; needed to replace or delete a rule. */
   handle?: number;
@@ -63,15 +69,21 @@ export interface NftSet {
   table: string;
   name: string;
   /** One type, or several for a concatenation (`ipv4_addr . inet_proto . inet_service`). */
-  key: Datatype[];
+  key: readonly Datatype[];
   /** Present for maps: the data types, or 'verdict' for a verdict map. */
-  data?: Datatype[] | 'verdict';
+  data?: readonly Datatype[] | 'verdict';
+  /**
+   * A map of named objects of this type (`type ipv4_addr : counter`), instead of `data`: each
+   * element's `value` is an object's name, `['web']`; rules pick from it with
+   * `counter name ip saddr map @m` (objref). Plain (non-interval) maps only.
+   */
+  objects?: NftObjectType;
   /**
    * Declare the key (and data) by the expressions that produce them (`typeof ...`), as nft needs
    * for a key nft has no type name for, such as a numgen slot. `key` and `data` still give the types.
    */
   typeof?: SetTypeof;
-  flags?: SetFlag[];
+  flags?: readonly SetFlag[];
   /** Default element timeout in milliseconds. */
   timeout?: number;
   gcInterval?: number;
@@ -82,21 +94,21 @@ export interface NftSet {
   anonymous?: boolean;
   handle?: number;
   /** Elements, when a dump read them (or when a transaction adds them with the set). */
-  elements?: SetElement[];
+  elements?: readonly SetElement[];
   /**
    * From a dump with `elementKeys: true`, for sets without intervals: each element's identity
    * (what `elementKey` computes), read from the kernel's key bytes, parallel to `elements`.
    */
-  elementKeys?: string[];
+  elementKeys?: readonly string[];
 }
 
 export interface SetElement {
   /** One value per key type. In an interval set a single field may be "198.18.0.0/15" or "1000-2000". */
-  key: Scalar[];
+  key: readonly Scalar[];
   /** Inclusive end of an interval element (decoded dumps set it; callers may too). */
-  keyEnd?: Scalar[];
+  keyEnd?: readonly Scalar[];
   /** Map data: one value per data type, or a verdict. */
-  value?: Scalar[] | Verdict;
+  value?: readonly Scalar[] | Verdict;
   /** Milliseconds. */
   timeout?: number;
   /** Milliseconds left before the element expires (dumps only). */
@@ -111,6 +123,25 @@ export interface Ruleset {
   chains: Chain[];
   sets: NftSet[];
   rules: Rule[];
+  /** Named stateful objects (counter, quota, limit, ct helper, ...), when the dump read them. */
+  objects?: NftObject[];
+  /** Flowtables, when the dump read them. */
+  flowtables?: Flowtable[];
+}
+
+/**
+ * A ruleset as it is read (renderRuleset, Reconciler.resync): a dump, a DesiredState, or objects
+ * written `as const`.
+ */
+export interface RulesetObjects {
+  readonly tables: readonly Table[];
+  readonly chains: readonly Chain[];
+  readonly sets: readonly NftSet[];
+  readonly rules: readonly Rule[];
+  readonly objects?: readonly NftObject[];
+  readonly flowtables?: readonly Flowtable[];
+  /** A dump's generation (ignored by what reads a ruleset). */
+  readonly generation?: number;
 }
 
 /** A reference to a set by name. Element operations need the key (and data) types to encode values. */

@@ -30,7 +30,7 @@ export interface RefusalSite {
  * an element, its set's; for a rule, its chain's, with the handle (or position) that named it.
  */
 export interface RefusedObject {
-  kind: 'table' | 'chain' | 'set' | 'element' | 'rule';
+  kind: 'table' | 'chain' | 'set' | 'element' | 'rule' | 'object' | 'flowtable';
   family: string;
   table: string;
   name?: string;
@@ -60,6 +60,8 @@ export const KIND_OF_OPERATION: Record<Operation['kind'], WireKind> = {
   rule: WireKind.Rule,
   set: WireKind.Set,
   element: WireKind.Elements,
+  object: WireKind.Object,
+  flowtable: WireKind.Flowtable,
 };
 
 /**
@@ -82,6 +84,10 @@ export const NFTA = {
   SET_ELEM_LIST_SET: 2,
   SET_ELEM_LIST_ELEMENTS: 3,
   LIST_ELEM: 1,
+  OBJ_TABLE: 1,
+  OBJ_NAME: 2,
+  FLOWTABLE_TABLE: 1,
+  FLOWTABLE_NAME: 2,
 } as const;
 
 /** The kernel's jump stack (NFT_JUMP_STACK_SIZE): how deep chains may nest through jumps and gotos. */
@@ -143,6 +149,14 @@ function otherReason(errno: number, op: Operation, path: readonly number[]): Ref
   }
   if (errno === ERRNO.EBUSY && deleting && op.kind === 'chain') {
     return { reason: `chain ${op.chain.name} is in use: a rule or a verdict map element jumps or goes to it`, inUse: refused('chain', op.chain) };
+  }
+  if (errno === ERRNO.EBUSY && deleting && (op.kind === 'object' || op.kind === 'flowtable')) {
+    const o = op.kind === 'object' ? op.object : op.flowtable;
+    return { reason: `${op.kind === 'object' ? `${op.object.type} ${o.name} is in use: a rule or a map element refers to it` : `flowtable ${o.name} is in use: a rule refers to it`}`, inUse: refused(op.kind, o) };
+  }
+  if (errno === ERRNO.EEXIST && op.verb === 'create' && (op.kind === 'object' || op.kind === 'flowtable')) {
+    const o = op.kind === 'object' ? op.object : op.flowtable;
+    return { reason: `${op.kind === 'object' ? op.object.type : 'flowtable'} ${o.name} already exists in table ${o.family} ${o.table}` };
   }
   if (errno === ERRNO.EINVAL && op.kind === 'element' && path[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
     return {
@@ -214,7 +228,16 @@ function missing(op: Operation, path: readonly number[], elementIndex: number | 
       if (op.verb === 'delete') return { reason: `the element is not in set ${s.name}`, missing: refused('element', s) };
       const value = elementIndex !== undefined && elementIndex >= 0 ? op.elements[elementIndex]?.value : undefined;
       if (value && !Array.isArray(value) && 'chain' in value) return missingChain(s.family, s.table, value.chain, `the element's ${value.kind} target`);
+      if (s.objects !== undefined && Array.isArray(value)) return { reason: `${s.objects} ${String(value[0])} (the element's object) does not exist in table ${s.family} ${s.table}`, missing: { kind: 'object', family: s.family, table: s.table, name: String(value[0]) } };
       return undefined;
+    }
+    case 'object':
+    case 'flowtable': {
+      const o = op.kind === 'object' ? op.object : op.flowtable;
+      const what = op.kind === 'object' ? op.object.type : 'flowtable';
+      const [tableAttr, nameAttr] = op.kind === 'object' ? [NFTA.OBJ_TABLE, NFTA.OBJ_NAME] : [NFTA.FLOWTABLE_TABLE, NFTA.FLOWTABLE_NAME];
+      if (at === tableAttr) return missingTable(o.family, o.table);
+      return at === nameAttr ? { reason: `${what} ${o.name} does not exist in table ${o.family} ${o.table}`, missing: refused(op.kind, o) } : undefined;
     }
     case 'rule': {
       const r = op.rule;
@@ -228,6 +251,8 @@ function missing(op: Operation, path: readonly number[], elementIndex: number | 
       if (!e) return undefined;
       if (e.type === 'immediate' && e.verdict && 'chain' in e.verdict) return missingChain(r.family, r.table, e.verdict.chain, `the ${e.verdict.kind} target of expression ${k}`);
       if (e.type === 'lookup' || e.type === 'dynset') return missingSet(r.family, r.table, e.set, `of expression ${k}, ${e.type}`);
+      if (e.type === 'objref' && 'name' in e) return { reason: `${e.objectType ?? 'object'} ${e.name} (of expression ${k}) does not exist in table ${r.family} ${r.table}`, missing: { kind: 'object', family: r.family, table: r.table, name: e.name } };
+      if (e.type === 'flow') return { reason: `flowtable ${e.flowtable} (of expression ${k}) does not exist in table ${r.family} ${r.table}`, missing: { kind: 'flowtable', family: r.family, table: r.table, name: e.flowtable } };
       return { reason: `expression ${k} (${e.type}) names something that does not exist` };
     }
   }

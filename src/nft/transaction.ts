@@ -2,9 +2,10 @@
 // committed atomically as one netlink batch (the kernel applies all or nothing).
 
 import { NftValidationError } from './errors.js';
+import type { Flowtable, NftObject, NftObjectRef } from './named-objects.js';
 import { decodeRequestElements, decodeRequestOperation } from './netlink/decode.js';
 import { RequestEncoder, streamsElements, type ElementRun, type EncodedRequest, type EncodeOptions, type ElementInspector, type RequestSink } from './netlink/encode.js';
-import type { Chain, NftSet, Rule, Ruleset, SetElement, SetRef, Table } from './objects.js';
+import type { Chain, NftSet, Rule, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
 import { checkComment, checkName, checkTypeof, jumpTargets } from './validate.js';
@@ -15,14 +16,17 @@ export type TransactionObject =
   | { chain: Chain }
   | { rule: Rule }
   | { set: NftSet; elements?: undefined }
-  | { set: NftSet | SetRef; elements: Iterable<SetElement> };
+  | { set: NftSet | SetRef; elements: Iterable<SetElement> }
+  /** A named stateful object; delete and destroy need only its type and name (NftObjectRef). */
+  | { object: NftObject | NftObjectRef }
+  | { flowtable: Flowtable };
 
 export interface TransactionOptions {
   /**
    * What the kernel already holds (a dump): element operations find set types in it, and jumps are
    * checked against its chains and the chains this transaction adds.
    */
-  known?: Pick<Ruleset, 'chains' | 'sets'>;
+  known?: { readonly chains: readonly Chain[]; readonly sets: readonly NftSet[] };
   /**
    * Sets (declarations) the kernel holds that operations may refer to, without the strict checks
    * `known` turns on: element operations find their types, and render() knows what a lookup loads.
@@ -81,6 +85,22 @@ function readsBack(op: Operation): boolean {
   if (op.kind !== 'rule' || op.echo) return false;
   if (op.verb === 'replace') return op.rule.position === undefined;
   return (op.verb === 'add' || op.verb === 'insert') && op.rule.handle === undefined;
+}
+
+function namedObjectOperation(verb: Verb, object: NftObject | NftObjectRef): Operation {
+  if (verb !== 'add' && verb !== 'create' && verb !== 'delete' && verb !== 'destroy') throw new RangeError(`${verb} does not apply to named objects`);
+  checkName('table', object.table);
+  checkName(`${object.type} object`, object.name);
+  if (verb === 'delete' || verb === 'destroy') return { verb, kind: 'object', object };
+  checkComment(`${object.type} ${object.name}`, (object as NftObject).comment);
+  return { verb, kind: 'object', object: object as NftObject };
+}
+
+function flowtableOperation(verb: Verb, flowtable: Flowtable): Operation {
+  if (verb !== 'add' && verb !== 'create' && verb !== 'delete' && verb !== 'destroy') throw new RangeError(`${verb} does not apply to flowtables`);
+  checkName('table', flowtable.table);
+  checkName('flowtable', flowtable.name);
+  return { verb, kind: 'flowtable', flowtable };
 }
 
 export class Transaction {
@@ -226,6 +246,8 @@ export class Transaction {
     if (echo) throw new RangeError('echo applies to rules only');
     if ('chain' in obj) return this.chainOperation(verb, obj.chain);
     if ('table' in obj) return this.tableOperation(verb, obj.table);
+    if ('object' in obj) return namedObjectOperation(verb, obj.object);
+    if ('flowtable' in obj) return flowtableOperation(verb, obj.flowtable);
     return this.setOperation(verb, obj.set as NftSet);
   }
 

@@ -20,6 +20,7 @@ import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
 import { ConntrackCleaner } from './conntrack/cleaner.js';
+import { HeapCompaction } from './heap-compaction.js';
 
 export interface ProxierOptions {
   source: ProxySource;
@@ -95,6 +96,8 @@ export class Proxier {
   private families: FamilySync[] = [];
   private synced = false;
   private staleTimer: NodeJS.Timeout | undefined;
+  /** A full garbage collection once the proxy is idle after a big sync (heap-compaction.ts). */
+  private readonly compaction = new HeapCompaction();
   private watch: TableWatch | undefined;
   private readonly repairBackoff = new RepairBackoff();
   private repairTimer: NodeJS.Timeout | undefined;
@@ -291,6 +294,7 @@ export class Proxier {
         const started = performance.now();
         const r = await fam.sync(snap.states[family], snap.change[family]);
         results.push(r);
+        this.compaction.synced(r, snap.states[family].services.size);
         const since = this.unrepairedSince.get(fam.family);
         if (since !== undefined && r.full && since <= started) {
           this.unrepairedSince.delete(fam.family);
@@ -324,6 +328,8 @@ export class Proxier {
 
   async stop(): Promise<void> {
     this.runner.stop();
+    this.compaction.stop();
+    for (const family of this.families) family.stop();
     if (this.staleTimer) clearTimeout(this.staleTimer);
     if (this.repairTimer) clearTimeout(this.repairTimer);
     await this.watch?.stop();

@@ -9,6 +9,7 @@ import { WireKind } from '../nft/netlink/wire-format.js';
 import { NFTA } from '../nft/refusal-reason.js';
 import { typeIdOf } from '../nft/types/datatypes.js';
 import type { Verdict } from '../nft/types/verdict.js';
+import { applyFlowtable, applyObject, namedObjectFault, objectElementFault } from './apply-objects.js';
 import { dataOf, fitted, identityOf, overlapsHeld } from './elements.js';
 import { elementFault, exprFault, fault, missingAt, type Fault } from './faults.js';
 import { chainInUse, setInUse, writableElements, type FakeChain, type FakeSet, type FakeTable, type RulesetState } from './ruleset-state.js';
@@ -28,6 +29,10 @@ export function applyOperation(state: RulesetState, op: Operation, anonymousName
       return applyElements(state, op);
     case 'rule':
       return applyRule(state, op, anonymousName);
+    case 'object':
+      return applyObject(state, op);
+    case 'flowtable':
+      return applyFlowtable(state, op);
   }
 }
 
@@ -112,6 +117,9 @@ function updateChain(existing: FakeChain, c: Chain): Fault[] {
   // A base chain's hook and priority do not change in place.
   if (base.hook !== c.base.hook || base.priority !== c.base.priority) return [fault(ERRNO.EOPNOTSUPP, WireKind.Chain)];
   if (c.base.policy !== undefined && c.base.policy !== (base.policy ?? 'accept')) existing.chain = { ...old, base: { ...base, policy: c.base.policy } };
+  // An ingress chain's update hooks it on the devices it lacks as well (Linux 6.18).
+  const added = (c.base.devices ?? []).filter((d) => !(base.devices ?? []).includes(d));
+  if (added.length) existing.chain = { ...existing.chain, base: { ...existing.chain.base!, devices: [...(base.devices ?? []), ...added] } };
   return [];
 }
 
@@ -200,7 +208,7 @@ function addElements(state: RulesetState, t: FakeTable, s: FakeSet, verb: 'add' 
     const fit = fitted(s.set, elements[i]!);
     if (fit === undefined) return [elementFault(ERRNO.EINVAL, i)];
     const { id, element } = fit;
-    const target = verdictFault(t, element.value);
+    const target = verdictFault(t, element.value) ?? objectElementFault(t, s.set, element);
     if (target !== undefined) return [elementFault(target, i)];
     const old = s.elements.get(id);
     if (old) {
@@ -280,6 +288,7 @@ function exprFaultOf(t: FakeTable, exprs: readonly Expr[]): Fault | undefined {
     let errno: number | undefined;
     if (e.type === 'immediate' && e.verdict) errno = verdictFault(t, e.verdict);
     else if ((e.type === 'lookup' && !e.inline) || e.type === 'dynset') errno = t.sets.has(e.set) ? undefined : ERRNO.ENOENT;
+    else errno = namedObjectFault(t, e);
     if (errno !== undefined) return exprFault(errno, k);
   }
   return undefined;

@@ -23,6 +23,8 @@ export function dumpRuleset(state: RulesetState, generation: number, opts: DumpO
       out.rules.push(...c.rules);
     }
     for (const s of t.sets.values()) out.sets.push(dumpedSet(s, opts));
+    if (t.objects.size) (out.objects ??= []).push(...t.objects.values());
+    if (t.flowtables.size) (out.flowtables ??= []).push(...t.flowtables.values());
   }
   // JSON-safe as a kernel dump is (render/json.ts).
   return withToJSON(structuredCopy(out));

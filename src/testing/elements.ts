@@ -1,7 +1,7 @@
 // Elements as the fake keeps them: by identity (the key's bytes, elementKey), with their values
 // spelt as a kernel dump decodes them, and their data comparable (a clash is other data).
 
-import type { NftSet, SetElement } from '../nft/index.js';
+import { isVerdict, type NftSet, type SetElement } from '../nft/index.js';
 import { compareBytes, decodeValues, elementKey, encodeValues, parseIntervalValue, valuesKey, type ByteRange } from '../nft/values.js';
 
 const isInterval = (s: NftSet): boolean => s.anonymous === true || (s.flags ?? []).includes('interval');
@@ -13,8 +13,15 @@ const isInterval = (s: NftSet): boolean => s.anonymous === true || (s.flags ?? [
  */
 export function fitted(s: NftSet, e: SetElement): { id: string; element: SetElement } | undefined {
   const v = e.value;
+  // A map of named objects: the value is the object's name (whether it exists is the caller's).
+  if (s.objects !== undefined) return Array.isArray(v) && typeof v[0] === 'string' && v.length === 1 ? keyedAs(s, e) : undefined;
   if ((s.data === undefined) !== (v === undefined)) return undefined;
   if (v !== undefined && (s.data === 'verdict') === Array.isArray(v)) return undefined;
+  return keyedAs(s, e);
+}
+
+/** The element's identity and stored form, or undefined for a key or data that does not fit. */
+function keyedAs(s: NftSet, e: SetElement): { id: string; element: SetElement } | undefined {
   const id = identityOf(s, e);
   if (id === undefined) return undefined;
   try {
@@ -55,7 +62,7 @@ const fieldRanges = (s: NftSet, e: SetElement): ByteRange[] => s.key.map((t, i) 
 export function dataOf(s: NftSet, e: SetElement): string {
   const v = e.value;
   if (v === undefined) return '';
-  if (!Array.isArray(v)) return 'chain' in v ? `${v.kind} ${v.chain}` : v.kind;
+  if (isVerdict(v)) return 'chain' in v ? `${v.kind} ${v.chain}` : v.kind;
   return Array.isArray(s.data) ? valuesKey(s.data, v, `map ${s.name}`) : '?';
 }
 

@@ -131,7 +131,7 @@ export class FakeNftables implements MonitoringConnection {
     return dumpRuleset(this.state, this.gen, opts);
   }
 
-  async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: SetElement[] }> {
+  async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: readonly SetElement[] }> {
     const dumped = (await this.dump({ family: set.family, table: set.table })).sets.find((s) => s.name === set.name);
     // The addon's words for the kernel's answer (native/).
     if (!dumped) throw withErrnoCode(new Error('nftlink: the kernel refused the set element dump: No such file or directory (errno 2)'));

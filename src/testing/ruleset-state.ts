@@ -1,7 +1,7 @@
 // The fake's ruleset: tables in creation order, each with its chains (and their rules), its sets
 // (and their elements) and the counter the kernel allocates the table's handles from.
 
-import type { Chain, NftSet, Rule, SetElement, Table } from '../nft/index.js';
+import type { Chain, Flowtable, NftObject, NftSet, Rule, SetElement, Table } from '../nft/index.js';
 import { jumpTargets } from '../nft/validate.js';
 
 export interface FakeChain {
@@ -37,6 +37,10 @@ export interface FakeTable {
   lastHandle: number;
   chains: Map<string, FakeChain>;
   sets: Map<string, FakeSet>;
+  /** Named objects by `type name` (names are per type), each with its handle. Never changed in place. */
+  objects: Map<string, NftObject>;
+  /** Flowtables by name, each with its handle. Never changed in place. */
+  flowtables: Map<string, Flowtable>;
 }
 
 const tableKey = (family: string, name: string): string => `${family} ${name}`;
@@ -57,7 +61,7 @@ export class RulesetState {
   }
 
   addTable(table: Table): FakeTable {
-    const t: FakeTable = { table: { ...table, handle: ++this.lastTableHandle }, lastHandle: 0, chains: new Map(), sets: new Map() };
+    const t: FakeTable = { table: { ...table, handle: ++this.lastTableHandle }, lastHandle: 0, chains: new Map(), sets: new Map(), objects: new Map(), flowtables: new Map() };
     this.tables.set(tableKey(table.family, table.name), t);
     this.changes++;
     return t;
@@ -80,7 +84,7 @@ export class RulesetState {
       for (const [name, ch] of t.chains) chains.set(name, { chain: ch.chain, rules: ch.rules.slice() });
       const sets = new Map<string, FakeSet>();
       for (const [name, s] of t.sets) sets.set(name, { set: s.set, elements: s.elements, ownsElements: false });
-      const copy: FakeTable = { table: t.table, lastHandle: t.lastHandle, chains, sets };
+      const copy: FakeTable = { table: t.table, lastHandle: t.lastHandle, chains, sets, objects: new Map(t.objects), flowtables: new Map(t.flowtables) };
       c.tables.set(k, copy);
       c.copied.set(copy, t);
     }

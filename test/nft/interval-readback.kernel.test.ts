@@ -43,7 +43,7 @@ const CASES: Case[] = [
 ];
 
 /** What a dump gives back for the set, in key order. */
-async function readBack(nft: Nftables, set: NftSet): Promise<SetElement[]> {
+async function readBack(nft: Nftables, set: NftSet): Promise<readonly SetElement[]> {
   const dumped = await nft.dump({ family: set.family, table: set.table });
   const s = dumped.sets.find((x) => x.name === set.name);
   expect(s, `set ${set.name} in the dump`).toBeDefined();

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { ip, meta, rule, th, Transaction, types } from '../../src/index.js';
-import type { NftSet, Rule } from '../../src/index.js';
+import type { NftSet, Rule, SetElement } from '../../src/index.js';
 import { Reconciler, type DesiredState } from '../../src/nft/reconcile/reconciler.js';
 import { kernelSession } from '../helpers/kernel.js';
 
@@ -12,8 +12,10 @@ const session = kernelSession();
 
 const table = { family: 'ip' as const, name: 'rec' };
 function desired(opts: { svc2?: boolean; ep?: string; port?: number } = {}): DesiredState {
-  const vmap: NftSet = { family: 'ip', table: 'rec', name: 'services', key: [ipv4_addr, inet_proto, inet_service], data: 'verdict', elements: [] };
-  const eps: NftSet = { family: 'ip', table: 'rec', name: 'eps', key: [ipv4_addr], data: [ipv4_addr, inet_service], elements: [] };
+  const vmapElements: SetElement[] = [];
+  const epsElements: SetElement[] = [];
+  const vmap: NftSet = { family: 'ip', table: 'rec', name: 'services', key: [ipv4_addr, inet_proto, inet_service], data: 'verdict', elements: vmapElements };
+  const eps: NftSet = { family: 'ip', table: 'rec', name: 'eps', key: [ipv4_addr], data: [ipv4_addr, inet_service], elements: epsElements };
   const chains = [
     { family: 'ip' as const, table: 'rec', name: 'entry', base: { type: 'nat' as const, hook: 'prerouting' as const, priority: -100, policy: 'accept' as const } },
     { family: 'ip' as const, table: 'rec', name: 'svc1' },
@@ -22,13 +24,13 @@ function desired(opts: { svc2?: boolean; ep?: string; port?: number } = {}): Des
     rule('ip').vmap([ip.daddr, meta.l4proto, th.dport], 'services').rule('rec', 'entry'),
     rule('ip').match(meta.l4proto, 'tcp').dnat({ family: 'ip', addr: opts.ep ?? '198.18.1.1', port: opts.port ?? 80 }).rule('rec', 'svc1'),
   ];
-  vmap.elements!.push({ key: ['198.18.0.1', 'tcp', 80], value: { kind: 'goto', chain: 'svc1' } });
-  eps.elements!.push({ key: ['198.18.0.1'], value: [opts.ep ?? '198.18.1.1', opts.port ?? 80] });
+  vmapElements.push({ key: ['198.18.0.1', 'tcp', 80], value: { kind: 'goto', chain: 'svc1' } });
+  epsElements.push({ key: ['198.18.0.1'], value: [opts.ep ?? '198.18.1.1', opts.port ?? 80] });
   if (opts.svc2) {
     chains.push({ family: 'ip', table: 'rec', name: 'svc2' });
     rules.push(rule('ip').match(meta.l4proto, 'udp').dnat({ family: 'ip', addr: '198.18.1.2', port: 53 }).rule('rec', 'svc2'));
-    vmap.elements!.push({ key: ['198.18.0.2', 'udp', 53], value: { kind: 'goto', chain: 'svc2' } });
-    eps.elements!.push({ key: ['198.18.0.2'], value: ['198.18.1.2', 53] });
+    vmapElements.push({ key: ['198.18.0.2', 'udp', 53], value: { kind: 'goto', chain: 'svc2' } });
+    epsElements.push({ key: ['198.18.0.2'], value: ['198.18.1.2', 53] });
   }
   return { tables: [table], chains, sets: [vmap, eps], rules };
 }

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { NftCommitError, NftGenerationError, rule, ip, tcp, Transaction, types } from '../../src/index.js';
-import type { Chain, LookupExpr, NftSet, Rule, Table } from '../../src/index.js';
+import type { Chain, LookupExpr, NftSet, Rule, SetElement, Table } from '../../src/index.js';
 import { FakeNftables } from '../../src/testing/index.js';
 
 const { ipv4_addr, inet_service } = types;
@@ -378,7 +378,7 @@ describe('dumps', () => {
     const map = dumped.sets.find((s) => s.name === 'ports')!;
     expect(map.elements).toEqual([{ key: ['198.18.0.1'], value: [80] }]);
     expect(map.key).toEqual([ipv4_addr]);
-    map.elements!.push({ key: ['198.18.0.2'], value: [1] });
+    (map.elements as SetElement[]).push({ key: ['198.18.0.2'], value: [1] });
     dumped.rules.push(inInput(rule('ip').accept()));
     expect((await fake.dumpSetElements(ports)).elements).toHaveLength(1);
     expect((await fake.dump()).rules).toEqual([]);

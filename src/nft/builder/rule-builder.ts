@@ -4,6 +4,7 @@
 
 import type { Expr } from '../expr/index.js';
 import { ICMP_CODE, ICMPV6_CODE, ICMPX_CODE, NF_NAT_RANGE, NFT_REG, type CmpOp, type Family } from '../netlink/constants.js';
+import type { NftObjectType } from '../named-objects.js';
 import type { NftSet, Rule, SetElement } from '../objects.js';
 import { maskBytes, parsePrefix, prefixMask } from '../types/address.js';
 import { bytesToUint, ifname, inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
@@ -32,7 +33,7 @@ export interface NatTarget {
   addrTo?: string;
   port?: number;
   portTo?: number;
-  flags?: ('random' | 'fully-random' | 'persistent')[];
+  flags?: readonly ('random' | 'fully-random' | 'persistent')[];
 }
 
 export interface NatMapTarget {
@@ -40,8 +41,8 @@ export interface NatMapTarget {
   /** The key that selects the endpoint (for example numgen random mod N). */
   key: Field | readonly Field[];
   /** A named map (`@name`, data `addr . port`), or inline elements `key : [addr, port]`. */
-  map: { name: string; set?: NftSet } | { elements: SetElement[]; name?: string };
-  flags?: ('random' | 'fully-random' | 'persistent')[];
+  map: { name: string; set?: NftSet } | { elements: readonly SetElement[]; name?: string };
+  flags?: readonly ('random' | 'fully-random' | 'persistent')[];
 }
 
 const NAT_FLAGS = ['random', 'fully-random', 'persistent'] as const;
@@ -261,7 +262,7 @@ export class RuleBuilder {
   }
 
   /** `fields { elements }`: an anonymous set bound to this rule. */
-  lookupElements(fields: readonly Field[], elements: SetElement[], invert = false): this {
+  lookupElements(fields: readonly Field[], elements: readonly SetElement[], invert = false): this {
     checkFieldList('lookupElements', fields);
     if (!Array.isArray(elements) || elements.length === 0) throw new TypeError(`lookupElements(): the elements must be a non-empty array of { key: [...] }, not ${kindOf(elements)}`);
     this.loadKey(fields);
@@ -272,7 +273,7 @@ export class RuleBuilder {
   }
 
   /** `fields vmap @map`, or `fields vmap { key : verdict, ... }` with elements. */
-  vmap(fields: Field | readonly Field[], map: string | SetElement[]): this {
+  vmap(fields: Field | readonly Field[], map: string | readonly SetElement[]): this {
     checkFieldList('vmap', fields);
     if (typeof map !== 'string' && !Array.isArray(map)) throw new TypeError(`vmap(): the map must be a map's name or an array of { key, value: verdict }, not ${kindOf(map)}`);
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
@@ -460,7 +461,7 @@ export class RuleBuilder {
     return this;
   }
 
-  masquerade(opts: { flags?: ('random' | 'fully-random' | 'persistent')[]; port?: number; portTo?: number } = {}): this {
+  masquerade(opts: { flags?: readonly ('random' | 'fully-random' | 'persistent')[]; port?: number; portTo?: number } = {}): this {
     checkBuilderOptions('masquerade', opts, { flags: 'array', port: 'number', portTo: 'number' });
     const e: Expr = { type: 'masq' };
     const flags = natFlags(opts.flags);
@@ -528,6 +529,33 @@ export class RuleBuilder {
     if (opts.group !== undefined) e.group = opts.group;
     else if (opts.level !== undefined) e.level = opts.level;
     this.exprs.push(e);
+    return this;
+  }
+
+  /**
+   * Uses the named stateful object `name` of `type` (objects.ts: NftObject): `counter name "c"`,
+   * `quota name "q"`, `limit name "l"`, `ct helper set "h"`, `ct timeout set "t"`, `ct
+   * expectation set "e"`, `synproxy name "s"`, `meta secmark set "s"`.
+   */
+  object(type: NftObjectType, name: string): this {
+    this.exprs.push({ type: 'objref', objectType: type, name });
+    return this;
+  }
+
+  /**
+   * Uses the object a map of named objects (NftSet.objects) holds for the key: `counter name ip
+   * saddr map @m`, `ct helper set tcp dport map @helpers`.
+   */
+  objectFromMap(fields: Field | readonly Field[], map: string): this {
+    const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
+    this.loadKey(list);
+    this.exprs.push({ type: 'objref', set: map, sreg: REG1 });
+    return this;
+  }
+
+  /** `flow add @flowtable`: offloads the connection to the flowtable (forward chains). */
+  flowOffload(flowtable: string): this {
+    this.exprs.push({ type: 'flow', flowtable });
     return this;
   }
 

@@ -20,7 +20,7 @@ export interface DynsetExpr {
   sregData?: number;
   timeout?: bigint;
   invert?: boolean;
-  exprs?: { type: string }[];
+  exprs?: readonly { type: string }[];
 }
 
 const A = EXPR_ATTR.dynset;

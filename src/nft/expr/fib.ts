@@ -11,7 +11,7 @@ export type FibFlag = keyof typeof NFTA_FIB_F;
 /** nft_fib: a routing lookup on the packet's saddr or daddr; `type` yields the route type (RTN_LOCAL 2...). */
 export interface FibExpr {
   type: 'fib';
-  flags: FibFlag[];
+  flags: readonly FibFlag[];
   result: keyof typeof NFT_FIB_RESULT;
   dreg: number;
 }

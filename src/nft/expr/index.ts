@@ -11,6 +11,7 @@ import { counterCodec, type CounterExpr } from './counter.js';
 import { ctCodec, type CtExpr } from './ct.js';
 import { dynsetCodec, type DynsetExpr } from './dynset.js';
 import { fibCodec, type FibExpr } from './fib.js';
+import { flowOffloadCodec, type FlowOffloadExpr } from './flow-offload.js';
 import { immediateCodec, type ImmediateExpr } from './immediate.js';
 import { limitCodec, type LimitExpr } from './limit.js';
 import { logCodec, type LogExpr } from './log.js';
@@ -19,6 +20,7 @@ import { masqCodec, type MasqExpr } from './masq.js';
 import { metaCodec, type MetaExpr } from './meta.js';
 import { natCodec, type NatExpr } from './nat.js';
 import { numgenCodec, type NumgenExpr } from './numgen.js';
+import { objrefCodec, type ObjrefExpr } from './objref.js';
 import { payloadCodec, type PayloadExpr } from './payload.js';
 import { rangeCodec, type RangeExpr } from './range.js';
 import { rejectCodec, type RejectExpr } from './reject.js';
@@ -35,6 +37,7 @@ export type {
   CtExpr,
   DynsetExpr,
   FibExpr,
+  FlowOffloadExpr,
   ImmediateExpr,
   LimitExpr,
   LogExpr,
@@ -43,6 +46,7 @@ export type {
   MetaExpr,
   NatExpr,
   NumgenExpr,
+  ObjrefExpr,
   PayloadExpr,
   RangeExpr,
   RejectExpr,
@@ -68,6 +72,8 @@ export type Expr =
   | CtExpr
   | DynsetExpr
   | FibExpr
+  | ObjrefExpr
+  | FlowOffloadExpr
   | LimitExpr
   | LogExpr
   | ByteorderExpr
@@ -94,6 +100,8 @@ const CODECS: ExprCodec<KnownExpr>[] = [
   ctCodec,
   dynsetCodec,
   fibCodec,
+  objrefCodec,
+  flowOffloadCodec,
   limitCodec,
   logCodec,
   byteorderCodec,

@@ -7,8 +7,8 @@ import type { WireExpr } from '../netlink/decode/wire-objects.js';
 export interface UnknownExpr {
   type: 'unknown';
   name: string;
-  attrs: [number, Uint8Array][];
-  exprs?: UnknownExpr[];
+  attrs: readonly (readonly [number, Uint8Array])[];
+  exprs?: readonly UnknownExpr[];
 }
 
 export function decodeUnknown(x: WireExpr): UnknownExpr {

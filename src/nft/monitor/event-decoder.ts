@@ -13,6 +13,7 @@ import { attachInline } from '../netlink/decode/ruleset-decoder.js';
 import { decodeSet } from '../netlink/decode/set.js';
 import { decodeTable } from '../netlink/decode/table.js';
 import type { WireObject } from '../netlink/decode/wire-objects.js';
+import type { SetElement } from '../objects.js';
 import { WireReader } from '../netlink/decode/wire-reader.js';
 import { WireKind } from '../netlink/wire-format.js';
 import type { MonitorChange } from './events.js';
@@ -123,7 +124,7 @@ export class MonitorDecoder {
     if (set?.anonymous) {
       // The elements of an anonymous set go with the set, into the lookup of the rule that follows.
       if (added) {
-        const d = new SetElementsDecoder(set, (set.elements ??= []));
+        const d = new SetElementsDecoder(set, (set.elements ??= []) as SetElement[]);
         for (const o of run.objects) d.add(o);
         d.finish();
       }
@@ -136,7 +137,7 @@ export class MonitorDecoder {
       out({ type: 'change', change: { verb: added ? 'add' : 'delete', kind: 'element', set: unknown, elements: [], undecoded } });
       return;
     }
-    const elements: NonNullable<typeof set.elements> = [];
+    const elements: SetElement[] = [];
     const d = new SetElementsDecoder(set, elements);
     for (const o of run.objects) d.add(o);
     d.finish();

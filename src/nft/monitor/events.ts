@@ -19,7 +19,7 @@ export type MonitorChange =
       verb: 'add' | 'delete';
       kind: 'element';
       set: NftSet;
-      elements: SetElement[];
+      elements: readonly SetElement[];
       /**
        * Elements that could not be decoded because the set's types were unknown (a set the monitor
        * never saw: created before it started and gone before its first dump); 0 normally.

@@ -69,6 +69,22 @@ export const ELEM_ATTR = {
   KEY_END: 10,
 } as const;
 
+/** Named objects (libnftnl object.h): ids from OBJ_BASE (16) on depend on the object's type. */
+export const OBJ_ATTR = { TABLE: 0, NAME: 1, TYPE: 2, FAMILY: 3, USE: 4, HANDLE: 5, USERDATA: 6, BASE: 16 } as const;
+/** The typed ids of each object type, as offsets from OBJ_ATTR.BASE. */
+export const OBJ_TYPED_ATTR = {
+  counter: { PACKETS: 0, BYTES: 1 },
+  quota: { BYTES: 0, CONSUMED: 1, FLAGS: 2 },
+  ctHelper: { NAME: 0, L3PROTO: 1, L4PROTO: 2 },
+  ctTimeout: { L3PROTO: 0, L4PROTO: 1, ARRAY: 2 },
+  ctExpect: { L3PROTO: 0, L4PROTO: 1, DPORT: 2, TIMEOUT: 3, SIZE: 4 },
+  limit: { RATE: 0, UNIT: 1, BURST: 2, TYPE: 3, FLAGS: 4 },
+  synproxy: { MSS: 0, WSCALE: 1, FLAGS: 2 },
+  secmark: { CTX: 0 },
+} as const;
+
+export const FLOWTABLE_ATTR = { NAME: 0, FAMILY: 1, TABLE: 2, HOOKNUM: 3, PRIO: 4, USE: 5, DEVICES: 6, SIZE: 7, FLAGS: 8, HANDLE: 9 } as const;
+
 /** Expression attributes start at NFTNL_EXPR_BASE (1); id 0 is the expression's name. */
 export const EXPR_ATTR = {
   payload: { DREG: 1, BASE: 2, OFFSET: 3, LEN: 4, SREG: 5, CSUM_TYPE: 6, CSUM_OFFSET: 7, FLAGS: 8 },
@@ -90,6 +106,8 @@ export const EXPR_ATTR = {
   masq: { FLAGS: 1, REG_PROTO_MIN: 2, REG_PROTO_MAX: 3 },
   redir: { REG_PROTO_MIN: 1, REG_PROTO_MAX: 2, FLAGS: 3 },
   fib: { DREG: 1, RESULT: 2, FLAGS: 3 },
+  objref: { IMM_TYPE: 1, IMM_NAME: 2, SET_SREG: 3, SET_NAME: 4, SET_ID: 5 },
+  flow_offload: { TABLE_NAME: 1 },
 } as const;
 
 /** Userdata TLV types (libnftnl udata.h). */

@@ -21,12 +21,20 @@ export const NFT_MSG = {
   DELSETELEM: 14,
   NEWGEN: 15,
   GETGEN: 16,
+  NEWOBJ: 18,
+  GETOBJ: 19,
+  DELOBJ: 20,
+  NEWFLOWTABLE: 22,
+  GETFLOWTABLE: 23,
+  DELFLOWTABLE: 24,
   // DESTROY* (Linux 6.3): delete that does not fail when the object is missing.
   DESTROYTABLE: 26,
   DESTROYCHAIN: 27,
   DESTROYRULE: 28,
   DESTROYSET: 29,
   DESTROYSETELEM: 30,
+  DESTROYOBJ: 31,
+  DESTROYFLOWTABLE: 32,
 } as const;
 
 /** Netlink message header flags the kernel reads on nf_tables requests. */
@@ -70,7 +78,9 @@ export const NF_INET_HOOK = {
   postrouting: 4,
   ingress: 5,
 } as const;
-export type Hook = keyof typeof NF_INET_HOOK;
+/** Hooks of the netdev family (NF_NETDEV_*; egress is Linux 5.16). Flowtables hook at ingress, 0. */
+export const NF_NETDEV_HOOK = { ingress: 0, egress: 1 } as const;
+export type Hook = keyof typeof NF_INET_HOOK | keyof typeof NF_NETDEV_HOOK;
 
 /** Table flags (NFT_TABLE_F_*). */
 export const NFT_TABLE_F = { dormant: 0x1, owner: 0x2 } as const;
@@ -255,6 +265,10 @@ export const RTN = {
 
 export const NFT_LIMIT = { pkts: 0, pkt_bytes: 1 } as const;
 export const NFT_LIMIT_F_INV = 0x1;
+/** NFT_QUOTA_F_INV: a quota that matches once it is used up. */
+export const NFT_QUOTA_F_INV = 0x1;
+/** NF_SYNPROXY_OPT_*: the TCP options a synproxy sets. */
+export const SYNPROXY_OPT = { mss: 0x1, wscale: 0x2, sackPerm: 0x4, timestamp: 0x8 } as const;
 
 /** Log flags and levels. */
 export const NF_LOG_FLAGS = { tcpseq: 0x1, tcpopt: 0x2, ipopt: 0x4, uid: 0x8, macdecode: 0x20 } as const;

@@ -14,4 +14,7 @@ export const enum WireKind {
   Rule = 2,
   Set = 3,
   Elements = 4,
+  // 5 is the monitor's NEWGEN (replies only).
+  Object = 6,
+  Flowtable = 7,
 }

@@ -6,6 +6,7 @@
 
 import type { SetElement } from '../objects.js';
 import type { Scalar } from '../types/datatypes.js';
+import { isVerdict } from '../types/verdict.js';
 
 function sameScalars(a: readonly Scalar[] | undefined, b: readonly Scalar[] | undefined): boolean {
   if (a === b) return true;
@@ -21,7 +22,7 @@ export function samePayload(a: SetElement, b: SetElement): boolean {
   const y = b.value;
   if (x === y) return true;
   if (x === undefined || y === undefined) return false;
-  if (Array.isArray(x) || Array.isArray(y)) return Array.isArray(x) && Array.isArray(y) && sameScalars(x, y);
+  if (!isVerdict(x) || !isVerdict(y)) return !isVerdict(x) && !isVerdict(y) && sameScalars(x, y);
   return x.kind === y.kind && ('chain' in x ? x.chain : undefined) === ('chain' in y ? y.chain : undefined);
 }
 

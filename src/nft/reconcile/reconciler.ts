@@ -3,19 +3,19 @@
 // by rule and rewritten (flush + add, atomically) only when they differ; leftovers deleted. A full
 // resync reads the kernel back (one dump) and recomputes everything against it.
 
-import type { Chain, NftSet, Rule, Ruleset, SetElement, Table } from '../objects.js';
+import type { Chain, NftSet, Rule, RulesetObjects, SetElement, Table } from '../objects.js';
 import { Transaction } from '../transaction.js';
 import { ElementStore } from './element-store.js';
 import { chainChange, rulesByChain, type KnownChain } from './known-chain.js';
 import { sameChainBase } from './rule-equality.js';
 
 export interface DesiredState {
-  tables: Table[];
-  chains: Chain[];
+  tables: readonly Table[];
+  chains: readonly Chain[];
   /** Named sets and maps, each with its desired elements. */
-  sets: NftSet[];
+  sets: readonly NftSet[];
   /** Rules of every chain, in order. */
-  rules: Rule[];
+  rules: readonly Rule[];
 }
 
 export interface ReconcileStats {
@@ -36,7 +36,7 @@ export class Reconciler {
   private pending: { chains: Map<string, KnownChain>; sets: Map<string, NftSet>; tables: Map<string, Table> } | undefined;
 
   /** Replaces what is known about the owned tables with a dump of them. */
-  resync(dump: Ruleset, owned: readonly Table[]): void {
+  resync(dump: RulesetObjects, owned: readonly Table[]): void {
     const owns = new Set(owned.map((t) => `${t.family} ${t.name}`));
     const mine = <T extends { family: string; table: string }>(o: T): boolean => owns.has(`${o.family} ${o.table}`);
     this.tables = new Map(dump.tables.filter((t) => owns.has(`${t.family} ${t.name}`)).map((t) => [`${t.family} ${t.name}`, t]));

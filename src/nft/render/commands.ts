@@ -6,6 +6,7 @@ import { quoteName } from '../types/verdict.js';
 import { chainHeaderLine, loadableLine, ruleText, setContext } from './ruleset.js';
 import { elementsText, setDeclarationLines } from './set.js';
 import { quoteString } from './text.js';
+import { flowtableCommand, objectCommand } from './object.js';
 import type { NftSet } from '../objects.js';
 
 export interface CommandRenderOptions {
@@ -46,7 +47,7 @@ export function renderOperation(op: Operation, sets: readonly NftSet[]): string 
     }
     case 'set': {
       const s = op.set;
-      const kind = s.data ? 'map' : 'set';
+      const kind = s.data || s.objects ? 'map' : 'set';
       const head = `${op.verb} ${kind} ${s.family} ${quoteName(s.table)} ${quoteName(s.name)}`;
       if (op.verb !== 'add' && op.verb !== 'create') return head;
       const lines = setDeclarationLines(s).map((l) => `${l};`);
@@ -58,6 +59,10 @@ export function renderOperation(op: Operation, sets: readonly NftSet[]): string 
       const keysOnly = op.verb === 'delete' || op.verb === 'destroy';
       return `${op.verb} element ${s.family} ${quoteName(s.table)} ${quoteName(s.name)} ${elementsText(s, op.elements, keysOnly)}`;
     }
+    case 'object':
+      return objectCommand(op.verb, op.object);
+    case 'flowtable':
+      return flowtableCommand(op.verb, op.flowtable);
   }
 }
 

@@ -1,5 +1,5 @@
 // Expressions nftlink keeps raw (expr/unknown.ts) as statement text: the ones nft prints from a
-// ruleset someone else wrote (named objects, quota, ct count, notrack, iptables-nft's xt match and
+// ruleset someone else wrote (quota, ct count, notrack, redirect, iptables-nft's xt match and
 // target), and, for anything else, the raw attributes. `loadable` says whether `nft -f` reads the
 // text back: nft 1.0.6 cannot load an xt expression, so a rule holding one is listed as a comment.
 
@@ -15,8 +15,6 @@ export interface RawStatement {
 
 /** What a raw statement needs from the rule around it. */
 export interface RawStatementContext {
-  /** The text of the key loaded from `reg` for a lookup in set `set` (`ip saddr`, `ip saddr . tcp dport`). */
-  keyText(reg: number, set: string): string;
   /** `8080` or `8080-8090`: the ports loaded in registers `min` (and `max`). */
   portText(min: number, max: number | undefined): string;
   /** ` random`, ` persistent`...: NAT range flags as nft appends them. */
@@ -51,20 +49,7 @@ function byteUnits(n: bigint): string {
   return `${n} ${units[i]}`;
 }
 
-/** What an objref names, by object type (NFT_OBJECT_*), as nft 1.0.6 prints it. */
-const OBJREF_VERB: Record<number, string> = {
-  1: 'counter name',
-  2: 'quota name',
-  3: 'ct helper set',
-  4: 'limit name',
-  7: 'ct timeout set',
-  8: 'meta secmark set',
-  9: 'ct expectation set',
-  10: 'synproxy name',
-};
-
 // libnftnl attribute ids of the expressions below (NFTNL_EXPR_<NAME>_*).
-const OBJREF = { IMM_TYPE: 1, IMM_NAME: 2, SET_SREG: 3, SET_NAME: 4 } as const;
 const QUOTA = { BYTES: 1, FLAGS: 2, CONSUMED: 3 } as const;
 const CONNLIMIT = { COUNT: 1, FLAGS: 2 } as const;
 const XT = { NAME: 1 } as const;
@@ -72,20 +57,6 @@ const REDIR = { REG_PROTO_MIN: 1, REG_PROTO_MAX: 2, FLAGS: 3 } as const;
 const NF_NAT_RANGE_PROTO_SPECIFIED = 0x2;
 const NFT_QUOTA_F_INV = 1;
 const NFT_CONNLIMIT_F_INV = 1;
-
-function objref(e: UnknownExpr, ctx: RawStatementContext): RawStatement | undefined {
-  const type = u32(e, OBJREF.IMM_TYPE);
-  const name = str(e, OBJREF.IMM_NAME);
-  if (type !== undefined && name !== undefined) {
-    const verb = OBJREF_VERB[type];
-    return verb && !name.includes('"') ? { text: `${verb} "${name}"`, loadable: true, known: true } : undefined;
-  }
-  const set = str(e, OBJREF.SET_NAME);
-  const sreg = u32(e, OBJREF.SET_SREG);
-  if (set === undefined || sreg === undefined) return undefined;
-  // The object type of a map lookup is the map's, which this expression does not carry.
-  return { text: `objref ${ctx.keyText(sreg, set)} map @${set}`, loadable: false, known: true };
-}
 
 function quota(e: UnknownExpr): RawStatement | undefined {
   const bytes = u64(e, QUOTA.BYTES);
@@ -120,9 +91,6 @@ function xt(e: UnknownExpr): RawStatement {
 export function rawStatement(e: UnknownExpr, ctx: RawStatementContext): RawStatement {
   let s: RawStatement | undefined;
   switch (e.name) {
-    case 'objref':
-      s = objref(e, ctx);
-      break;
     case 'quota':
       s = quota(e);
       break;

@@ -14,6 +14,7 @@ import { ctField, defaultL3, L3_OF_L4, L4_BY_PROTO, metaField, payloadBitField, 
 import { exprDebugText, rawStatement, type RawStatementContext } from './raw-exprs.js';
 import { elementsText, sortedElements } from './set.js';
 import { formatTime, hexBytes as hex, quoteString } from './text.js';
+import { OBJREF_KEYWORDS } from '../expr/objref.js';
 
 export interface RuleRenderContext {
   family: Family;
@@ -64,7 +65,6 @@ class RuleRenderer {
   loadable = true;
   /** What the statements of expressions nftlink keeps raw read from the rule (raw-exprs.ts). */
   private readonly rawContext: RawStatementContext = {
-    keyText: (reg, set) => this.keyText({ sreg: reg }, this.ctx.findSet?.(set), `lookup in ${set}`),
     portText: (min, max) => this.portText(min, max),
     natFlagsText: (flags) => natFlagsText(flags),
   };
@@ -281,6 +281,17 @@ class RuleRenderer {
       }
       case 'counter':
         this.emit(`counter packets ${e.packets ?? 0n} bytes ${e.bytes ?? 0n}`);
+        return false;
+      case 'objref': {
+        const objectType = e.objectType ?? ('set' in e ? this.ctx.findSet?.(e.set)?.objects : undefined);
+        if (objectType === undefined) throw new RenderError(`objref ${'name' in e ? `"${e.name}"` : `map @${e.set}`} names an object of a type nftlink does not know`);
+        const keyword = OBJREF_KEYWORDS[objectType];
+        if ('name' in e) this.emit(`${keyword} ${quoteString(e.name)}`);
+        else this.emit(`${keyword} ${this.keyText(e, this.ctx.findSet?.(e.set), `objref map ${e.set}`)} map @${e.set}`);
+        return false;
+      }
+      case 'flow':
+        this.emit(`flow add @${e.flowtable}`);
         return false;
       case 'nat':
         this.nat(e);

@@ -1,16 +1,19 @@
 // A whole ruleset (a dump, or the objects a layout produces) as `nft -f` text in the shape
 // `nft list ruleset` prints: one block per table with its sets, maps and chains.
 
-import type { Chain, NftSet, Rule, Ruleset, Table } from '../objects.js';
+import type { Chain, NftSet, Rule, RulesetObjects, Table } from '../objects.js';
 import { quoteName } from '../types/verdict.js';
 import { renderRule, type RenderedRule, type RuleRenderContext } from './rule.js';
 import { elementsText, setDeclarationLines, sortedElements } from './set.js';
 import { quoteString } from './text.js';
+import { devicesText, flowtableBlock, objectBlock } from './object.js';
 
 export function chainHeaderLine(c: Chain): string | undefined {
   if (!c.base) return undefined;
   // Numbers, not names: nft 1.0.6 accepts a name like dstnat only on some hooks.
-  return `type ${c.base.type} hook ${c.base.hook} priority ${c.base.priority}; policy ${c.base.policy ?? 'accept'};`;
+  const devices = c.base.devices ?? [];
+  const device = devices.length === 1 ? ` device ${quoteString(devices[0]!)}` : devices.length ? ` devices = ${devicesText(devices)}` : '';
+  return `type ${c.base.type} hook ${c.base.hook}${device} priority ${c.base.priority}; policy ${c.base.policy ?? 'accept'};`;
 }
 
 /**
@@ -35,7 +38,7 @@ export function setContext(family: Rule['family'], sets: readonly NftSet[]): Rul
   return { family, findSet: (name) => byName.get(name) };
 }
 
-function tableBlock(t: Table, rs: Ruleset, ind: string): string[] {
+function tableBlock(t: Table, rs: RulesetObjects, ind: string): string[] {
   const same = <T extends { family: string; table: string }>(o: T): boolean => o.family === t.family && o.table === t.name;
   const sets = rs.sets.filter(same);
   const ctx = setContext(t.family, sets);
@@ -45,13 +48,16 @@ function tableBlock(t: Table, rs: Ruleset, ind: string): string[] {
   if (t.flags?.length) head.push(`${ind}flags ${t.flags.join(',')}`);
   if (t.comment !== undefined) head.push(`${ind}comment ${quoteString(t.comment)}`);
   if (head.length) out.push(...head);
+  // nft's order: objects, sets, flowtables, chains.
+  for (const o of (rs.objects ?? []).filter(same)) body.push(objectBlock(o, ind));
   for (const s of sets) {
-    const block = [`${ind}${s.data ? 'map' : 'set'} ${quoteName(s.name)} {`];
+    const block = [`${ind}${s.data || s.objects ? 'map' : 'set'} ${quoteName(s.name)} {`];
     for (const l of setDeclarationLines(s)) block.push(`${ind}${ind}${l}`);
     if (s.elements?.length) block.push(`${ind}${ind}elements = ${elementsText(s, sortedElements(s, s.elements))}`);
     block.push(`${ind}}`);
     body.push(block);
   }
+  for (const f of (rs.flowtables ?? []).filter(same)) body.push(flowtableBlock(f, ind));
   for (const c of rs.chains.filter(same)) {
     const block = [`${ind}chain ${quoteName(c.name)} {`];
     if (c.comment !== undefined) block.push(`${ind}${ind}comment ${quoteString(c.comment)}`);
@@ -73,6 +79,6 @@ function tableBlock(t: Table, rs: Ruleset, ind: string): string[] {
 }
 
 /** The ruleset as nft text that `nft -f` accepts (tabs, as `nft list ruleset` indents). */
-export function renderRuleset(rs: Ruleset): string {
+export function renderRuleset(rs: RulesetObjects): string {
   return rs.tables.map((t) => tableBlock(t, rs, '\t').join('\n')).join('\n') + (rs.tables.length ? '\n' : '');
 }

@@ -22,6 +22,7 @@ export function elementKeyText(set: NftSet, e: SetElement): string {
 }
 
 export function elementValueText(set: NftSet, e: SetElement): string | undefined {
+  if (set.objects !== undefined && Array.isArray(e.value)) return quoteString(String(e.value[0]));
   if (!set.data || e.value === undefined) return undefined;
   if (set.data === 'verdict') return renderVerdict(e.value as Verdict);
   const data = set.data;
@@ -57,9 +58,9 @@ export function sortedElements(set: NftSet, elements: readonly SetElement[]): Se
 /** The statements inside `set NAME { ... }`, one per entry, without the elements. */
 export function setDeclarationLines(s: NftSet): string[] {
   const lines: string[] = [];
-  const data = s.data === undefined ? '' : ` : ${s.data === 'verdict' ? 'verdict' : typeText(s.data)}`;
+  const data = s.objects !== undefined ? ` : ${s.objects}` : s.data === undefined ? '' : ` : ${s.data === 'verdict' ? 'verdict' : typeText(s.data)}`;
   if (s.typeof) {
-    const tdata = s.data === undefined ? '' : ` : ${s.data === 'verdict' ? 'verdict' : s.typeof.data ? typeofText(s.typeof.data) : typeText(s.data)}`;
+    const tdata = s.objects !== undefined ? ` : ${s.objects}` : s.data === undefined ? '' : ` : ${s.data === 'verdict' ? 'verdict' : s.typeof.data ? typeofText(s.typeof.data) : typeText(s.data)}`;
     lines.push(`typeof ${typeofText(s.typeof.key)}${tdata}`);
   } else lines.push(`type ${typeText(s.key)}${data}`);
   if (s.policy) lines.push(`policy ${s.policy}`);

@@ -12,8 +12,8 @@ export type TypeofExpr =
   | { expr: 'numgen'; mode: 'random' | 'inc'; modulus: number; offset?: number };
 
 export interface SetTypeof {
-  key: TypeofExpr[];
-  data?: TypeofExpr[];
+  key: readonly TypeofExpr[];
+  data?: readonly TypeofExpr[];
 }
 
 // nft's enum expr_types, proto_desc_id and header field indices (include/expression.h, proto.h).

@@ -1,12 +1,18 @@
 // Verdicts: what immediate expressions and verdict-map elements carry.
 
 import { VERDICT_CODE } from '../netlink/constants.js';
+import type { Scalar } from './datatypes.js';
 
 export type Verdict =
   | { kind: 'accept' | 'drop' | 'return' | 'continue' }
   | { kind: 'jump' | 'goto'; chain: string };
 
 export type VerdictKind = Verdict['kind'];
+
+/** A map element's value is a verdict or a list of data (Array.isArray does not narrow a readonly list away). */
+export function isVerdict(v: readonly Scalar[] | Verdict): v is Verdict {
+  return !Array.isArray(v);
+}
 
 const KIND_BY_CODE = new Map<number, VerdictKind>(
   (Object.entries(VERDICT_CODE) as [string, number][])

@@ -4,8 +4,8 @@
 // merging (mergeEndpoints) combines every slice of one service for the ServicePorts of one family.
 
 import { LABEL_HEADLESS, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, type EndpointSlice } from '../../k8s/objects.js';
-import { API_FAMILY_NAME, checkPort, fail, IP_FAMILIES, InvalidFieldError, objectRef, parseFamilyIP, protocolOf } from './service.js';
-import type { InvalidObject, IPFamily, Protocol, ServiceEndpoint, ServicePort, ServicePortId } from './types.js';
+import { API_FAMILY_NAME, canonicalAddress, checkPort, fail, IP_FAMILIES, InvalidFieldError, objectRef, protocolOf } from './service.js';
+import type { InvalidObject, IPFamily, Protocol, ServiceEndpoint, ServicePort } from './types.js';
 
 /** One endpoint of a validated slice, before it is bound to a ServicePort's port number. */
 export interface SliceEndpoint {
@@ -65,6 +65,23 @@ function hintNames(hints: readonly { name?: string }[] | undefined, field: strin
   return names.length ? names : undefined;
 }
 
+/**
+ * Node and zone names, one string each however many endpoints name them: a cluster has few nodes
+ * and the model keeps a name per endpoint (every parsed object brings its own copy). Bounded, so
+ * that a stream of made-up names costs no more than the copies would.
+ */
+class NameTable {
+  private readonly names = new Map<string, string>();
+  constructor(private readonly max: number) {}
+  intern(name: string): string {
+    const known = this.names.get(name);
+    if (known !== undefined) return known;
+    if (this.names.size < this.max) this.names.set(name, name);
+    return name;
+  }
+}
+const nodeNames = new NameTable(50_000);
+
 function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
   const name = slice.metadata?.name;
   const namespace = slice.metadata?.namespace;
@@ -81,26 +98,25 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
   const endpoints = (slice.endpoints ?? []).map((ep, i): SliceEndpoint => {
     const addresses = ep.addresses;
     if (addresses.length === 0) fail(`endpoints[${i}].addresses`, 'empty');
-    const ips = addresses.map((text, j) => {
-      const ip = parseFamilyIP(text);
-      if (!ip || ip.family !== family) {
-        fail(`endpoints[${i}].addresses[${j}]`, `${JSON.stringify(text)} is not an ${slice.addressType} address (addressType ${slice.addressType})`);
-      }
-      return ip;
-    });
-    // kube-proxy uses the first address only: the API defines the others as fungible copies.
-    const first = ips[0]!;
+    // kube-proxy uses the first address only: the API defines the others as fungible copies. All
+    // must be addresses of the slice's family.
+    let first: string | undefined;
+    for (let j = 0; j < addresses.length; j++) {
+      const ip = canonicalAddress(addresses[j], family);
+      if (ip === null) fail(`endpoints[${i}].addresses[${j}]`, `${JSON.stringify(addresses[j])} is not an ${slice.addressType} address (addressType ${slice.addressType})`);
+      first ??= ip;
+    }
     const conditions = ep.conditions ?? {};
     // kube-proxy's addEndpoints: ready and serving default to true, terminating to false. (The
     // older API text said a nil serving defers to ready; kube-proxy and the current API say true.)
     const out: SliceEndpoint = {
-      ip: first.text,
+      ip: first!,
       ready: conditions.ready ?? true,
       serving: conditions.serving ?? true,
       terminating: conditions.terminating ?? false,
     };
-    if (ep.nodeName) out.nodeName = ep.nodeName;
-    if (ep.zone) out.zone = ep.zone;
+    if (ep.nodeName) out.nodeName = nodeNames.intern(ep.nodeName);
+    if (ep.zone) out.zone = nodeNames.intern(ep.zone);
     const zoneHints = hintNames(ep.hints?.forZones, `endpoints[${i}].hints.forZones`);
     const nodeHints = hintNames(ep.hints?.forNodes, `endpoints[${i}].hints.forNodes`);
     if (zoneHints) out.zoneHints = zoneHints;
@@ -125,45 +141,69 @@ export function compareEndpoints(a: Pick<ServiceEndpoint, 'ip' | 'port'>, b: Pic
 }
 
 /**
- * The endpoints of each ServicePort (every one gets a list, possibly empty) from the slices of its
- * service. A slice port serves the ServicePort with the same name and protocol (kube-proxy keys
- * both by ServicePortName). The same ip:port may appear in several slices while the controller
- * moves it; kube-proxy keeps one, and so do we, preferring the copy that can take traffic.
+ * The endpoints of each ServicePort (every one gets a list, possibly empty; the lists in the order
+ * of `ports`) from the slices of its service. A slice port serves the ServicePort with the same
+ * name and protocol (kube-proxy keys both by ServicePortName). The same ip:port may appear in
+ * several slices while the controller moves it; kube-proxy keeps one, and so do we, preferring the
+ * copy that can take traffic.
  */
-export function mergeEndpoints(
-  ports: readonly ServicePort[],
-  slices: readonly EndpointSliceInfo[],
-  nodeName: string,
-  zone = '',
-): Map<ServicePortId, ServiceEndpoint[]> {
-  const byPortName = new Map<string, ServicePort>();
-  for (const sp of ports) byPortName.set(`${sp.portName}/${sp.protocol}`, sp);
-  // By ip:port, each with the slice endpoint it came from (its topology hints).
-  const merged = new Map<ServicePortId, Map<string, Merged>>();
-  for (const sp of ports) merged.set(sp.id, new Map());
+export function mergeEndpoints(ports: readonly ServicePort[], slices: readonly EndpointSliceInfo[], nodeName: string, zone = ''): ServiceEndpoint[][] {
+  // Every endpoint of every service passes here on a cold start (50k at 10k services x 5), so the
+  // usual case allocates little besides what it returns: no Map per service (a service has a
+  // handful of ports), each candidate's ip:port text computed once, the lists sorted in place by
+  // it; the copies of one ip:port (an endpoint moving between slices) are adjacent then, where
+  // the best one is picked.
+  const candidates: Merged[][] = ports.map(() => []);
   // Slice order only decides between equally good copies; sort so that it is not arrival order.
-  const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = slices.length > 1 ? [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : slices;
   for (const slice of ordered) {
     for (const port of slice.ports) {
-      const sp = byPortName.get(`${port.name}/${port.protocol}`);
-      if (!sp || sp.family !== slice.family) continue;
-      const set = merged.get(sp.id)!;
+      const i = ports.findIndex((p) => p.portName === port.name && p.protocol === port.protocol);
+      if (i < 0 || ports[i]!.family !== slice.family) continue;
+      const list = candidates[i]!;
       for (const source of slice.endpoints) {
         const ep = serviceEndpoint(source, port.port, nodeName);
-        const key = endpointString(ep);
-        const existing = set.get(key);
-        if (!existing || preference(ep) > preference(existing.ep)) set.set(key, { ep, source });
+        list.push({ ep, source, key: endpointString(ep) });
       }
     }
   }
-  const out = new Map<ServicePortId, ServiceEndpoint[]>();
-  for (const [id, set] of merged) {
-    const list = [...set.values()].sort((a, b) => compareEndpoints(a.ep, b.ep));
-    applyTopology(list, nodeName, zone);
-    out.set(
-      id,
-      list.map((m) => m.ep),
-    );
+  return candidates.map((list) => {
+    sortByKey(list);
+    const kept = dropCopies(list);
+    applyTopology(kept, nodeName, zone);
+    const eps = new Array<ServiceEndpoint>(kept.length);
+    for (let i = 0; i < kept.length; i++) eps[i] = kept[i]!.ep;
+    return eps;
+  });
+}
+
+/**
+ * Sorts by ip:port text, stably (copies keep slice order). Insertion sort for the usual handful:
+ * Array.prototype.sort copies every list it sorts (10k copies on a cold start).
+ */
+function sortByKey(list: Merged[]): void {
+  if (list.length > 32) {
+    list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return;
+  }
+  for (let i = 1; i < list.length; i++) {
+    const m = list[i]!;
+    let j = i - 1;
+    for (; j >= 0 && list[j]!.key > m.key; j--) list[j + 1] = list[j]!;
+    list[j + 1] = m;
+  }
+}
+
+/** Of each run of one ip:port in a sorted list, the first copy that can take the most traffic. */
+function dropCopies(sorted: Merged[]): Merged[] {
+  let copies = false;
+  for (let i = 1; i < sorted.length && !copies; i++) copies = sorted[i]!.key === sorted[i - 1]!.key;
+  if (!copies) return sorted;
+  const out: Merged[] = [];
+  for (const m of sorted) {
+    const last = out[out.length - 1];
+    if (last === undefined || last.key !== m.key) out.push(m);
+    else if (preference(m.ep) > preference(last.ep)) out[out.length - 1] = m;
   }
   return out;
 }
@@ -179,6 +219,8 @@ export function mergeEndpoints(
 interface Merged {
   ep: ServiceEndpoint;
   source: SliceEndpoint;
+  /** endpointString(ep): the sort key, computed once. */
+  key: string;
 }
 
 function applyTopology(list: readonly Merged[], nodeName: string, zone: string): void {
@@ -202,16 +244,16 @@ function applyTopology(list: readonly Merged[], nodeName: string, zone: string):
 }
 
 function serviceEndpoint(source: SliceEndpoint, port: number, nodeName: string): ServiceEndpoint {
-  const ep: ServiceEndpoint = {
-    ip: source.ip,
-    port,
-    ready: source.ready,
-    serving: source.serving,
-    terminating: source.terminating,
-    isLocal: nodeName !== '' && source.nodeName === nodeName,
-  };
+  const isLocal = nodeName !== '' && source.nodeName === nodeName;
+  const { ip, ready, serving, terminating } = source;
+  // The usual endpoint (a node, no zone) in one object literal: its fields then all live in the
+  // object, where a field added afterwards takes a second heap object (50k of them at 10k x 5).
+  if (source.zone === undefined) {
+    return source.nodeName === undefined ? { ip, port, ready, serving, terminating, isLocal } : { ip, port, ready, serving, terminating, isLocal, nodeName: source.nodeName };
+  }
+  const ep: ServiceEndpoint = { ip, port, ready, serving, terminating, isLocal };
   if (source.nodeName !== undefined) ep.nodeName = source.nodeName;
-  if (source.zone !== undefined) ep.zone = source.zone;
+  ep.zone = source.zone;
   return ep;
 }
 

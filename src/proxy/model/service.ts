@@ -21,9 +21,9 @@ export interface ServiceInfo {
   type: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
   clusterIPs: Record<IPFamily, string | undefined>;
   ports: { portName: string; protocol: Protocol; port: number; nodePort: number }[];
-  externalIPs: Record<IPFamily, string[]>;
-  loadBalancerIPs: Record<IPFamily, string[]>;
-  loadBalancerSourceRanges: Record<IPFamily, string[]>;
+  externalIPs: AddressesByFamily;
+  loadBalancerIPs: AddressesByFamily;
+  loadBalancerSourceRanges: AddressesByFamily;
   externalTrafficPolicy: TrafficPolicy;
   internalTrafficPolicy: TrafficPolicy;
   affinityTimeoutSeconds: number;
@@ -40,9 +40,15 @@ export interface FamilyIP {
   text: string;
 }
 
+/** Addresses or CIDRs of a Service, split by family. */
+export type AddressesByFamily = Readonly<Record<IPFamily, readonly string[]>>;
+
 /** One frozen empty list for every service port without external IPs, LB IPs or source ranges (most of them). */
 const EMPTY: readonly string[] = Object.freeze([]);
 const orEmpty = (list: readonly string[]): readonly string[] => (list.length ? list : EMPTY);
+/** And one frozen pair of them for every Service: the model keeps three such pairs per Service. */
+const NONE: AddressesByFamily = Object.freeze({ ipv4: EMPTY, ipv6: EMPTY });
+const orNone = (lists: Record<IPFamily, string[]>): AddressesByFamily => (lists.ipv4.length || lists.ipv6.length ? lists : NONE);
 
 export const IP_FAMILIES: readonly IPFamily[] = ['ipv4', 'ipv6'];
 export const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
@@ -125,10 +131,58 @@ export function objectRef(meta: { name?: string; namespace?: string } | undefine
 export function parseFamilyIP(text: unknown): FamilyIP | null {
   if (typeof text !== 'string') return null;
   const v4 = parseIPv4(text);
-  if (v4) return { family: 'ipv4', bytes: v4, text: formatIPv4(v4) };
+  if (v4) return { family: 'ipv4', bytes: v4, text: canonical(text, formatIPv4(v4)) };
   const v6 = parseIPv6(text);
-  if (v6) return { family: 'ipv6', bytes: v6, text: formatIPv6(v6) };
+  if (v6) return { family: 'ipv6', bytes: v6, text: canonical(text, formatIPv6(v6)) };
   return null;
+}
+
+/**
+ * The canonical text of an address of `family`, or null when `text` is no address of that family.
+ * The endpoints' addresses come here (50k at 10k services x 5): an IPv4 address already written
+ * canonically, nearly every one, is the input itself, checked without parsing it into bytes.
+ */
+export function canonicalAddress(text: unknown, family: IPFamily): string | null {
+  if (typeof text !== 'string') return null;
+  if (family === 'ipv4' && isCanonicalIPv4(text)) return text;
+  const ip = parseFamilyIP(text);
+  return ip && ip.family === family ? ip.text : null;
+}
+
+/** "a.b.c.d", each part 0-255 in decimal without leading zeros: what formatIPv4 writes. */
+function isCanonicalIPv4(text: string): boolean {
+  let parts = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0x2e; // a final '.' closes the last part
+    if (c === 0x2e) {
+      if (digits === 0 || value > 255) return false;
+      parts++;
+      value = 0;
+      digits = 0;
+    } else if (c >= 0x30 && c <= 0x39) {
+      if (digits === 1 && value === 0) return false; // a leading zero
+      value = value * 10 + (c - 0x30);
+      if (++digits > 3) return false;
+    } else return false;
+  }
+  return parts === 4;
+}
+
+/** An address's family and canonical text (no bytes: a canonical IPv4 address is not parsed). */
+function addressOf(text: unknown): { family: IPFamily; text: string } | null {
+  if (typeof text === 'string' && isCanonicalIPv4(text)) return { family: 'ipv4', text };
+  return parseFamilyIP(text);
+}
+
+/**
+ * The input when it is already canonical (nearly always): the model keeps one address per endpoint
+ * for as long as it runs, and the formatted text is a rope of concatenated pieces, several heap
+ * objects where the parsed input is one flat string.
+ */
+function canonical(input: string, formatted: string): string {
+  return input === formatted ? input : formatted;
 }
 
 /** Thrown inside validation only; the readers turn it into an InvalidObject ("field: problem"). */
@@ -199,53 +253,60 @@ function validateMeta(meta: Service['metadata']): { namespace: string; name: str
  */
 function clusterIPsByFamily(spec: NonNullable<Service['spec']>): Record<IPFamily, string | undefined> {
   const singular = spec.clusterIP;
-  const fromList = (spec.clusterIPs?.length ?? 0) > 0;
-  const list = fromList ? spec.clusterIPs! : singular ? [singular] : [];
+  const list = spec.clusterIPs;
+  const fromList = list !== undefined && list.length > 0;
   if (fromList && singular && list[0] !== singular) fail('spec.clusterIP', `${singular} is not spec.clusterIPs[0] (${list[0]})`);
-  const declared = (spec.ipFamilies ?? []).map((apiName, i) => {
-    const family = IP_FAMILIES.find((f) => API_FAMILY_NAME[f] === apiName);
-    if (!family) fail(`spec.ipFamilies[${i}]`, `unknown family ${JSON.stringify(apiName)} (IPv4 or IPv6)`);
-    return family;
-  });
   const out: Record<IPFamily, string | undefined> = { ipv4: undefined, ipv6: undefined };
-  list.forEach((text, i) => {
-    const where = fromList ? `spec.clusterIPs[${i}]` : 'spec.clusterIP';
-    const ip = parseFamilyIP(text);
-    if (!ip) fail(where, `${JSON.stringify(text)} is not an IP address`);
-    const expected = declared[i];
-    if (expected && expected !== ip.family) {
-      fail(where, `${text} is not an ${API_FAMILY_NAME[expected]} address (spec.ipFamilies[${i}] is ${API_FAMILY_NAME[expected]})`);
+  const count = fromList ? list.length : singular ? 1 : 0;
+  for (let i = 0; i < count; i++) {
+    const text = fromList ? list[i] : singular;
+    const ip = addressOf(text);
+    // Messages (and their field paths) are only built for a Service that fails: this runs per Service.
+    const where = (): string => (fromList ? `spec.clusterIPs[${i}]` : 'spec.clusterIP');
+    if (!ip) fail(where(), `${JSON.stringify(text)} is not an IP address`);
+    const apiName = spec.ipFamilies?.[i];
+    if (apiName !== undefined) {
+      const expected = IP_FAMILIES.find((f) => API_FAMILY_NAME[f] === apiName);
+      if (!expected) fail(`spec.ipFamilies[${i}]`, `unknown family ${JSON.stringify(apiName)} (IPv4 or IPv6)`);
+      if (expected !== ip.family) fail(where(), `${text} is not an ${API_FAMILY_NAME[expected]} address (spec.ipFamilies[${i}] is ${API_FAMILY_NAME[expected]})`);
     }
-    if (out[ip.family]) fail(where, `a second ${API_FAMILY_NAME[ip.family]} ClusterIP (${text})`);
+    if (out[ip.family]) fail(where(), `a second ${API_FAMILY_NAME[ip.family]} ClusterIP (${text})`);
     out[ip.family] = ip.text;
+  }
+  // ipFamilies beyond the addresses are still checked.
+  spec.ipFamilies?.forEach((apiName, i) => {
+    if (!IP_FAMILIES.some((f) => API_FAMILY_NAME[f] === apiName)) fail(`spec.ipFamilies[${i}]`, `unknown family ${JSON.stringify(apiName)} (IPv4 or IPv6)`);
   });
   return out;
 }
 
 function validatePorts(ports: NonNullable<Service['spec']>['ports'], type: ServiceInfo['type']): ServiceInfo['ports'] {
   if (!ports || ports.length === 0) fail('spec.ports', 'a Service with a ClusterIP needs at least one port');
-  const byName = new Map<string, number>();
-  const byPort = new Map<string, number>();
-  return ports.map((p, i) => {
-    const field = `spec.ports[${i}]`;
+  const out: ServiceInfo['ports'] = new Array(ports.length);
+  for (let i = 0; i < ports.length; i++) {
+    const p = ports[i]!;
+    // Field paths are built only for a port that fails (this runs per Service port).
+    const field = (): string => `spec.ports[${i}]`;
     const portName = p.name ?? '';
-    const protocol = protocolOf(p.protocol, `${field}.protocol`);
-    const port = checkPort(p.port, `${field}.port`);
+    const protocol = isProtocol(p.protocol) ? (p.protocol ?? 'TCP') : protocolOf(p.protocol, `${field()}.protocol`);
+    const port = isPort(p.port) ? p.port : checkPort(p.port, `${field()}.port`);
     const nodePort = p.nodePort ?? 0;
     if (nodePort !== 0) {
-      checkPort(nodePort, `${field}.nodePort`);
-      if (type === 'ClusterIP') fail(`${field}.nodePort`, 'may not be set when type is ClusterIP');
+      if (!isPort(nodePort)) checkPort(nodePort, `${field()}.nodePort`);
+      if (type === 'ClusterIP') fail(`${field()}.nodePort`, 'may not be set when type is ClusterIP');
     }
-    const sameName = byName.get(portName);
-    if (sameName !== undefined) fail(`${field}.name`, `${JSON.stringify(portName)} duplicates spec.ports[${sameName}]`);
-    byName.set(portName, i);
-    const pair = `${port}/${protocol}`;
-    const samePort = byPort.get(pair);
-    if (samePort !== undefined) fail(field, `${pair} duplicates spec.ports[${samePort}]`);
-    byPort.set(pair, i);
-    return { portName, protocol, port, nodePort };
-  });
+    // A Service has a handful of ports: compared with the ones before, no Map per Service.
+    for (let j = 0; j < i; j++) {
+      if (out[j]!.portName === portName) fail(`${field()}.name`, `${JSON.stringify(portName)} duplicates spec.ports[${j}]`);
+      if (out[j]!.port === port && out[j]!.protocol === protocol) fail(field(), `${port}/${protocol} duplicates spec.ports[${j}]`);
+    }
+    out[i] = { portName, protocol, port, nodePort };
+  }
+  return out;
 }
+
+const isProtocol = (value: unknown): value is Protocol | undefined | null => value === undefined || value === null || (PROTOCOLS as readonly unknown[]).includes(value);
+const isPort = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535;
 
 /** TCP when unset, as the API defaults it; anything else than the three protocols is invalid. */
 export function protocolOf(value: unknown, field: string): Protocol {
@@ -282,14 +343,14 @@ function affinityTimeout(spec: NonNullable<Service['spec']>): number {
 }
 
 /** Every entry must be an address; kube-proxy's MapIPsByIPFamily then keeps this family's, de-duplicated. */
-function addressesByFamily(list: readonly string[] | undefined, field: string): Record<IPFamily, string[]> {
+function addressesByFamily(list: readonly string[] | undefined, field: string): AddressesByFamily {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (list ?? []).forEach((text, i) => {
     const ip = parseFamilyIP(text);
     if (!ip) fail(`${field}[${i}]`, `${JSON.stringify(text)} is not an IP address`);
     if (!out[ip.family].includes(ip.text)) out[ip.family].push(ip.text);
   });
-  return out;
+  return orNone(out);
 }
 
 /**
@@ -297,7 +358,7 @@ function addressesByFamily(list: readonly string[] | undefined, field: string): 
  * deliver to the node, not to the VIP, so kube-proxy does not capture their IPs (proxyutil.IsVIPMode).
  * Hostname-only entries carry nothing to program.
  */
-function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['loadBalancer']>['ingress']): Record<IPFamily, string[]> {
+function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['loadBalancer']>['ingress']): AddressesByFamily {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (ingress ?? []).forEach((entry, i) => {
     const field = `status.loadBalancer.ingress[${i}]`;
@@ -308,7 +369,7 @@ function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['lo
     if (!ip) fail(`${field}.ip`, `${JSON.stringify(entry.ip)} is not an IP address`);
     if (mode === 'VIP' && !out[ip.family].includes(ip.text)) out[ip.family].push(ip.text);
   });
-  return out;
+  return orNone(out);
 }
 
 /**
@@ -316,7 +377,7 @@ function loadBalancerIPs(ingress: NonNullable<NonNullable<Service['status']>['lo
  * canonically ("10.0.0.0/8"). As in kube-proxy, ranges only of the other family leave this family
  * without a firewall.
  */
-function sourceRanges(list: string[] | undefined): Record<IPFamily, string[]> {
+function sourceRanges(list: string[] | undefined): AddressesByFamily {
   const out: Record<IPFamily, string[]> = { ipv4: [], ipv6: [] };
   (list ?? []).forEach((raw, i) => {
     const text = raw.trim();
@@ -327,5 +388,5 @@ function sourceRanges(list: string[] | undefined): Record<IPFamily, string[]> {
     const canonical = `${ipv4 ? formatIPv4(prefix.bytes) : formatIPv6(prefix.bytes)}/${prefix.length}`;
     if (!out[family].includes(canonical)) out[family].push(canonical);
   });
-  return out;
+  return orNone(out);
 }

@@ -220,11 +220,12 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
         // Its endpoints are gone too: consumers clean up what the old list reached.
         if ((prev.endpoints.get(oldId) ?? []).length > 0) changedEndpoints.add(oldId);
       }
-      for (const sp of ports) {
+      for (let i = 0; i < ports.length; i++) {
+        const sp = ports[i]!;
         const before = prev.services.get(sp.id);
         if (!before || !sameServicePort(before, sp)) changedServices.add(sp.id);
         services.set(sp.id, sp);
-        const list = merged.get(sp.id) ?? [];
+        const list = merged[i]!;
         if (!sameEndpoints(prev.endpoints.get(sp.id) ?? [], list)) changedEndpoints.add(sp.id);
         endpoints.set(sp.id, list);
       }

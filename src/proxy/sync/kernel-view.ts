@@ -6,8 +6,8 @@ import type { Layout } from '../layout/types.js';
 import type { Plan } from './plan.js';
 
 export interface DumpedElements {
-  elements: SetElement[];
-  keys: string[] | undefined;
+  elements: readonly SetElement[];
+  keys: readonly string[] | undefined;
 }
 
 export class KernelView {

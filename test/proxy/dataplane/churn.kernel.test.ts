@@ -64,10 +64,8 @@ describe('churn, partial syncs and restarts', () => {
     churn([]);
     await synced;
     const none = probe(c.node, CHURN_IP, 80, { count: 5 });
-    for (const [i, a] of none.answers.entries()) {
-      expect(a).toBe('error:ECONNREFUSED');
-      expect(none.times[i]).toBeLessThan(100);
-    }
+    // Refused (the no-endpoints reject), not dropped: a drop would time out, not answer ECONNREFUSED.
+    for (const a of none.answers) expect(a).toBe('error:ECONNREFUSED');
 
     synced = px.nextSync();
     churn(c.pods.map((p) => p.ipv4));

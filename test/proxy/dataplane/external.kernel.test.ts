@@ -25,12 +25,15 @@ const LB_LOCAL_NONE = '198.19.50.3';
 const LB_CLUSTER = '198.19.50.4';
 const DROP_TIMEOUT_MS = 1000;
 
-/** Every attempt fails at once with an error that is not a timeout (a reject, not a drop). */
+/**
+ * Every attempt fails with an error that is not a timeout: a reject answers (the client sees the
+ * refusal), where a drop leaves it waiting until DROP_TIMEOUT_MS. Told by the error, not by a time
+ * limit, which a loaded machine would break.
+ */
 function expectRefusedAtOnce(r: ReturnType<typeof probe>, what: string): void {
-  r.answers.forEach((a, i) => {
+  r.answers.forEach((a) => {
     expect(a, what).toMatch(/^error:/);
     expect(a, what).not.toBe('error:timeout');
-    expect(r.times[i], `${what}: attempt ${i} took ${r.times[i]} ms`).toBeLessThan(100);
   });
 }
 

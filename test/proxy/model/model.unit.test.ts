@@ -215,7 +215,7 @@ describe('EndpointSlices', () => {
   it('merges two slices: de-duplicated (the ready copy wins), in kube-proxy\'s order, local by node name', () => {
     const a = slice('web-b', 'web', 'IPv4', [ep('198.18.0.10', {}, 'node-1'), ep('198.18.0.2', { ready: false, serving: false }, 'node-2')]);
     const b = slice('web-a', 'web', 'IPv4', [ep('198.18.0.9', { ready: false }), ep('198.18.0.2', { ready: true }, 'node-2')]);
-    const merged = mergeEndpoints(web, [sliceInfo(a), sliceInfo(b)], 'node-1').get('ns/web:http')!;
+    const merged = mergeEndpoints(web, [sliceInfo(a), sliceInfo(b)], 'node-1')[0]!;
     // kube-proxy sorts by "ip:port" as text (byEndpoint), not by address: .10 before .2 before .9.
     expect(merged.map((e) => `${e.ip}:${e.port} ready=${e.ready} local=${e.isLocal}`)).toEqual([
       '198.18.0.10:8080 ready=true local=true',
@@ -225,11 +225,11 @@ describe('EndpointSlices', () => {
     // IPv6 as net.JoinHostPort writes it: "[2001:db8::10]:8080" < "[2001:db8::1]:8080" (']' sorts after '0').
     const v6 = slice('web-6', 'web', 'IPv6', [ep('2001:db8::1'), ep('2001:db8::10'), ep('2001:db8::9')]);
     const web6 = portsOf(service('web', { clusterIP: '2001:db8:96::10', ipFamilies: ['IPv6'] }), 'ipv6');
-    expect(mergeEndpoints(web6, [sliceInfo(v6)], '').get('ns/web:http')!.map((e) => e.ip)).toEqual(['2001:db8::10', '2001:db8::1', '2001:db8::9']);
+    expect(mergeEndpoints(web6, [sliceInfo(v6)], '')[0]!.map((e) => e.ip)).toEqual(['2001:db8::10', '2001:db8::1', '2001:db8::9']);
   });
 
   it('conditions default as kube-proxy: ready and serving true, terminating false', () => {
-    const merged = mergeEndpoints(web, [sliceInfo(slice('s', 'web', 'IPv4', [{ addresses: ['198.18.0.1'] }]))], '').get('ns/web:http')!;
+    const merged = mergeEndpoints(web, [sliceInfo(slice('s', 'web', 'IPv4', [{ addresses: ['198.18.0.1'] }]))], '')[0]!;
     expect(merged[0]).toEqual({ ip: '198.18.0.1', port: 8080, ready: true, serving: true, terminating: false, isLocal: false });
   });
 
@@ -238,9 +238,9 @@ describe('EndpointSlices', () => {
       { name: 'http', port: 8080, protocol: 'UDP' },
       { name: 'other', port: 9, protocol: 'TCP' },
     ]);
-    expect(mergeEndpoints(web, [sliceInfo(s)], '').get('ns/web:http')).toEqual([]);
+    expect(mergeEndpoints(web, [sliceInfo(s)], '')[0]).toEqual([]);
     const v6 = sliceInfo(slice('s6', 'web', 'IPv6', [ep('2001:db8::1')]));
-    expect(mergeEndpoints(web, [v6], '').get('ns/web:http')).toEqual([]);
+    expect(mergeEndpoints(web, [v6], '')[0]).toEqual([]);
   });
 
   it('rejects a slice whose addresses do not match its addressType, an endpoint without addresses, a bad port', () => {
@@ -267,7 +267,7 @@ describe('topology hints (mergeEndpoints, then categorizeEndpoints)', () => {
     ...(zones ? { hints: { forZones: zones.map((name) => ({ name })) } } : {}),
     ...extra,
   });
-  const merge = (eps: Endpoint[], zone: string, sp = web) => mergeEndpoints(sp, [sliceInfo(slice('s', 'web', 'IPv4', eps))], 'node-1', zone).get('ns/web:http')!;
+  const merge = (eps: Endpoint[], zone: string, sp = web) => mergeEndpoints(sp, [sliceInfo(slice('s', 'web', 'IPv4', eps))], 'node-1', zone)[0]!;
   const cluster = (eps: Endpoint[], zone: string, sp = web) => categorizeEndpoints(merge(eps, zone, sp), sp[0]!).clusterEndpoints.map((x) => x.ip);
 
   it('a not-ready endpoint without hints does not turn them off; an unlabelled node ignores zone hints', () => {

@@ -2,13 +2,11 @@
 
 import type { Chain, ChainType } from '../../objects.js';
 import { CHAIN_ATTR, UDATA } from '../attrs.js';
-import { NF_INET_HOOK, type Hook } from '../constants.js';
+import { devicesOf, hookName } from '../hooks.js';
 import { parseUdata, udataString } from '../udata.js';
 import { getBytes, getS32, getStr, getU32, getU64Number } from './attr-values.js';
 import { familyOf } from './family.js';
 import type { WireObject } from './wire-objects.js';
-
-const HOOK_BY_NUMBER = Object.fromEntries(Object.entries(NF_INET_HOOK).map(([k, v]) => [v, k])) as Record<number, Hook>;
 
 export function decodeChain(o: WireObject): Chain {
   const c: Chain = {
@@ -20,9 +18,12 @@ export function decodeChain(o: WireObject): Chain {
   if (hook !== undefined) {
     c.base = {
       type: (getStr(o.attrs, CHAIN_ATTR.TYPE) ?? 'filter') as ChainType,
-      hook: HOOK_BY_NUMBER[hook] ?? 'prerouting',
+      hook: hookName(c.family, hook) ?? 'prerouting',
       priority: getS32(o.attrs, CHAIN_ATTR.PRIO) ?? 0,
     };
+    const dev = getStr(o.attrs, CHAIN_ATTR.DEV);
+    const devices = dev !== undefined ? [dev] : devicesOf(getBytes(o.attrs, CHAIN_ATTR.DEVICES));
+    if (devices.length) c.base.devices = devices;
     const policy = getU32(o.attrs, CHAIN_ATTR.POLICY);
     if (policy !== undefined) c.base.policy = policy === 1 ? 'accept' : 'drop';
   }

@@ -95,6 +95,8 @@ function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => voi
       }
     } else if (data && off[ELEM_ATTR.DATA]! >= 0) {
       value = readValues(data, buf, off[ELEM_ATTR.DATA]!);
+    } else if (off[ELEM_ATTR.OBJREF]! >= 0) {
+      value = [cString(buf, off[ELEM_ATTR.OBJREF]!, len[ELEM_ATTR.OBJREF]!)];
     }
     // One literal with both fields: the object gets its final shape at once (a property added
     // later costs a separate backing store per element; 120k of them at 10k services).

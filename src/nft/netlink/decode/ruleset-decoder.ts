@@ -2,12 +2,14 @@
 // so a decoded rule renders (and re-encodes) with its inline set.
 
 import type { Expr } from '../../expr/index.js';
-import type { NftSet, Rule, Ruleset } from '../../objects.js';
+import type { NftSet, Rule, Ruleset, SetElement } from '../../objects.js';
 import { withToJSON } from '../../render/json.js';
 import { SET_ATTR } from '../attrs.js';
 import { WireKind } from '../wire-format.js';
 import { getStr, getU32 } from './attr-values.js';
 import { decodeChain } from './chain.js';
+import { decodeFlowtable } from './flowtable.js';
+import { decodeObject } from './object.js';
 import { SetElementsDecoder } from './elements.js';
 import { familyOf } from './family.js';
 import { decodeRule } from './rule.js';
@@ -67,7 +69,7 @@ export class RulesetDecoder {
           let elements = this.elements.get(s);
           if (!elements) {
             const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
-            elements = new SetElementsDecoder(s, (s.elements ??= []), keyed ? (s.elementKeys ??= []) : undefined);
+            elements = new SetElementsDecoder(s, (s.elements ??= []) as SetElement[], keyed ? ((s.elementKeys ??= []) as string[]) : undefined);
             this.elements.set(s, elements);
           }
           elements.add(o);
@@ -75,6 +77,14 @@ export class RulesetDecoder {
         }
         case WireKind.Rule:
           out.rules.push(decodeRule(o));
+          break;
+        case WireKind.Object: {
+          const obj = decodeObject(o);
+          if (obj) (out.objects ??= []).push(obj);
+          break;
+        }
+        case WireKind.Flowtable:
+          (out.flowtables ??= []).push(decodeFlowtable(o));
           break;
       }
     }

@@ -1,6 +1,7 @@
 // A dumped set -> NftSet: its types (with the byte order and `typeof` nft keeps in the userdata),
 // flags and properties. Its elements are decoded by elements.ts.
 
+import { NFT_OBJECT, type NftObjectType } from '../../named-objects.js';
 import type { NftSet, SetFlag } from '../../objects.js';
 import { integer, typesFromId, type Datatype } from '../../types/datatypes.js';
 import { parseTypeof } from '../../types/typeof.js';
@@ -20,6 +21,8 @@ function withByteorder(types: Datatype[], order: number | undefined): Datatype[]
   return [integer(types[0]!.size, 'big')];
 }
 
+const OBJECT_TYPE_BY_NUMBER = new Map(Object.entries(NFT_OBJECT).map(([k, v]) => [v, k as NftObjectType]));
+
 export function decodeSet(o: WireObject): NftSet {
   const flags = getU32(o.attrs, SET_ATTR.FLAGS) ?? 0;
   const udata = parseUdata(getBytes(o.attrs, SET_ATTR.USERDATA));
@@ -38,6 +41,10 @@ export function decodeSet(o: WireObject): NftSet {
       dt === NFT_DATA_VERDICT
         ? 'verdict'
         : withByteorder(typesFromId(dt, getU32(o.attrs, SET_ATTR.DATA_LEN) ?? 0), udataU32(udata.get(UDATA.SET_DATABYTEORDER)));
+  }
+  if (flags & NFT_SET_F.object) {
+    const objects = OBJECT_TYPE_BY_NUMBER.get(getU32(o.attrs, SET_ATTR.OBJ_TYPE) ?? 0);
+    if (objects !== undefined) s.objects = objects;
   }
   // The order nft lists them in: constant, dynamic, interval, timeout.
   const fl: SetFlag[] = [];

@@ -2,9 +2,10 @@
 
 import { CHAIN_POLICIES, CHAIN_TYPES, type Chain } from '../../objects.js';
 import type { Verb } from '../../operations.js';
-import { checkInteger, checkOneOf, codeOf } from '../../validate.js';
+import { checkInteger, checkOneOf } from '../../validate.js';
 import { CHAIN_ATTR, RULE_ATTR } from '../attrs.js';
-import { NF_INET_HOOK, NFT_MSG } from '../constants.js';
+import { NFT_MSG } from '../constants.js';
+import { checkDevices, devicesBytes, hookNumber } from '../hooks.js';
 import { commentUdata } from '../udata.js';
 import { WireKind } from '../wire-format.js';
 import { createFlags, noExprs, type MessageWriter } from './message-writer.js';
@@ -23,8 +24,9 @@ export function encodeChain(m: MessageWriter, verb: Verb, c: Chain): void {
       checkOneOf(type, CHAIN_TYPES, 'chain type');
       checkInteger(priority, -(2 ** 31), 2 ** 31 - 1, 'chain priority');
       w.attrStr(CHAIN_ATTR.TYPE, type);
-      w.attrU32(CHAIN_ATTR.HOOKNUM, codeOf(NF_INET_HOOK, hook, 'chain hook'));
+      w.attrU32(CHAIN_ATTR.HOOKNUM, hookNumber(c.family, hook, 'chain hook'));
       w.attrS32(CHAIN_ATTR.PRIO, priority);
+      writeChainDevices(w, c);
       if (policy !== undefined) {
         // Checked first: anything but 'accept' would otherwise go out as 0, a dropping chain.
         checkOneOf(policy, CHAIN_POLICIES, 'chain policy');
@@ -36,6 +38,23 @@ export function encodeChain(m: MessageWriter, verb: Verb, c: Chain): void {
   } else if (c.handle !== undefined) w.attrU64(CHAIN_ATTR.HANDLE, BigInt(c.handle));
   w.closeList();
   noExprs(w);
+}
+
+/**
+ * An ingress chain's devices: one as NFTNL_CHAIN_DEV, several as NFTNL_CHAIN_DEVICES, as nft sends
+ * them (a kernel before 5.5 knows only the single one).
+ */
+function writeChainDevices(w: MessageWriter['w'], c: Chain): void {
+  const devices = c.base?.devices;
+  const ingress = c.base?.hook === 'ingress' || c.base?.hook === 'egress';
+  if (devices === undefined) {
+    if (ingress && c.family === 'netdev') throw new RangeError(`netdev chain ${c.name} hooks at ${c.base!.hook} and needs its devices`);
+    return;
+  }
+  if (!ingress) throw new RangeError(`chain ${c.name} lists devices, which only ingress and egress chains take (hook ${c.base!.hook})`);
+  checkDevices(devices, `chain ${c.name}`, true);
+  if (devices.length === 1) w.attrStr(CHAIN_ATTR.DEV, devices[0]!);
+  else w.attrBytes(CHAIN_ATTR.DEVICES, devicesBytes(devices));
 }
 
 /** The rules of a chain, or of every chain of a table when `chain` is undefined, deleted. */

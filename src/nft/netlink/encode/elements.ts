@@ -170,6 +170,7 @@ function plainElements(
   inspect?: ElementInspector,
 ): ElementRun[] {
   const list = openElementList(m.w, verb, s, setId);
+  if (isNew && s.objects !== undefined) return objectElements(m, s, elements, what, list, inspect);
   return isNew && s.data === 'verdict' ? verdictElements(m, s, elements, what, list, inspect) : dataElements(m, s, elements, isNew, what, list, inspect);
 }
 
@@ -256,6 +257,15 @@ function verdictElements(m: MessageWriter, s: NftSet, elements: Iterable<SetElem
   return closeElementList(w, list, i);
 }
 
+/** Elements of a map of named objects being added: each through the general path (elementPayload). */
+function objectElements(m: MessageWriter, s: NftSet, elements: Iterable<SetElement>, what: string, list: ElementList, inspect?: ElementInspector): ElementRun[] {
+  const out = elementOutput(m, list);
+  let i = 0;
+  for (const e of elements) outOfLine(m.w, out, s, e, true, what, i++, inspect);
+  out.handOver();
+  return closeElementList(m.w, list, i);
+}
+
 /** An element of a hot loop that takes the general path (generalElement). */
 function outOfLine(w: WireWriter, out: ElementOutput, s: NftSet, e: SetElement, isNew: boolean, what: string, i: number, inspect: ElementInspector | undefined): void {
   // Ends the operation here if it is due (the element's own room is the writer's to make).
@@ -281,6 +291,10 @@ function elementPayload(w: WireWriter, s: NftSet, e: SetElement, what: string, i
     if (!v || Array.isArray(v)) throw new RangeError(`${what} element ${i}: a verdict map element needs a verdict value`);
     w.attrU32(ELEM_ATTR.VERDICT, verdictCode(v));
     if (v.kind === 'jump' || v.kind === 'goto') w.attrStr(ELEM_ATTR.CHAIN, v.chain);
+  } else if (s.objects !== undefined) {
+    const name = Array.isArray(e.value) ? e.value[0] : undefined;
+    if (typeof name !== 'string' || name.length === 0) throw new RangeError(`${what} element ${i}: an element of a map of ${s.objects} objects needs the object's name as its value, ['name']`);
+    w.attrStr(ELEM_ATTR.OBJREF, name);
   } else if (s.data) {
     if (!Array.isArray(e.value)) throw new RangeError(`${what} element ${i}: a map element needs a value`);
     attrValues(w, ELEM_ATTR.DATA, s.data, e.value, what, i, 'value');
@@ -319,5 +333,5 @@ function elementMsgType(verb: Verb): number {
 
 /** How errors name a set: `map kube-proxy service-ips`. */
 function describeSet(s: NftSet): string {
-  return `${s.data ? 'map' : 'set'} ${s.table} ${s.name}`;
+  return `${s.data || s.objects ? 'map' : 'set'} ${s.table} ${s.name}`;
 }

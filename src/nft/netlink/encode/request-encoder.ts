@@ -11,6 +11,8 @@ import { WireWriter } from './wire-writer.js';
 import { encodeChain } from './chain.js';
 import type { ElementInspector } from './element-writer.js';
 import { encodeElements, encodeElementStream, type ElementRun } from './elements.js';
+import { encodeFlowtable } from './flowtable.js';
+import { encodeObject } from './object.js';
 import type { MessageWriter } from './message-writer.js';
 import { WireOrigins } from './origins.js';
 import { encodeRule } from './rule.js';
@@ -225,6 +227,10 @@ export class RequestEncoder implements MessageWriter {
         return;
       case 'element':
         return encodeElements(this, op.verb, op.set, op.elements);
+      case 'object':
+        return encodeObject(this, op.verb, op.object);
+      case 'flowtable':
+        return encodeFlowtable(this, op.verb, op.flowtable);
     }
   }
 

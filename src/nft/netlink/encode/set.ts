@@ -5,7 +5,8 @@ import { SET_FLAGS, SET_POLICIES, type NftSet } from '../../objects.js';
 import type { Verb } from '../../operations.js';
 import { typeIdOf, type Datatype } from '../../types/datatypes.js';
 import { typeofUdata, verdictTypeofUdata } from '../../types/typeof.js';
-import { checkDatatypes, checkOneOf } from '../../validate.js';
+import { NFT_OBJECT } from '../../named-objects.js';
+import { checkDatatypes, checkOneOf, codeOf } from '../../validate.js';
 import { SET_ATTR, UDATA } from '../attrs.js';
 import { NFT_DATA_VERDICT, NFT_MSG, NFT_SET_F } from '../constants.js';
 import { UdataBuilder } from '../udata.js';
@@ -51,6 +52,7 @@ export function encodeSet(m: MessageWriter, verb: Verb, s: NftSet): number {
       w.attrU32(SET_ATTR.DATA_TYPE, data.id);
       w.attrU32(SET_ATTR.DATA_LEN, data.len);
     }
+    if (s.objects !== undefined) w.attrU32(SET_ATTR.OBJ_TYPE, objectTypeCode(s));
     w.attrU32(SET_ATTR.ID, id);
     if (s.policy !== undefined) w.attrU32(SET_ATTR.POLICY, s.policy === 'memory' ? 1 : 0);
     const size = s.size ?? (s.anonymous ? s.elements?.length : undefined);
@@ -77,10 +79,17 @@ export function setFlags(s: NftSet): number {
   const interval = flags.includes('interval') || (s.anonymous === true && (s.elements ?? []).some((e) => hasRangeSyntax(s, e)));
   if (interval) f |= NFT_SET_F.interval;
   if (s.data) f |= NFT_SET_F.map;
+  if (s.objects !== undefined) f |= NFT_SET_F.object;
   if (flags.includes('timeout') || s.timeout !== undefined) f |= NFT_SET_F.timeout;
   if (flags.includes('dynamic')) f |= NFT_SET_F.eval;
   if (interval && s.key.length > 1) f |= NFT_SET_F.concat;
   return f;
+}
+
+/** A map of objects' NFT_OBJECT_* type, or a RangeError naming the types there are. */
+function objectTypeCode(s: NftSet): number {
+  if (s.data !== undefined) throw new RangeError(`map ${s.name} has both data and objects; a map holds one or the other`);
+  return codeOf(NFT_OBJECT, s.objects, `map ${s.name} objects`);
 }
 
 /** The set userdata nft 1.0.6 writes for a `type ...` declaration. */

@@ -32,10 +32,17 @@ function byKey(endpoints: readonly SlotEndpoint[]): Map<string, SlotEndpoint> {
   return out;
 }
 
-/** Each endpoint once, in order; a handful compared in place, without key strings. */
+/** Each endpoint once, in order; a handful compared in place, without key strings or closures. */
 function distinct(endpoints: readonly SlotEndpoint[]): SlotEndpoint[] {
-  if (endpoints.length <= 16) return endpoints.filter((ep, i) => endpoints.findIndex((o) => sameEndpoint(o, ep)) === i);
-  return [...byKey(endpoints).values()];
+  if (endpoints.length > 16) return [...byKey(endpoints).values()];
+  const out: SlotEndpoint[] = [];
+  for (let i = 0; i < endpoints.length; i++) {
+    const ep = endpoints[i]!;
+    let seen = false;
+    for (let j = 0; j < out.length && !seen; j++) seen = sameEndpoint(out[j]!, ep);
+    if (!seen) out.push(ep);
+  }
+  return out;
 }
 
 /**

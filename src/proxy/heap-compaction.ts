@@ -1,0 +1,45 @@
+// A full garbage collection once the proxy has settled after a big sync (a cold start, a restart's
+// read-back, a repair of a flushed table). Such a sync leaves tens of MB of garbage in V8's old
+// generation (the parsed objects, the transactions, the dump it compared against), and a proxy that
+// then sits idle allocates too little for V8 to collect it: without this the heap stays where the
+// sync left it, at 10k services about twice what is alive. One collection at idle costs tens of
+// milliseconds of one core, once per big sync, and returns that memory for as long as the proxy runs.
+//
+// It needs V8's gc() exposed: bin/nftlink.js starts node with --expose-gc. Without it (the library
+// embedded in another program), this does nothing.
+
+/** How long after a big sync: after the cold start's background keying (family-sync.ts, 500 ms). */
+export const COMPACTION_DELAY_MS = 1500;
+
+/** A sync is big when it writes this many operations, or is a full one over this many service ports. */
+export const BIG_SYNC_OPERATIONS = 5000;
+export const BIG_FULL_SYNC_SERVICE_PORTS = 1000;
+
+export class HeapCompaction {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly collect: (() => void) | undefined = exposedGc()) {}
+
+  /** A table was synced: a big sync schedules a collection. */
+  synced(sync: { full: boolean; operations: number }, servicePorts: number): void {
+    const big = sync.operations >= BIG_SYNC_OPERATIONS || (sync.full && servicePorts >= BIG_FULL_SYNC_SERVICE_PORTS);
+    if (!this.collect || !big) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.collect?.();
+    }, COMPACTION_DELAY_MS);
+    // A process that ends after its sync (--once) does not wait for it.
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+function exposedGc(): (() => void) | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  return typeof gc === 'function' ? () => gc() : undefined;
+}
