@@ -1,6 +1,20 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (path: string): string => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
 export default defineConfig({
+  // Code under test that imports the package by its name (examples/cni-portmap, as an embedder
+  // would) gets the sources, like every test: vite cannot transform the rollup bundle's
+  // `import.meta` ("Cannot split a chunk that has already been edited"). The built package itself
+  // is exercised where it runs as users run it: the examples' and the plugin's processes (node, not
+  // vitest) and test/package.
+  resolve: {
+    alias: [
+      { find: /^nftlink$/, replacement: src('index.ts') },
+      { find: /^nftlink\/testing$/, replacement: src('testing/index.ts') },
+    ],
+  },
   test: {
     // Tests mirror src/ (test/nft, test/proxy/..., test/config, ...). *.kernel.test.ts need root: they
     // create network namespaces (and fail without the privileges, never skip); *.unit.test.ts do not

@@ -161,12 +161,19 @@ export async function proxyCommand(argv: string[]): Promise<void> {
       process.exit(1);
     });
   }
-  await proxier.start();
   const stopAll = async (): Promise<void> => {
     await proxier.stop();
     await serviceHealth.stop();
     await Promise.all(servers.map((s) => s.stop()));
   };
+  try {
+    await proxier.start();
+  } catch (err) {
+    // A source that cannot be read at start-up (manifests that do not read) has programmed
+    // nothing: end with its error (exit 1) rather than let the servers answer 200 meanwhile.
+    await stopAll().catch(() => {});
+    throw err;
+  }
   if (values.once) {
     const report = await proxier.syncNow();
     await stopAll();

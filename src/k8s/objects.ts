@@ -14,6 +14,8 @@ export interface ObjectMeta {
   resourceVersion?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** RFC 3339; orders Services that claim the same address (proxy/model/claims.ts). */
+  creationTimestamp?: string;
   deletionTimestamp?: string | Date;
 }
 

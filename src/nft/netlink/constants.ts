@@ -80,7 +80,11 @@ export const NF_INET_HOOK = {
 } as const;
 /** Hooks of the netdev family (NF_NETDEV_*; egress is Linux 5.16). Flowtables hook at ingress, 0. */
 export const NF_NETDEV_HOOK = { ingress: 0, egress: 1 } as const;
-export type Hook = keyof typeof NF_INET_HOOK | keyof typeof NF_NETDEV_HOOK;
+/** A base chain's hook by name: the inet families' (ingress since Linux 5.10) and netdev's egress. */
+export type Hook = 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting' | 'ingress' | 'egress';
+// Every hook name has a number in one of the tables (a compile-time check that the two agree).
+const _hooksNumbered: Record<Hook, number> = { ...NF_INET_HOOK, ...NF_NETDEV_HOOK };
+void _hooksNumbered;
 
 /** Table flags (NFT_TABLE_F_*). */
 export const NFT_TABLE_F = { dormant: 0x1, owner: 0x2 } as const;

@@ -10,6 +10,7 @@
 
 import { LABEL_SERVICE_PROXY_NAME, type Service } from '../../k8s/objects.js';
 import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix } from '../../nft/index.js';
+import { creationTime } from './claims.js';
 import type { InvalidObject, IPFamily, Protocol, ServicePort, TrafficPolicy } from './types.js';
 
 export type ServicePortsResult = { ports: ServicePort[] } | { invalid: InvalidObject } | { skipped: string };
@@ -18,6 +19,8 @@ export type ServicePortsResult = { ports: ServicePort[] } | { invalid: InvalidOb
 export interface ServiceInfo {
   namespace: string;
   name: string;
+  /** metadata.creationTimestamp in ms (Infinity when none): who keeps an address two Services claim (claims.ts). */
+  createdAt: number;
   type: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
   clusterIPs: Record<IPFamily, string | undefined>;
   ports: { portName: string; protocol: Protocol; port: number; nodePort: number }[];
@@ -219,6 +222,7 @@ function validateService(svc: Service): ServiceInfo {
   return {
     namespace,
     name,
+    createdAt: creationTime(svc.metadata?.creationTimestamp),
     type: serviceType,
     clusterIPs: clusterIPsByFamily(spec),
     ports: validatePorts(spec.ports, serviceType),

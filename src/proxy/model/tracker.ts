@@ -6,6 +6,7 @@
 
 import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, type EndpointSlice, type Node, type Service } from '../../k8s/objects.js';
 import type { EventType, SourceHandler } from '../source/source.js';
+import { AddressClaims, lostClaimReason } from './claims.js';
 import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
 import { IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
 import type { InvalidObject, IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId, StateChange } from './types.js';
@@ -64,6 +65,10 @@ interface SliceRecord {
 interface FamilyState {
   state: ProxyState;
   idsByService: Map<string, ServicePortId[]>;
+  /** Who holds each address and port several Services claim. */
+  claims: AddressClaims;
+  /** Service key -> the lost claims last reported for it (each is reported once, while it lasts). */
+  reportedLost: Map<string, Set<string>>;
 }
 
 /** The Node label that zone hints are matched against (v1.LabelTopologyZone). */
@@ -208,8 +213,8 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     const prev = current.state;
     const services = new Map(prev.services);
     const endpoints = new Map(prev.endpoints);
-    for (const serviceKey of pending) {
-      const ports = this.servicePortsOf(serviceKey, family);
+    const portsOf = this.claimedPorts(current, family, pending);
+    for (const [serviceKey, ports] of portsOf) {
       const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName, this.zone);
       const ids = ports.map((sp) => sp.id);
       for (const oldId of current.idsByService.get(serviceKey) ?? []) {
@@ -234,6 +239,47 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     }
     current.state = { family, services, endpoints };
     return { state: current.state, change };
+  }
+
+  /**
+   * The ports of the pending services, and of the services that won or lost an address by their
+   * changes, each without the addresses another Service holds (claims.ts; each loss reported once).
+   */
+  private claimedPorts(current: FamilyState, family: IPFamily, pending: ReadonlySet<string>): Map<string, readonly ServicePort[]> {
+    const unresolved = new Map<string, ServicePort[]>();
+    const claim = (serviceKey: string): ReadonlySet<string> => {
+      const ports = this.servicePortsOf(serviceKey, family);
+      unresolved.set(serviceKey, ports);
+      const read = this.services.get(serviceKey)?.read;
+      return current.claims.set({ serviceKey, createdAt: read && 'service' in read ? read.service.createdAt : Infinity }, ports);
+    };
+    const affected = new Set<string>();
+    for (const serviceKey of pending) {
+      // A service whose object did not change (only its endpoints) claims what it claimed.
+      if (!this.pendingServices.has(serviceKey)) unresolved.set(serviceKey, this.servicePortsOf(serviceKey, family));
+      else for (const other of claim(serviceKey)) affected.add(other);
+    }
+    // Their claims are as they were (only the winners moved): no further service is affected.
+    for (const serviceKey of affected) if (!unresolved.has(serviceKey)) claim(serviceKey);
+    const out = new Map<string, readonly ServicePort[]>();
+    for (const [serviceKey, ports] of unresolved) {
+      const { ports: kept, lost } = current.claims.resolve(serviceKey, ports);
+      out.set(serviceKey, kept);
+      this.reportLost(current, family, serviceKey, lost.map(lostClaimReason));
+    }
+    return out;
+  }
+
+  private reportLost(current: FamilyState, family: IPFamily, serviceKey: string, reasons: string[]): void {
+    const before = current.reportedLost.get(serviceKey);
+    if (reasons.length === 0) {
+      current.reportedLost.delete(serviceKey);
+      return;
+    }
+    for (const reason of reasons) {
+      if (!before?.has(reason)) this.pendingInvalid.set(`Claim ${family} ${serviceKey} ${reason}`, { kind: 'Service', ref: serviceKey, reason });
+    }
+    current.reportedLost.set(serviceKey, new Set(reasons));
   }
 
   private servicePortsOf(serviceKey: string, family: IPFamily): ServicePort[] {
@@ -304,7 +350,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
 }
 
 function emptyFamilyState(family: IPFamily): FamilyState {
-  return { state: { family, services: new Map(), endpoints: new Map() }, idsByService: new Map() };
+  return { state: { family, services: new Map(), endpoints: new Map() }, idsByService: new Map(), claims: new AddressClaims(), reportedLost: new Map() };
 }
 
 function objectKey(meta: { name?: string; namespace?: string } | undefined): string {

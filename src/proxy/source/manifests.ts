@@ -1,20 +1,31 @@
 // Services, EndpointSlices and Nodes from manifest files: a directory (every *.yaml, *.yml and
 // *.json below it) or one file, multi-document YAML or JSON, List kinds unpacked (a JSON List item
-// by item, each object sent as soon as it is read on a first read: see Sender). Watching re-reads
-// everything on any change (debounced) and diffs it against the previous read, so the proxy sees
-// the same add/update/delete events an informer would give it. A file whose text is unchanged is
-// not parsed or validated again: what it gave last time is reused.
+// by item, each object sent as soon as it is read on a first read: see Sender). Watching lists the
+// directories again on any change (debounced) and diffs the result against the previous read, so
+// the proxy sees the same add/update/delete events an informer would give it. Only a file whose
+// stat changed (device, inode, size, mtime, ctime: a rename over it or a ConfigMap's "..data" swap
+// changes the inode) is read again, and only a file whose text changed is parsed again.
 //
 // What cannot be used costs only itself, reported once: an object of the wrong shape (validated by
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
 // and the file's other objects apply. A file that cannot be read or parsed (manifest-parse.ts) keeps
 // the objects it gave before: it is most likely being written, and its objects must not flap into
-// deletions. Only a file that is gone, or an object gone from a file that parsed, deletes.
+// deletions. So does a file read before that is now empty, or YAML with no line break at its end,
+// until it settles: a YAML cut short often parses, without what was cut off. A directory that cannot be listed (EMFILE, EACCES) keeps every file it held before, and
+// a root that cannot be read keeps everything. Only a file that is gone, or an object gone from a
+// file that parsed, deletes. Whatever failed is read again with backoff, without waiting for a file
+// event (fds freed after an EMFILE make none). A first read that cannot read something fails start():
+// a proxy must not report healthy with nothing programmed because its manifests were unreadable.
+//
+// Each directory read is watched, and so is the root's own entry in its parent: a root replaced by
+// rename, or a symlink root swapped, is seen, and a watcher whose directory is no longer the one at
+// its path (by device and inode) is replaced.
 
 import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
+import { Backoff } from '../../k8s/backoff.js';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { validateObject } from '../../k8s/validation/validate.js';
@@ -26,6 +37,14 @@ export interface ManifestSourceOptions {
   watch?: boolean;
   /** How long to wait for a burst of file events to settle before re-reading (default 50 ms). */
   debounceMs?: number;
+  /** The first delay before reading again what failed to read or parse (default 500 ms, doubling to 30 s). */
+  retryInitialMs?: number;
+  /**
+   * A file read before that is now empty, or YAML that does not end with a line break, is taken as
+   * being written (a truncated YAML often parses, and would delete what was cut off) until it has
+   * not changed for this long (default 5 s; a source that does not watch reads it at once).
+   */
+  unfinishedYamlSettleMs?: number;
 }
 
 export type ManifestKind = 'Service' | 'EndpointSlice' | 'Node';
@@ -79,14 +98,22 @@ export class ManifestSource implements ProxySource {
   private readonly root: string;
   private readonly watchChanges: boolean;
   private readonly debounceMs: number;
+  private readonly retryInitialMs: number;
+  private readonly unfinishedYamlSettleMs: number;
   private handler: SourceHandler | undefined;
   private objects = new Map<string, ManifestObject>();
   /** What each file gave at its last successful read (kept while it does not read or parse), and its last parse. */
   private memory: ScanMemory = { lastGood: new Map(), parsed: new Map() };
   /** Problems of the last read, by (origin, reason, file content): each is reported once. */
   private reportedProblems = new Set<string>();
-  private readonly watchers = new Map<string, FSWatcher>();
+  private readonly watchers = new Map<string, { watcher: FSWatcher; identity: string }>();
+  /** Directories whose watcher could not be made (reported once). */
+  private readonly unwatchable = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryBackoff: Backoff;
+  /** What the last read could not read (paths and reasons); empty when everything read. */
+  private unread: string[] = [];
   private running: Promise<void> | undefined;
   private rescanRequested = false;
   private stopped = false;
@@ -95,6 +122,9 @@ export class ManifestSource implements ProxySource {
     this.root = resolve(path);
     this.watchChanges = options.watch ?? true;
     this.debounceMs = options.debounceMs ?? 50;
+    this.retryInitialMs = options.retryInitialMs ?? 500;
+    this.unfinishedYamlSettleMs = this.watchChanges ? (options.unfinishedYamlSettleMs ?? 5000) : 0;
+    this.retryBackoff = this.newBackoff();
   }
 
   async start(handler: SourceHandler): Promise<void> {
@@ -107,13 +137,18 @@ export class ManifestSource implements ProxySource {
       throw new Error(`manifest source ${this.root}: ${(err as Error).message}`);
     }
     await this.rescan();
+    if (this.unread.length) {
+      await this.stop();
+      throw new Error(`manifest source ${this.root}: cannot read ${this.unread.join('; ')}`);
+    }
     handler.synced();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    for (const w of this.watchers.values()) w.close();
+    clearTimeout(this.retryTimer);
+    for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
     await this.running;
   }
@@ -134,15 +169,30 @@ export class ManifestSource implements ProxySource {
     return this.running;
   }
 
-  private schedule(): void {
+  private schedule(delayMs = this.debounceMs): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      this.rescan().catch((err: Error) => this.handler!.problem({ origin: this.root, reason: `re-read failed: ${err.message}` }));
-    }, this.debounceMs);
+      this.rescan().catch((err: Error) => {
+        this.handler!.problem({ origin: this.root, reason: `re-read failed: ${err.message}` });
+        this.scheduleRetry();
+      });
+    }, delayMs);
+  }
+
+  /** Reads again after a backoff delay: what failed may read now even if no file event says so. */
+  private scheduleRetry(): void {
+    if (this.stopped || !this.watchChanges) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.schedule(0), this.retryBackoff.next());
+  }
+
+  private newBackoff(): Backoff {
+    return new Backoff({ initialMs: this.retryInitialMs, maxMs: 30_000, jitter: 0.2 });
   }
 
   private async readAndEmit(): Promise<void> {
+    clearTimeout(this.retryTimer);
     const handler = this.handler!;
     const sender: Sender | undefined =
       this.objects.size === 0
@@ -155,10 +205,13 @@ export class ManifestSource implements ProxySource {
             unsend: (obj) => emit(handler, 'delete', obj),
           }
         : undefined;
-    const scan = await scanManifests(this.root, this.memory, sender);
+    const scan = await scanManifests(this.root, this.memory, sender, this.unfinishedYamlSettleMs);
     if (this.stopped) return;
     this.memory = { lastGood: scan.files, parsed: scan.parsed };
-    if (this.watchChanges) this.watchDirectories(scan.watchDirs, scan.rootWatchedByParent);
+    this.unread = scan.unread;
+    if (scan.unread.length || scan.unparsed) this.scheduleRetry();
+    else this.retryBackoff = this.newBackoff();
+    if (this.watchChanges) this.watchDirectories(scan.watchDirs);
 
     const reported = new Set<string>();
     for (const { key, problem } of scan.problems) {
@@ -186,34 +239,40 @@ export class ManifestSource implements ProxySource {
     forgetBodies(scan.objects);
   }
 
-  /** One non-recursive watcher per directory read (recursive fs.watch is not dependable on Linux before Node 22). */
-  private watchDirectories(dirs: ReadonlySet<string>, rootWatchedByParent: boolean): void {
+  /**
+   * One non-recursive watcher per directory read (recursive fs.watch is not dependable on Linux
+   * before Node 22), kept while the directory at that path is the same one (device and inode).
+   */
+  private watchDirectories(dirs: ReadonlyMap<string, WatchedDir>): void {
     for (const [dir, w] of this.watchers) {
-      if (dirs.has(dir)) continue;
-      w.close();
+      if (dirs.get(dir)?.identity === w.identity) continue;
+      w.watcher.close();
       this.watchers.delete(dir);
     }
-    const onlyFile = rootWatchedByParent ? basename(this.root) : undefined;
     let added = false;
-    for (const dir of dirs) {
+    for (const [dir, { identity, onlyEntry }] of dirs) {
       if (this.watchers.has(dir)) continue;
-      added = true;
       try {
-        const w = watch(dir, (_event, filename) => {
-          // A single file (or a missing root) is watched through its directory, so that editors
-          // replacing it by rename, and the root appearing again, are seen.
-          if (onlyFile && filename && filename.toString() !== onlyFile) return;
+        const watcher = watch(dir, (_event, filename) => {
+          // The root is watched through its parent for its own entry only: a file root replaced by
+          // rename, a directory root renamed away or back, a symlink root swapped.
+          if (onlyEntry !== undefined && filename && filename.toString() !== onlyEntry) return;
           this.schedule();
         });
-        w.on('error', () => {
+        watcher.on('error', () => {
           // The directory went away: forget the watcher, the re-read will find out what is left.
-          w.close();
-          this.watchers.delete(dir);
+          watcher.close();
+          if (this.watchers.get(dir)?.watcher === watcher) this.watchers.delete(dir);
           this.schedule();
         });
-        this.watchers.set(dir, w);
+        this.watchers.set(dir, { watcher, identity });
+        this.unwatchable.delete(dir);
+        added = true;
       } catch (err) {
-        this.handler!.problem({ origin: dir, reason: `cannot watch: ${(err as Error).message}` });
+        // Out of inotify watches, or the directory just went: tried again with the retries.
+        if (!this.unwatchable.has(dir)) this.handler!.problem({ origin: dir, reason: `cannot watch: ${(err as Error).message}` });
+        this.unwatchable.add(dir);
+        this.scheduleRetry();
       }
     }
     // A file written into a directory after it was read and before its watcher existed has been
@@ -245,13 +304,23 @@ interface Scan {
   objects: Map<string, ManifestObject>;
   /** Each file's objects (those of its last good read when this one failed). */
   files: Map<string, ManifestObject[]>;
-  /** Each file's parse, by the hash of its text. */
+  /** Each file's last read: its stat, the hash of its text and what it gave. */
   parsed: Map<string, ParsedFile>;
   problems: { key: string; problem: SourceProblem }[];
-  /** Directories to watch: every directory read, or the file's directory. */
-  watchDirs: Set<string>;
-  /** The root is a file, or missing: its parent directory is watched for it alone. */
-  rootWatchedByParent: boolean;
+  /** Directories to watch, by path. */
+  watchDirs: Map<string, WatchedDir>;
+  /** What could not be read ("path: reason"): the root, a directory listing, a file. Kept from before. */
+  unread: string[];
+  /** Paths whose listing failed: every file known below them is kept from before. */
+  unlisted: string[];
+  /** Some file did not parse (kept from before): read again later, in case it was caught being written. */
+  unparsed: boolean;
+}
+
+/** A directory to watch: its device and inode when read, and the one entry that matters (the root's parent). */
+interface WatchedDir {
+  identity: string;
+  onlyEntry?: string;
 }
 
 /** What the previous scan leaves to the next one. */
@@ -260,56 +329,103 @@ interface ScanMemory {
   parsed: ReadonlyMap<string, ParsedFile>;
 }
 
-/** What a file's text gave: its objects (or that it failed to parse) and the problems on the way. */
+/** What a file gave: its objects (or that it failed to parse) and the problems on the way. */
 interface ParsedFile {
+  /** Device, inode, size, mtime and ctime (ns) when it was read: while they stay, it is not read again. */
+  stamp: string;
+  /** The hash of its text: a file touched but not changed is not parsed again. */
   hash: string;
   result: ManifestObject[] | 'failed';
   problems: Scan['problems'];
 }
 
-async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, sender?: Sender): Promise<Scan> {
-  const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Set(), rootWatchedByParent: true };
+async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, sender?: Sender, unfinishedYamlSettleMs = 0): Promise<Scan> {
+  const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Map(), unread: [], unlisted: [], unparsed: false };
+  await watchEntry(scan, dirname(root), basename(root));
   const files: string[] = [];
   let rootStat;
   try {
     rootStat = await stat(root);
   } catch (err) {
-    addProblem(scan, root, `cannot read: ${(err as Error).message}`, '');
-    scan.watchDirs.add(dirname(root));
+    // Gone, or unreadable: either way the objects stay until it reads again (a root replaced by two
+    // renames is briefly missing; an operator empties it to delete everything).
+    cannotRead(scan, root, err);
+    scan.unlisted.push(root);
+    keepUnlisted(scan, memory);
     return scan;
   }
-  if (rootStat.isDirectory()) {
-    scan.rootWatchedByParent = false;
-    await walk(root, files, scan, new Set());
-  } else {
-    files.push(root);
-    scan.watchDirs.add(dirname(root));
-  }
+  if (rootStat.isDirectory()) await walk(root, root, files, scan, new Set());
+  else files.push(root);
   for (const file of files.sort()) {
-    const read = await readManifestFile(file, scan, memory.parsed.get(file), sender);
+    const read = await readManifestFile(file, scan, memory.parsed.get(file), sender, unfinishedYamlSettleMs);
     if (read === 'gone') continue;
     const objects = read === 'failed' ? (memory.lastGood.get(file) ?? []) : read;
     scan.files.set(file, objects);
     for (const obj of objects) addObject(obj, scan);
   }
+  keepUnlisted(scan, memory);
   return scan;
+}
+
+/** Files known before below a path that could not be listed keep their objects and their last read. */
+function keepUnlisted(scan: Scan, memory: ScanMemory): void {
+  if (scan.unlisted.length === 0) return;
+  for (const [file, objects] of memory.lastGood) {
+    if (scan.files.has(file) || !scan.unlisted.some((p) => file === p || file.startsWith(p + sep))) continue;
+    scan.files.set(file, objects);
+    const parsed = memory.parsed.get(file);
+    if (parsed) scan.parsed.set(file, parsed);
+    for (const obj of objects) addObject(obj, scan);
+  }
+}
+
+function cannotRead(scan: Scan, path: string, err: unknown): void {
+  const reason = `cannot read: ${(err as Error).message}`;
+  scan.unread.push(`${path}: ${(err as Error).message}`);
+  addProblem(scan, path, `${reason}; what it gave before is kept, and it is read again shortly`, '');
+}
+
+function isGone(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Watches `dir` for one entry (or all when `onlyEntry` is undefined); false when `dir` cannot be read. */
+async function watchEntry(scan: Scan, dir: string, onlyEntry?: string): Promise<string | undefined> {
+  let s;
+  try {
+    s = await stat(dir);
+  } catch {
+    return undefined;
+  }
+  const identity = `${s.dev}:${s.ino}`;
+  scan.watchDirs.set(dir, onlyEntry === undefined ? { identity } : { identity, onlyEntry });
+  return identity;
 }
 
 /**
  * Collects manifest files below `dir`. Hidden entries are skipped: editors' temporaries, and the
  * "..data" / "..<timestamp>" directories of a mounted ConfigMap, whose files are also visible
- * through the symlinks at the top level (followed, like any symlink; loops are cut by real path).
+ * through the symlinks at the top level (followed, like any symlink; loops are cut by inode).
+ * A directory that cannot be listed, or an entry that cannot be looked at, is `unlisted`: what it
+ * held is kept. One that is gone is gone.
  */
-async function walk(dir: string, files: string[], scan: Scan, visited: Set<string>): Promise<void> {
-  const real = await realpath(dir).catch(() => dir);
-  if (visited.has(real)) return;
-  visited.add(real);
-  scan.watchDirs.add(dir);
+async function walk(root: string, dir: string, files: string[], scan: Scan, visited: Set<string>): Promise<void> {
+  const identity = await watchEntry(scan, dir);
+  if (identity !== undefined) {
+    if (visited.has(identity)) {
+      scan.watchDirs.delete(dir);
+      return;
+    }
+    visited.add(identity);
+  }
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    addProblem(scan, dir, `cannot read directory: ${(err as Error).message}`, '');
+    if (dir !== root && isGone(err)) return;
+    cannotRead(scan, dir, err);
+    scan.unlisted.push(dir);
     return;
   }
   for (const entry of entries) {
@@ -318,45 +434,88 @@ async function walk(dir: string, files: string[], scan: Scan, visited: Set<strin
     let isDir = entry.isDirectory();
     let isFile = entry.isFile();
     if (entry.isSymbolicLink()) {
-      const target = await stat(path).catch(() => undefined);
-      if (!target) continue; // dangling: nothing to read
+      let target;
+      try {
+        target = await stat(path);
+      } catch (err) {
+        if (isGone(err)) continue; // dangling: nothing to read
+        cannotRead(scan, path, err);
+        scan.unlisted.push(path);
+        continue;
+      }
       isDir = target.isDirectory();
       isFile = target.isFile();
     }
-    if (isDir) await walk(path, files, scan, visited);
+    if (isDir) await walk(root, path, files, scan, visited);
     else if (isFile && MANIFEST_EXTENSIONS.includes(extname(entry.name).toLowerCase())) files.push(path);
   }
 }
 
 /**
  * The objects of one file (refused ones reported and left out), "failed" when the file could not be
- * read or parsed (reported), "gone" when it was deleted after it was listed.
+ * read or parsed (reported), "gone" when it was deleted after it was listed. A file whose stat is
+ * what it was at its last read is not read again; one whose text is the same is not parsed again.
  */
-async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined): Promise<ManifestObject[] | 'failed' | 'gone'> {
+async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined, unfinishedYamlSettleMs: number): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let text: string;
+  let stamp: string;
+  let modifiedAt: number;
   try {
-    const size = (await stat(file)).size;
-    if (size > MAX_MANIFEST_BYTES) {
-      addProblem(scan, file, `not read: ${size} bytes, more than ${MAX_MANIFEST_BYTES}`, String(size));
+    // Stat before reading: a write after the stat changes the stat again, so it is never missed.
+    const s = await stat(file, { bigint: true });
+    stamp = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    modifiedAt = Number(s.mtimeMs);
+    if (before?.stamp === stamp) return reuse(file, before, scan);
+    if (s.size > BigInt(MAX_MANIFEST_BYTES)) {
+      const firstProblem = scan.problems.length;
+      addProblem(scan, file, `not read: ${s.size} bytes, more than ${MAX_MANIFEST_BYTES}`, stamp);
+      scan.parsed.set(file, { stamp, hash: '', result: 'failed', problems: scan.problems.slice(firstProblem) });
       return 'failed';
     }
     text = await readFile(file, 'utf8');
   } catch (err) {
     // Deleted between listing and reading: the next event's re-read settles it.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
-    addProblem(scan, file, `cannot read: ${(err as Error).message}`, '');
+    if (isGone(err)) return 'gone';
+    cannotRead(scan, file, err);
+    return 'failed';
+  }
+  if (before && unfinishedYamlSettleMs > 0 && looksUnfinished(file, text) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
+    // Kept as it was (read again with the retries) until it looks whole or settles.
+    // A file read for the first time has nothing to keep: what parses of it applies at once.
+    scan.unparsed = true;
+    reuse(file, before, scan);
     return 'failed';
   }
   const contentHash = createHash('sha1').update(text).digest('base64');
-  if (before?.hash === contentHash) {
-    scan.problems.push(...before.problems);
-    scan.parsed.set(file, before);
-    return before.result;
-  }
+  if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
   const firstProblem = scan.problems.length;
   const result = parseAndCollect(file, text, scan, contentHash, sender);
-  scan.parsed.set(file, { hash: contentHash, result, problems: scan.problems.slice(firstProblem) });
+  if (result === 'failed') scan.unparsed = true;
+  scan.parsed.set(file, { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) });
   return result;
+}
+
+/**
+ * A file caught while it is written: empty, or a YAML file with no line break at its end. (A
+ * truncated JSON does not parse, so it keeps what it gave anyway; YAML often does parse, without
+ * what was cut off, and an empty file parses as no objects at all.)
+ */
+function looksUnfinished(file: string, text: string): boolean {
+  // Emptied: a writer that truncates before it writes (a shell redirect, writeFile) was caught between.
+  if (/^\s*$/.test(text)) return true;
+  if (extname(file).toLowerCase() === '.json') return false;
+  // Indentation after the last line break is no sign: what follows a cut there is not seen either way.
+  let end = text.length - 1;
+  while (end >= 0 && (text[end] === ' ' || text[end] === '\t')) end--;
+  return end >= 0 && text[end] !== '\n';
+}
+
+/** What an unchanged file gave last time. */
+function reuse(file: string, parsed: ParsedFile, scan: Scan): ManifestObject[] | 'failed' {
+  scan.problems.push(...parsed.problems);
+  scan.parsed.set(file, parsed);
+  if (parsed.result === 'failed' && parsed.hash !== '') scan.unparsed = true;
+  return parsed.result;
 }
 
 function parseAndCollect(file: string, text: string, scan: Scan, contentHash: string, sender: Sender | undefined): ManifestObject[] | 'failed' {

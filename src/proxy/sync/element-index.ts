@@ -1,7 +1,9 @@
 // Elements of the shared sets and maps, as the service ports contribute them. Two service ports can
 // put the same key in a set (one endpoint behind two services, in hairpin-connections; one cluster
 // IP for every port of a service, in cluster-ips): the key stays until its last contributor is
-// gone. Feeds each set's ElementStore with partial updates.
+// gone. Feeds each set's ElementStore with partial updates. A map key with data that two Services
+// would claim (a ClusterIP, external or LB IP and port, a NodePort) never gets here twice: the
+// model gives it to one of them, the same whatever the order they came in (model/claims.ts).
 //
 // Who contributed an element is its object: every service port's objects are its own (the layout
 // builds them afresh), so the store's element under a key tells whose it is, and only a key that

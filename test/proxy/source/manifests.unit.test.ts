@@ -203,7 +203,7 @@ describe('ManifestSource watching', () => {
     await writeFile(join(dir, 'nested', 'list.yaml'), `kind: List\nitems:\n- ${sliceYaml('web-1', 'web', 'IPv4', '198.18.0.1').replace(/\n/g, '\n  ')}`);
     await until(() => r.events.includes('add EndpointSlice ns/web-1'), 'add in a new directory');
 
-    await writeFile(join(dir, 'bad.yaml'), 'kind: [');
+    await writeFile(join(dir, 'bad.yaml'), 'kind: [\n');
     await until(() => r.problems.length === 1, 'problem');
     await writeFile(join(dir, 'other.yaml'), serviceYaml('other', 80));
     await until(() => r.events.includes('add Service ns/other'), 'add other');
