@@ -14,7 +14,7 @@ export { NftMonitor } from './monitor/nft-monitor.js';
 export { monitorLines } from './monitor/render.js';
 export type * from './expr/index.js';
 export { rule, RuleBuilder, type NatTarget, type NatMapTarget, type MatchValue } from './builder/rule-builder.js';
-export { constant, ct, fibType, icmp, icmpv6, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Dependency, type Field } from './builder/fields.js';
+export { constant, ct, fibType, icmp, icmpv6, ip, ip6, meta, numgen, sctp, tcp, th, udp, type Dependency, type Field, type L4Protocol } from './builder/fields.js';
 export * as types from './types/datatypes.js';
 export type { Datatype, Scalar } from './types/datatypes.js';
 export type { SetTypeof, TypeofExpr } from './types/typeof.js';

@@ -538,6 +538,8 @@ export class RuleBuilder {
    * expectation set "e"`, `synproxy name "s"`, `meta secmark set "s"`.
    */
   object(type: NftObjectType, name: string): this {
+    checkString('object', 'the object type', type);
+    checkString('object', 'the object name', name);
     this.exprs.push({ type: 'objref', objectType: type, name });
     return this;
   }
@@ -547,6 +549,8 @@ export class RuleBuilder {
    * saddr map @m`, `ct helper set tcp dport map @helpers`.
    */
   objectFromMap(fields: Field | readonly Field[], map: string): this {
+    checkFieldList('objectFromMap', fields);
+    checkString('objectFromMap', 'the map name', map);
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
     this.loadKey(list);
     this.exprs.push({ type: 'objref', set: map, sreg: REG1 });
@@ -555,6 +559,7 @@ export class RuleBuilder {
 
   /** `flow add @flowtable`: offloads the connection to the flowtable (forward chains). */
   flowOffload(flowtable: string): this {
+    checkString('flowOffload', 'the flowtable name', flowtable);
     this.exprs.push({ type: 'flow', flowtable });
     return this;
   }
