@@ -65,23 +65,44 @@ const WANTS: Record<Fields[string], string> = {
   any: 'a value',
 };
 
+function fits(want: Fields[string], v: unknown): boolean {
+  if (v === undefined || want === 'any') return true;
+  if (want === 'array') return Array.isArray(v);
+  if (want === 'object') return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return typeof v === want;
+}
+
 /**
- * Checks one object against its fields: an object, with no unknown key, each field of its type.
- * `what` names it in a message: a function for the hot callers (an element of 100,000), so that
- * the text is made only when something is wrong.
+ * Whether an object has its fields: required ones present, no unknown one, each of its type. No
+ * allocation: this runs for every element of 100,000 and every rule of 20,000.
  */
-export function checkFields(what: string | (() => string), obj: unknown, fields: Fields, required: readonly string[]): void {
-  const named = (): string => (typeof what === 'string' ? what : what());
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new TypeError(`${named()} must be an object, not ${kindOf(obj)}`);
+function hasFields(obj: unknown, fields: Fields, required: readonly string[]): boolean {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return false;
   const o = obj as Record<string, unknown>;
-  for (let i = 0; i < required.length; i++) if (o[required[i]!] === undefined) throw new TypeError(`${named()} has no ${required[i]}`);
+  for (let i = 0; i < required.length; i++) if (o[required[i]!] === undefined) return false;
   for (const k in o) {
     const want = fields[k];
-    if (want === undefined) throw new TypeError(`${named()} has an unknown field "${k}" (known: ${Object.keys(fields).join(', ')})`);
+    if (want === undefined || !fits(want, o[k])) return false;
+  }
+  return true;
+}
+
+/**
+ * Checks one object against its fields: an object, with no unknown key, each field of its type.
+ * `what` names it in the message, made only when something is wrong: a function for the hot
+ * callers (an element of 100,000).
+ */
+export function checkFields(what: string | (() => string), obj: unknown, fields: Fields, required: readonly string[]): void {
+  if (hasFields(obj, fields, required)) return;
+  const named = typeof what === 'string' ? what : what();
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new TypeError(`${named} must be an object, not ${kindOf(obj)}`);
+  const o = obj as Record<string, unknown>;
+  for (const k of required) if (o[k] === undefined) throw new TypeError(`${named} has no ${k}`);
+  for (const k in o) {
+    const want = fields[k];
+    if (want === undefined) throw new TypeError(`${named} has an unknown field "${k}" (known: ${Object.keys(fields).join(', ')})`);
     const v = o[k];
-    if (v === undefined || want === 'any') continue;
-    const ok = want === 'array' ? Array.isArray(v) : want === 'object' ? typeof v === 'object' && v !== null && !Array.isArray(v) : typeof v === want;
-    if (!ok) throw new TypeError(`${named()}: ${k} must be ${WANTS[want]}${k === 'flags' && typeof v === 'string' ? ` (["${v}"], not "${v}")` : ''}, not ${kindOf(v)}`);
+    if (!fits(want, v)) throw new TypeError(`${named}: ${k} must be ${WANTS[want]}${k === 'flags' && typeof v === 'string' ? ` (["${v}"], not "${v}")` : ''}, not ${kindOf(v)}`);
   }
 }
 
@@ -131,9 +152,11 @@ export function checkSet(s: unknown, ref: boolean): void {
  * refuses it with EINVAL otherwise, naming nothing).
  */
 export function checkElement(set: { name: string; flags?: readonly string[] }, e: unknown, i: number, verb: Verb): void {
+  const timeout = (e as { timeout?: unknown } | null)?.timeout;
+  // The common element: the right shape and no timeout, checked without making anything.
+  if (timeout === undefined && hasFields(e, ELEMENT, REQUIRED.element)) return;
   const what = (): string => `element ${i} of set ${set.name}`;
   checkFields(what, e, ELEMENT, REQUIRED.element);
-  const timeout = (e as { timeout?: unknown }).timeout;
   if (timeout === undefined) return;
   checkMilliseconds(() => `${what()}: timeout`, timeout);
   if (verb !== 'delete' && verb !== 'destroy' && !(set.flags ?? []).includes('timeout')) {
