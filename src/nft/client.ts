@@ -3,7 +3,8 @@
 import { loadNative, type NativeBinding, type NativeError, type NativeHandle, type NativeRuleHandle } from '../native/binding.js';
 import { decodeRuleset, RulesetDecoder, SetElementsDump } from './netlink/decode.js';
 import { NFPROTO } from './netlink/constants.js';
-import type { KernelRefusal } from './errors.js';
+import { withErrnoCodes, type KernelRefusal } from './errors.js';
+import { notATransaction } from './input-shape.js';
 import { commitFailure, commitResult, operationRefusal } from './refusal.js';
 import type { EncodedRequest } from './netlink/encode.js';
 import type { NftSet, Ruleset, SetElement } from './objects.js';
@@ -38,7 +39,8 @@ export class Nftables implements MonitoringConnection {
   ) {}
 
   static open(opts: OpenOptions = {}): Nftables {
-    const native = loadNative();
+    // Errors from the kernel carry their errno as `code` ('EPERM' without CAP_NET_ADMIN).
+    const native = withErrnoCodes(loadNative());
     const handle = opts.netns === undefined ? native.open() : native.open(opts.netns);
     return new Nftables(native, handle, opts.netns);
   }
@@ -78,6 +80,7 @@ export class Nftables implements MonitoringConnection {
    * Resolves with the handles of the rules queued with `{ echo: true }`.
    */
   async commit(tx: Transaction, opts: CommitOptions = {}): Promise<CommitResult> {
+    if (!(tx instanceof Transaction)) throw notATransaction('commit', tx);
     // A transaction from this.transaction() has fed its parts already; after this commit it is
     // unbound (committed again, it sends its whole request).
     const sink = tx.endStream();
@@ -90,6 +93,7 @@ export class Nftables implements MonitoringConnection {
 
   /** Lets the kernel validate the transaction without applying it (a bound one stays bound). */
   async check(tx: Transaction): Promise<void> {
+    if (!(tx instanceof Transaction)) throw notATransaction('check', tx);
     await this.send(tx, tx.encode({ check: true }), undefined, undefined);
   }
 

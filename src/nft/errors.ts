@@ -30,11 +30,16 @@ export function errnoText(errno: number): string {
   return `${ERRNO_TEXT[errno] ?? `errno ${errno}`} (${ERRNO_NAME[errno] ?? errno})`;
 }
 
-/** Raised when an operation cannot be queued: bad names, values, references. Nothing was sent. */
+/**
+ * Raised when an operation cannot be queued: bad shapes, names, values, references. Nothing was
+ * sent, and the transaction is as it was before the call. `operation` is the operation as the
+ * caller gave it (its verb, kind and object); undefined only when the argument was none of
+ * { table }, { chain }, { rule }, { set } or { set, elements }.
+ */
 export class NftValidationError extends Error {
   constructor(
     message: string,
-    readonly operation: Operation,
+    readonly operation: Operation | undefined,
     readonly operationIndex: number,
   ) {
     super(message);
@@ -119,4 +124,56 @@ export class NftGenerationError extends NftCommitError {
 
 function truncate(s: string): string {
   return s.length > 200 ? `${s.slice(0, 200)}...` : s;
+}
+
+/**
+ * An error with the errno the system gave, as Node's own system errors have it: `code` ('EPERM'
+ * when the process lacks CAP_NET_ADMIN in the namespace, 'ENOENT' for a missing namespace...) and
+ * `errno`. The addon states the errno in its messages ("... (errno 1)"); this reads it from there.
+ */
+export interface NftSystemError extends Error {
+  code: string;
+  errno: number;
+}
+
+const ERRNO_IN_MESSAGE = /\(errno (\d+)\)/;
+
+/** Gives an error from the addon the `code` and `errno` its message states; other values pass through. */
+export function withErrnoCode(err: unknown): unknown {
+  if (!(err instanceof Error) || (err as Partial<NftSystemError>).code !== undefined) return err;
+  const m = ERRNO_IN_MESSAGE.exec(err.message);
+  if (!m) return err;
+  const errno = Number(m[1]);
+  Object.assign(err, { code: ERRNO_NAME[errno] ?? `ERRNO${errno}`, errno });
+  return err;
+}
+
+/**
+ * The addon's functions with withErrnoCode applied to what they throw or reject with. Everything
+ * a connection asks of the kernel goes through the binding, so this is the one place to do it.
+ */
+export function withErrnoCodes<T extends object>(binding: T): T {
+  // By function, not by name: a function replaced on the binding (tests do) gets its own wrapper.
+  const wrapped = new WeakMap<object, unknown>();
+  return new Proxy(binding, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      let fn = wrapped.get(value);
+      if (fn === undefined) {
+        fn = function (...args: unknown[]): unknown {
+          let out: unknown;
+          try {
+            out = (value as (...a: unknown[]) => unknown).apply(target, args);
+          } catch (err) {
+            throw withErrnoCode(err);
+          }
+          if (out instanceof Promise) return out.catch((err: unknown) => Promise.reject(withErrnoCode(err)));
+          return out;
+        };
+        wrapped.set(value, fn);
+      }
+      return fn;
+    },
+  });
 }

@@ -6,7 +6,7 @@ import type { Flowtable, NftObject } from './named-objects.js';
 import type { Chain, NftSet, Rule, Ruleset, SetElement, Table } from './objects.js';
 import type { Operation } from './operations.js';
 import type { Expr } from './expr/index.js';
-import { elementKey, intervalView } from './values.js';
+import { elementKey, hasRangeSyntax, intervalView } from './values.js';
 
 const tkey = (family: string, name: string): string => `${family} ${name}`;
 const okey = (family: string, table: string, name: string): string => `${family} ${table} ${name}`;
@@ -142,8 +142,8 @@ export class RulesetModel {
 /** An inline anonymous set as the encoder writes it: interval sets merged and normalized. */
 function kernelInline(e: Expr): Expr {
   if (e.type !== 'lookup' || !e.inline?.elements || e.inline.key.length !== 1) return e;
-  const interval = e.inline.elements.some((el) => el.keyEnd !== undefined || (typeof el.key[0] === 'string' && /[/]|^[^:]+-/.test(el.key[0])));
-  if (!interval) return e;
+  const inline = e.inline;
+  if (!inline.elements!.some((el) => hasRangeSyntax(inline, el))) return e;
   const elements = intervalView(e.inline.key[0]!, e.inline.elements, !e.inline.data, `anonymous set of a rule`);
   return { ...e, inline: { ...e.inline, flags: ['interval'], elements } };
 }

@@ -9,6 +9,7 @@ import type { Chain, NftSet, Rule, SetElement, SetRef, Table } from './objects.j
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
 import { checkComment, checkName, checkTypeof, jumpTargets } from './validate.js';
+import { checkElement, checkTransactionObject, operationOf } from './input-shape.js';
 
 export type TransactionObject =
   | { table: Table }
@@ -227,7 +228,11 @@ export class Transaction {
   /** The checks of one element: its comment, and for verdict maps its jump target. */
   private elementInspector(verb: Verb, set: NftSet): ElementInspector {
     const targets = set.data === 'verdict' && verb !== 'delete' && verb !== 'destroy' && this.checks(set.family, set.table);
+    // The set's flags as declared in this transaction or the dump it knows, else as passed.
+    const declared = this.sets.get(key(set.family, set.table, set.name));
+    const flagged = { name: set.name, flags: [...(set.flags ?? []), ...(declared?.flags ?? [])] };
     return (e, i) => {
+      checkElement(flagged, e, i, verb);
       if (e.comment !== undefined) checkComment(`element ${i} of ${set.name}`, e.comment);
       const v = e.value;
       if (targets && v && !Array.isArray(v) && 'chain' in v) this.checkTargets(set.family, set.table, [v.chain], `an element of map ${set.name}`);
@@ -308,6 +313,7 @@ export class Transaction {
     let messages = 0;
     let streamed: StreamedElements | undefined;
     try {
+      checkTransactionObject(obj);
       const queued = this.toOperation(verb, obj, opts);
       op = queued.op;
       // No elements, nothing to do: nothing is queued, checked as any element operation is. Sent,
@@ -325,8 +331,9 @@ export class Transaction {
         messages = this.encoder.origins.length - before;
       }
     } catch (err) {
-      const shown = op ?? ({ verb, kind: 'table', table: { family: 'ip', name: '?' } } as Operation);
-      const what = op ? `${verb} ${describeTarget(op)}` : `${verb} operation ${index}`;
+      // The operation as the caller gave it, when it failed before it was made.
+      const shown = op ?? operationOf(verb, obj);
+      const what = shown ? `${verb} ${describeTarget(shown)}` : `${verb} operation ${index}`;
       throw new NftValidationError(`nftlink: ${what}: ${(err as Error).message}`, shown, index);
     }
     if (streamed !== undefined) {

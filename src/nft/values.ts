@@ -138,6 +138,30 @@ export interface ByteRange {
   to: Uint8Array;
 }
 
+/** "a-b" as a range, or undefined when an end is no value of the type: a name with a dash (`ipv6-icmp`) is one value. */
+function splitRange(type: Datatype, value: string, dash: number): ByteRange | undefined {
+  try {
+    return { from: type.parse(value.slice(0, dash).trim()), to: type.parse(value.slice(dash + 1).trim()) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether "a-b" is a range of `type` (not one value whose name has a dash). */
+function isRangeText(type: Datatype | undefined, value: string): boolean {
+  const dash = value.indexOf('-', 1);
+  return dash > 0 && (type === undefined || (type.name !== 'ipv6_addr' && splitRange(type, value, dash) !== undefined));
+}
+
+/**
+ * Whether an element of a set with these key types is a range or prefix ("1000-2000",
+ * "198.18.0.0/15", or keyEnd): an anonymous set with one is an interval set. A name with a dash
+ * (`ipv6-icmp`, `nd-neighbor-solicit`) is one value.
+ */
+export function hasRangeSyntax(set: { key: readonly Datatype[] }, e: { key: readonly Scalar[]; keyEnd?: readonly Scalar[] | undefined }): boolean {
+  return e.keyEnd !== undefined || e.key.some((k, i) => typeof k === 'string' && (k.includes('/') || (/^[^:]+-/.test(k) && isRangeText(set.key[i], k))));
+}
+
 /** "198.18.0.0/15", "1000-2000" or a plain value -> an inclusive range. */
 export function parseIntervalValue(type: Datatype, value: Scalar, end: Scalar | undefined, what: string): ByteRange {
   if (end !== undefined) return { from: type.parse(value), to: type.parse(end) };
@@ -151,7 +175,8 @@ export function parseIntervalValue(type: Datatype, value: Scalar, end: Scalar | 
     }
     const dash = value.indexOf('-', 1);
     if (dash > 0 && type.name !== 'ipv6_addr') {
-      return { from: type.parse(value.slice(0, dash).trim()), to: type.parse(value.slice(dash + 1).trim()) };
+      const range = splitRange(type, value, dash);
+      if (range) return range;
     }
   }
   const b = type.parse(value);

@@ -3,6 +3,7 @@
 // rule's inline sets inside its lookups.
 
 import type { DumpOptions, NftSet, Ruleset } from '../nft/index.js';
+import { withToJSON } from '../nft/render/json.js';
 import { elementKey } from '../nft/values.js';
 import type { FakeSet, RulesetState } from './ruleset-state.js';
 
@@ -25,7 +26,8 @@ export function dumpRuleset(state: RulesetState, generation: number, opts: DumpO
     if (t.objects.size) (out.objects ??= []).push(...t.objects.values());
     if (t.flowtables.size) (out.flowtables ??= []).push(...t.flowtables.values());
   }
-  return structuredCopy(out);
+  // JSON-safe as a kernel dump is (render/json.ts).
+  return withToJSON(structuredCopy(out));
 }
 
 function dumpedSet(s: FakeSet, opts: DumpOptions): NftSet {

@@ -15,8 +15,10 @@ import {
   type Ruleset,
   type SetElement,
   type TransactionOptions,
+  withErrnoCode,
 } from '../nft/index.js';
 import { ERRNO } from '../nft/netlink/constants.js';
+import { notATransaction } from '../nft/input-shape.js';
 import { commitFailure, commitResult, operationRefusal } from '../nft/refusal.js';
 import { applyOperation } from './apply.js';
 import { dumpRuleset } from './dump.js';
@@ -97,6 +99,7 @@ export class FakeNftables implements MonitoringConnection {
   }
 
   async commit(tx: Transaction, opts: CommitOptions = {}): Promise<CommitResult> {
+    if (!(tx instanceof Transaction)) throw notATransaction('commit', tx);
     this.open();
     // A transaction of the kernel's connection may have sent parts to the addon: not needed here.
     tx.endStream()?.cancel();
@@ -118,6 +121,7 @@ export class FakeNftables implements MonitoringConnection {
   }
 
   async check(tx: Transaction): Promise<void> {
+    if (!(tx instanceof Transaction)) throw notATransaction('check', tx);
     this.open();
     this.apply(tx, false, new Map());
   }
@@ -130,7 +134,7 @@ export class FakeNftables implements MonitoringConnection {
   async dumpSetElements(set: NftSet): Promise<{ generation: number; elements: readonly SetElement[] }> {
     const dumped = (await this.dump({ family: set.family, table: set.table })).sets.find((s) => s.name === set.name);
     // The addon's words for the kernel's answer (native/).
-    if (!dumped) throw new Error('nftlink: the kernel refused the set element dump: No such file or directory (errno 2)');
+    if (!dumped) throw withErrnoCode(new Error('nftlink: the kernel refused the set element dump: No such file or directory (errno 2)'));
     return { generation: this.gen, elements: dumped.elements ?? [] };
   }
 

@@ -2,7 +2,7 @@
 // nft itself compiles (short prefix loads, two-compare ranges, flag masks) read back the same way.
 
 import { describe, expect, it } from 'vitest';
-import { ct, fibType, ip, ip6, meta, numgen, renderRuleExprs, rule, tcp, th, types } from '../../src/index.js';
+import { ct, fibType, ip, ip6, meta, numgen, renderRule, renderRuleExprs, renderRuleset, rule, tcp, th, types } from '../../src/index.js';
 import type { Expr } from '../../src/index.js';
 
 const text = (family: 'ip' | 'ip6' | 'inet', exprs: Expr[]): string => renderRuleExprs(exprs, { family });
@@ -54,7 +54,52 @@ describe('rendering what nft compiles', () => {
     ];
     expect(text('inet', exprs)).toBe('ip saddr 198.18.7.0/24 udp dport 5000-6000 drop');
   });
-  it('an unknown expression is a RenderError that names it', () => {
-    expect(() => text('ip', [{ type: 'unknown', name: 'tproxy', attrs: [] }])).toThrow(/"tproxy" has no renderer/);
+  it('an expression without nft text is listed raw, not loadable, and never throws', () => {
+    const exprs: Expr[] = [
+      { type: 'unknown', name: 'tproxy', attrs: [[1, Uint8Array.of(2, 0, 0, 0)]] },
+      { type: 'immediate', dreg: 0, verdict: { kind: 'accept' } },
+    ];
+    expect(renderRule(exprs, { family: 'ip' })).toEqual({ text: '[ tproxy 1=0x02000000 ] accept', loadable: false });
+    // A register nothing nftlink knows loaded: the whole rule raw.
+    const reads: Expr[] = [{ type: 'unknown', name: 'tunnel', attrs: [[2, Uint8Array.of(1, 0, 0, 0)]] }, { type: 'cmp', sreg: 1, op: 'eq', data: Uint8Array.of(1) }];
+    expect(renderRule(reads, { family: 'ip' })).toEqual({ text: '[ tunnel 2=0x01000000 ] [ cmp sreg=1 op=eq data=0x01 ]', loadable: false });
+  });
+  it('xt matches print as nft prints them, and make the rule a comment in a listing', () => {
+    const name = new TextEncoder().encode('multiport\0');
+    const exprs: Expr[] = [{ type: 'unknown', name: 'match', attrs: [[1, name], [2, Uint8Array.of(1, 0, 0, 0)]] }, { type: 'counter' }];
+    expect(renderRule(exprs, { family: 'ip' })).toEqual({ text: 'xt match "multiport" counter packets 0 bytes 0', loadable: false });
+    const listed = renderRuleset({
+      generation: 1,
+      tables: [{ family: 'ip', name: 'filter' }],
+      chains: [{ family: 'ip', table: 'filter', name: 'INPUT' }],
+      sets: [],
+      rules: [{ family: 'ip', table: 'filter', chain: 'INPUT', exprs }],
+    });
+    expect(listed).toContain('\t\t# xt match "multiport" counter packets 0 bytes 0\n');
+  });
+  it('host firewall fields nft compiles: icmp type, tcp flags under a mask, dscp bits, quota and ct count', () => {
+    const exprs: Expr[] = [
+      { type: 'meta', key: 'l4proto', dreg: 1 },
+      { type: 'cmp', sreg: 1, op: 'eq', data: Uint8Array.of(6) },
+      { type: 'payload', base: 'transport', offset: 13, len: 1, dreg: 1 },
+      { type: 'bitwise', sreg: 1, dreg: 1, len: 1, mask: Uint8Array.of(0x12), xor: Uint8Array.of(0) },
+      { type: 'cmp', sreg: 1, op: 'eq', data: Uint8Array.of(0x02) },
+      { type: 'payload', base: 'network', offset: 1, len: 1, dreg: 1 },
+      { type: 'bitwise', sreg: 1, dreg: 1, len: 1, mask: Uint8Array.of(0xfc), xor: Uint8Array.of(0) },
+      { type: 'cmp', sreg: 1, op: 'eq', data: Uint8Array.of(46 << 2) },
+      { type: 'unknown', name: 'connlimit', attrs: [[1, Uint8Array.of(10, 0, 0, 0)], [2, Uint8Array.of(1, 0, 0, 0)]] },
+      { type: 'unknown', name: 'quota', attrs: [[1, Uint8Array.of(0, 0, 0x90, 1, 0, 0, 0, 0)], [2, Uint8Array.of(0, 0, 0, 0)]] },
+      { type: 'immediate', dreg: 0, verdict: { kind: 'accept' } },
+    ];
+    expect(renderRule(exprs, { family: 'ip' })).toEqual({ text: 'tcp flags syn / syn,ack ip dscp ef ct count over 10 quota 25 mbytes accept', loadable: true });
+    const icmpv6: Expr[] = [
+      { type: 'meta', key: 'nfproto', dreg: 1 },
+      { type: 'cmp', sreg: 1, op: 'eq', data: Uint8Array.of(10) },
+      { type: 'meta', key: 'l4proto', dreg: 1 },
+      { type: 'cmp', sreg: 1, op: 'eq', data: Uint8Array.of(58) },
+      { type: 'payload', base: 'transport', offset: 0, len: 1, dreg: 1 },
+      { type: 'cmp', sreg: 1, op: 'eq', data: Uint8Array.of(135) },
+    ];
+    expect(text('inet', icmpv6)).toBe('icmpv6 type nd-neighbor-solicit');
   });
 });

@@ -93,7 +93,7 @@ describe('writeValues, whose common fields skip the types\' write()', () => {
       [['198.18.0.256', 'tcp', 80], /ipv4_addr: "198.18.0.256" is not an IPv4 address/],
       [['198.18.0', 'tcp', 80], /is not an IPv4 address/],
       [[3323068417, 'tcp', 80], /ipv4_addr: "3323068417" is not an IPv4 address/],
-      [['198.18.0.1', 'constructor', 80], /inet_proto: "constructor" is not a number/],
+      [['198.18.0.1', 'constructor', 80], /inet_proto: "constructor" is not one of: icmp, igmp, tcp, .* \(or a number\)/],
       [['198.18.0.1', 'tcp', 65536], /inet_service/],
       [['198.18.0.1', 'tcp', -1], /inet_service/],
       [['198.18.0.1', 'tcp', 1.5], /inet_service: 1.5 is not an integer/],

@@ -7,10 +7,12 @@ import { ICMP_CODE, ICMPV6_CODE, ICMPX_CODE, NF_NAT_RANGE, NFT_REG, type CmpOp, 
 import type { NftObjectType } from '../named-objects.js';
 import type { NftSet, Rule, SetElement } from '../objects.js';
 import { maskBytes, parsePrefix, prefixMask } from '../types/address.js';
-import { ifname, inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
+import { bytesToUint, ifname, inet_service, ipv4_addr, ipv6_addr, nf_proto, inet_proto, paddedSize, type Scalar } from '../types/datatypes.js';
 import type { Verdict } from '../types/verdict.js';
 import { codeOf } from '../validate.js';
-import { meta, type Dependency, type Field } from './fields.js';
+import { meta, type Dependency, type Field, type L4Protocol } from './fields.js';
+import { kindOf } from '../input-shape.js';
+import { checkBuilderOptions, checkCmpOp, checkField, checkFieldList, checkInteger, checkMatchValue, checkString } from './arguments.js';
 import { shared } from './shared-exprs.js';
 
 const REG1 = NFT_REG.R1;
@@ -43,10 +45,13 @@ export interface NatMapTarget {
   flags?: readonly ('random' | 'fully-random' | 'persistent')[];
 }
 
+const NAT_FLAGS = ['random', 'fully-random', 'persistent'] as const;
+
 function natFlags(flags: NatTarget['flags'] | undefined): number {
   let f = 0;
   if (flags === undefined) return f;
   for (const x of flags) {
+    if (!NAT_FLAGS.includes(x)) throw new TypeError(`nat flag ${kindOf(x)} is not one of: ${NAT_FLAGS.join(', ')}`);
     if (x === 'random') f |= NF_NAT_RANGE.PROTO_RANDOM;
     if (x === 'fully-random') f |= NF_NAT_RANGE.PROTO_RANDOM_FULLY;
     if (x === 'persistent') f |= NF_NAT_RANGE.PERSISTENT;
@@ -54,13 +59,16 @@ function natFlags(flags: NatTarget['flags'] | undefined): number {
   return f;
 }
 
+const NAT_TARGET = { family: 'string', addr: 'string', addrTo: 'string', port: 'number', portTo: 'number', flags: 'array' } as const;
+const LIMIT_UNITS: Record<string, bigint> = { second: 1n, minute: 60n, hour: 3600n, day: 86400n, week: 604800n };
+
 /** `1000-2000`: a range match (one module-wide object: a literal in match() is a new RegExp per call). */
 const RANGE_SYNTAX = /^[^-:]+-[^-]+$/;
 
 export class RuleBuilder {
   private readonly exprs: Expr[] = [];
   private l3: 'ip' | 'ip6' | undefined;
-  private l4: 'tcp' | 'udp' | 'sctp' | undefined;
+  private l4: L4Protocol | undefined;
 
   constructor(readonly family: Family) {
     this.l3 = family === 'ip' ? 'ip' : family === 'ip6' ? 'ip6' : undefined;
@@ -78,7 +86,9 @@ export class RuleBuilder {
     }
     if (this.l4 === dep.l4) return;
     if (this.l4 !== undefined) throw new RangeError(`${what}: the rule already matches ${this.l4}`);
-    this.exprs.push(meta.l4proto.load(REG1), { type: 'cmp', sreg: REG1, op: 'eq', data: inet_proto.parse(dep.l4) });
+    // icmp is ipv4's and icmpv6 ipv6's: in an inet table nft matches the family first.
+    if (dep.l4 === 'icmp' || dep.l4 === 'icmpv6') this.depend({ l3: dep.l4 === 'icmp' ? 'ip' : 'ip6' }, what);
+    this.exprs.push(meta.l4proto.load(REG1), { type: 'cmp', sreg: REG1, op: 'eq', data: inet_proto.parse(dep.l4 === 'icmpv6' ? 'ipv6-icmp' : dep.l4) });
     this.l4 = dep.l4;
   }
 
@@ -103,7 +113,8 @@ export class RuleBuilder {
 
   /** Notes a protocol match written explicitly (`meta l4proto tcp`), so fields of it add no second one. */
   private noteExplicit(field: Field, value: Scalar): void {
-    if (field === meta.l4proto && (value === 'tcp' || value === 'udp' || value === 'sctp')) this.l4 = value;
+    if (field === meta.l4proto && (value === 'tcp' || value === 'udp' || value === 'sctp' || value === 'icmp')) this.l4 = value;
+    if (field === meta.l4proto && value === 'ipv6-icmp') this.l4 = 'icmpv6';
     if (field === meta.nfproto && (value === 'ipv4' || value === 'ipv6')) this.l3 = value === 'ipv4' ? 'ip' : 'ip6';
   }
 
@@ -117,14 +128,33 @@ export class RuleBuilder {
    * 10k-service load's rules; the plain `meta l4proto tcp` they all take is a few lines.
    */
   match(field: Field, value: MatchValue, op: CmpOp = 'eq'): this {
+    checkField('match', field);
+    checkMatchValue(field, value);
+    checkCmpOp(field, op);
+    if (field.bits) return this.matchBits(field, value, op);
     if (Array.isArray(value)) return this.matchList(field, value as Scalar[], op);
     if (typeof value === 'string' && this.matchText(field, value, op)) return this;
     const v = value as Scalar;
     const t = field.dtype;
-    if ((t.name === 'ct_state' || t.name === 'ct_status') && op === 'eq') return this.matchFlags(field, v);
+    if ((t.name === 'ct_state' || t.name === 'ct_status' || t.name === 'tcp_flag') && op === 'eq') return this.matchFlags(field, v);
     this.loadKey(field);
     this.exprs.push({ type: 'cmp', sreg: REG1, op, data: t.parse(v) });
     this.noteExplicit(field, v);
+    return this;
+  }
+
+  /** `ip dscp cs1`: the bits of the loaded bytes under the field's mask, compared shifted into place. */
+  private matchBits(field: Field, value: MatchValue, op: CmpOp): this {
+    const bits = field.bits!;
+    if (Array.isArray(value) || (op !== 'eq' && op !== 'neq')) throw new RangeError(`${field.text}: matches one value with == or != only`);
+    const code = bytesToUint(field.dtype.parse(value as Scalar), 'big') << BigInt(bits.shift);
+    const data = new Uint8Array(bits.mask.length);
+    for (let i = 0; i < data.length; i++) data[i] = Number((code >> BigInt(8 * (data.length - 1 - i))) & 0xffn);
+    this.loadKey(field);
+    this.exprs.push(
+      { type: 'bitwise', sreg: REG1, dreg: REG1, len: bits.mask.length, mask: bits.mask, xor: new Uint8Array(bits.mask.length) },
+      { type: 'cmp', sreg: REG1, op, data },
+    );
     return this;
   }
 
@@ -200,6 +230,10 @@ export class RuleBuilder {
 
   /** `field & mask == value` (or !=): `meta mark & 0x4000 == 0`. */
   matchMasked(field: Field, mask: Scalar, value: Scalar, op: 'eq' | 'neq' = 'eq'): this {
+    checkField('matchMasked', field);
+    checkMatchValue(field, mask);
+    checkMatchValue(field, value);
+    if (op !== 'eq' && op !== 'neq') throw new TypeError(`${field.text}: a masked match compares with eq or neq, not ${kindOf(op)}`);
     this.loadKey(field);
     const t = field.dtype;
     this.exprs.push(
@@ -211,6 +245,8 @@ export class RuleBuilder {
 
   /** `fields @set` (or `!= @set`). */
   inSet(fields: Field | readonly Field[], set: string, invert = false): this {
+    checkFieldList('inSet', fields);
+    checkString('inSet', 'the set name', set);
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
     this.loadKey(list);
     this.exprs.push(invert ? { type: 'lookup', set, sreg: REG1, invert: true } : { type: 'lookup', set, sreg: REG1 });
@@ -227,6 +263,8 @@ export class RuleBuilder {
 
   /** `fields { elements }`: an anonymous set bound to this rule. */
   lookupElements(fields: readonly Field[], elements: readonly SetElement[], invert = false): this {
+    checkFieldList('lookupElements', fields);
+    if (!Array.isArray(elements) || elements.length === 0) throw new TypeError(`lookupElements(): the elements must be a non-empty array of { key: [...] }, not ${kindOf(elements)}`);
     this.loadKey(fields);
     this.toNetworkOrder(fields, elements);
     const inline: NftSet = { family: this.family, table: '', name: '__set%d', key: fields.map((f) => f.dtype), anonymous: true, elements };
@@ -236,6 +274,8 @@ export class RuleBuilder {
 
   /** `fields vmap @map`, or `fields vmap { key : verdict, ... }` with elements. */
   vmap(fields: Field | readonly Field[], map: string | readonly SetElement[]): this {
+    checkFieldList('vmap', fields);
+    if (typeof map !== 'string' && !Array.isArray(map)) throw new TypeError(`vmap(): the map must be a map's name or an array of { key, value: verdict }, not ${kindOf(map)}`);
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
     this.loadKey(list);
     if (typeof map === 'string') {
@@ -253,6 +293,12 @@ export class RuleBuilder {
    * `data`, a map entry `key : data` (an existing entry keeps its data: update only slides its timeout).
    */
   dynset(op: 'add' | 'update' | 'delete', set: string, fields: Field | readonly Field[], opts: { timeoutMs?: number; data?: readonly Field[] } = {}): this {
+    if (op !== 'add' && op !== 'update' && op !== 'delete') throw new TypeError(`dynset(): the operation must be add, update or delete, not ${kindOf(op)}`);
+    checkString('dynset', 'the set name', set);
+    checkFieldList('dynset', fields);
+    checkBuilderOptions('dynset', opts, { timeoutMs: 'number', data: 'array' });
+    if (opts.timeoutMs !== undefined) checkInteger('dynset', 'timeoutMs', opts.timeoutMs, 0, Number.MAX_SAFE_INTEGER);
+    if (opts.data !== undefined) checkFieldList('dynset', opts.data);
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
     this.loadKey(list);
     const e: Expr = { type: 'dynset', op, set, sregKey: REG1 };
@@ -275,6 +321,10 @@ export class RuleBuilder {
 
   /** `meta mark set meta mark | bits` (or a plain value). */
   setMark(value: { or: number } | { and: number } | { xor: number } | number): this {
+    if (typeof value !== 'number') {
+      checkBuilderOptions('setMark', value, { or: 'number', and: 'number', xor: 'number' });
+      if (Object.keys(value).length !== 1) throw new TypeError('setMark(): give a number, or exactly one of { or }, { and }, { xor }');
+    }
     const t = meta.mark.dtype;
     if (typeof value === 'number') {
       this.exprs.push({ type: 'immediate', dreg: REG1, data: t.parse(value) }, { type: 'meta', key: 'mark', sreg: REG1 });
@@ -315,9 +365,11 @@ export class RuleBuilder {
     return this.verdict({ kind: 'continue' });
   }
   jump(chain: string): this {
+    checkString('jump', 'the chain name', chain);
     return this.verdict({ kind: 'jump', chain });
   }
   goto(chain: string): this {
+    checkString('goto', 'the chain name', chain);
     return this.verdict({ kind: 'goto', chain });
   }
 
@@ -327,6 +379,8 @@ export class RuleBuilder {
 
   /** `dnat to 198.18.1.1:80`, `snat to 198.18.0.1`, `dnat to :8080`. */
   nat(kind: 'snat' | 'dnat', to: NatTarget): this {
+    checkBuilderOptions(kind, to, NAT_TARGET);
+    if (to.family !== 'ip' && to.family !== 'ip6') throw new TypeError(`${kind}(): family must be ip or ip6, not ${kindOf(to.family)}`);
     const addrType = to.family === 'ip6' ? ipv6_addr : ipv4_addr;
     let flags = natFlags(to.flags);
     const e: Expr = { type: 'nat', nat: kind, family: to.family };
@@ -373,6 +427,9 @@ export class RuleBuilder {
 
   /** `dnat ip addr . port to <key> map <map>`: one rule that picks an endpoint (kube-proxy's shape). */
   dnatMap(target: NatMapTarget): this {
+    checkBuilderOptions('dnatMap', target, { family: 'string', key: 'any', map: 'object', flags: 'array' });
+    if (target.family !== 'ip' && target.family !== 'ip6') throw new TypeError(`dnatMap(): family must be ip or ip6, not ${kindOf(target.family)}`);
+    checkFieldList('dnatMap', target.key);
     this.requireL4('dnat to a map of addr . port');
     this.loadKey(target.key);
     const addrType = target.family === 'ip6' ? ipv6_addr : ipv4_addr;
@@ -405,6 +462,7 @@ export class RuleBuilder {
   }
 
   masquerade(opts: { flags?: readonly ('random' | 'fully-random' | 'persistent')[]; port?: number; portTo?: number } = {}): this {
+    checkBuilderOptions('masquerade', opts, { flags: 'array', port: 'number', portTo: 'number' });
     const e: Expr = { type: 'masq' };
     const flags = natFlags(opts.flags);
     if (opts.port !== undefined) {
@@ -426,6 +484,8 @@ export class RuleBuilder {
    * `reject with icmp|icmpv6|icmpx <code>`.
    */
   reject(how: { tcpReset: true } | { icmp: keyof typeof ICMP_CODE } | { icmpv6: keyof typeof ICMPV6_CODE } | { icmpx: keyof typeof ICMPX_CODE } = { icmpx: 'port-unreachable' }): this {
+    checkBuilderOptions('reject', how, { tcpReset: 'boolean', icmp: 'string', icmpv6: 'string', icmpx: 'string' });
+    if (Object.keys(how).length !== 1) throw new TypeError('reject(): give exactly one of { tcpReset: true }, { icmp }, { icmpv6 }, { icmpx }');
     if ('tcpReset' in how) {
       this.depend({ l4: 'tcp' }, 'reject with tcp reset');
       this.exprs.push({ type: 'reject', reject: 'tcp-reset', code: 0 });
@@ -449,7 +509,11 @@ export class RuleBuilder {
   }
 
   limit(rate: number, per: 'second' | 'minute' | 'hour' | 'day' | 'week', opts: { burst?: number; over?: boolean; bytes?: boolean } = {}): this {
-    const unit = { second: 1n, minute: 60n, hour: 3600n, day: 86400n, week: 604800n }[per];
+    checkInteger('limit', 'the rate', rate, 1, Number.MAX_SAFE_INTEGER);
+    const unit = LIMIT_UNITS[per];
+    if (typeof unit !== 'bigint') throw new TypeError(`limit(): the period must be one of: ${Object.keys(LIMIT_UNITS).join(', ')}, not ${kindOf(per)}`);
+    checkBuilderOptions('limit', opts, { burst: 'number', over: 'boolean', bytes: 'boolean' });
+    if (opts.burst !== undefined) checkInteger('limit', 'burst', opts.burst, 0, 0xffffffff);
     const e: Expr = { type: 'limit', rate: BigInt(rate), unit, burst: opts.burst ?? (opts.bytes ? 0 : 5), mode: opts.bytes ? 'bytes' : 'packets' };
     if (opts.over) e.over = true;
     this.exprs.push(e);
@@ -457,6 +521,9 @@ export class RuleBuilder {
   }
 
   log(opts: { prefix?: string; level?: number; group?: number } = {}): this {
+    checkBuilderOptions('log', opts, { prefix: 'string', level: 'number', group: 'number' });
+    if (opts.level !== undefined) checkInteger('log', 'level', opts.level, 0, 8);
+    if (opts.group !== undefined) checkInteger('log', 'group', opts.group, 0, 0xffff);
     const e: Expr = { type: 'log' };
     if (opts.prefix !== undefined) e.prefix = opts.prefix;
     if (opts.group !== undefined) e.group = opts.group;
@@ -471,6 +538,8 @@ export class RuleBuilder {
    * expectation set "e"`, `synproxy name "s"`, `meta secmark set "s"`.
    */
   object(type: NftObjectType, name: string): this {
+    checkString('object', 'the object type', type);
+    checkString('object', 'the object name', name);
     this.exprs.push({ type: 'objref', objectType: type, name });
     return this;
   }
@@ -480,6 +549,8 @@ export class RuleBuilder {
    * saddr map @m`, `ct helper set tcp dport map @helpers`.
    */
   objectFromMap(fields: Field | readonly Field[], map: string): this {
+    checkFieldList('objectFromMap', fields);
+    checkString('objectFromMap', 'the map name', map);
     const list = Array.isArray(fields) ? (fields as Field[]) : [fields as Field];
     this.loadKey(list);
     this.exprs.push({ type: 'objref', set: map, sreg: REG1 });
@@ -488,6 +559,7 @@ export class RuleBuilder {
 
   /** `flow add @flowtable`: offloads the connection to the flowtable (forward chains). */
   flowOffload(flowtable: string): this {
+    checkString('flowOffload', 'the flowtable name', flowtable);
     this.exprs.push({ type: 'flow', flowtable });
     return this;
   }

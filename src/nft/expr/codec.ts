@@ -26,3 +26,19 @@ export function required<T>(value: T | undefined, expr: string, attr: string): T
 export function copyBytes(b: Uint8Array | undefined): Uint8Array | undefined {
   return b ? new Uint8Array(b) : undefined;
 }
+
+/** A kernel enum's names by number, for decoding (NFT_CT -> { 0: 'state', 1: 'direction', ... }). */
+export function namesByNumber<K extends string>(table: Readonly<Record<K, number>>): Readonly<Record<number, K | undefined>> {
+  return Object.fromEntries(Object.entries(table).map(([k, v]) => [v, k])) as Record<number, K>;
+}
+
+/**
+ * The name of a required enum attribute. A number this version has no name for throws: decodeExpr
+ * then keeps the expression raw (a newer kernel's key), instead of misreading it.
+ */
+export function requiredName<K extends string>(names: Readonly<Record<number, K | undefined>>, value: number | undefined, expr: string, attr: string): K {
+  const n = required(value, expr, attr);
+  const name = names[n];
+  if (name === undefined) throw new Error(`nftlink: ${expr} ${attr} ${n} is not supported`);
+  return name;
+}

@@ -4,7 +4,7 @@ import { getU32, getU8 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
-import { required, type ExprCodec } from './codec.js';
+import { namesByNumber, requiredName, type ExprCodec } from './codec.js';
 
 /** nft_ct: load a conntrack field into `dreg` (or set it from `sreg`); `dir` 0 original, 1 reply. */
 export interface CtExpr {
@@ -16,7 +16,7 @@ export interface CtExpr {
 }
 
 const A = EXPR_ATTR.ct;
-const KEY_BY_NUMBER = Object.fromEntries(Object.entries(NFT_CT).map(([k, v]) => [v, k])) as Record<number, CtKey>;
+const KEY_BY_NUMBER = namesByNumber(NFT_CT);
 
 export const ctCodec: ExprCodec<CtExpr> = {
   type: 'ct',
@@ -28,9 +28,7 @@ export const ctCodec: ExprCodec<CtExpr> = {
     if (e.dir !== undefined) w.attrU8(A.DIR, e.dir);
   },
   decode(x: WireExpr): CtExpr {
-    const keyNum = required(getU32(x.attrs, A.KEY), 'ct', 'key');
-    const key = KEY_BY_NUMBER[keyNum];
-    if (!key) throw new Error(`nftlink: ct key ${keyNum} is not supported`);
+    const key = requiredName(KEY_BY_NUMBER, getU32(x.attrs, A.KEY), 'ct', 'key');
     const e: CtExpr = { type: 'ct', key };
     const dreg = getU32(x.attrs, A.DREG);
     if (dreg !== undefined) e.dreg = dreg;

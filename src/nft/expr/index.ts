@@ -24,6 +24,9 @@ import { objrefCodec, type ObjrefExpr } from './objref.js';
 import { payloadCodec, type PayloadExpr } from './payload.js';
 import { rangeCodec, type RangeExpr } from './range.js';
 import { rejectCodec, type RejectExpr } from './reject.js';
+import { rtCodec, type RtExpr } from './rt.js';
+import { socketCodec, type SocketExpr } from './socket.js';
+import { hashCodec, type HashExpr } from './hash.js';
 import { decodeUnknown, type UnknownExpr } from './unknown.js';
 
 export type {
@@ -47,6 +50,9 @@ export type {
   PayloadExpr,
   RangeExpr,
   RejectExpr,
+  RtExpr,
+  SocketExpr,
+  HashExpr,
   UnknownExpr,
 };
 
@@ -71,6 +77,9 @@ export type Expr =
   | LimitExpr
   | LogExpr
   | ByteorderExpr
+  | RtExpr
+  | SocketExpr
+  | HashExpr
   | UnknownExpr;
 
 type KnownExpr = Exclude<Expr, UnknownExpr>;
@@ -96,6 +105,9 @@ const CODECS: ExprCodec<KnownExpr>[] = [
   limitCodec,
   logCodec,
   byteorderCodec,
+  rtCodec,
+  socketCodec,
+  hashCodec,
 ] as unknown as ExprCodec<KnownExpr>[];
 
 const BY_TYPE = new Map(CODECS.map((c) => [c.type, c]));
@@ -147,8 +159,17 @@ function encodeFresh(w: WireWriter, e: Expr): void {
   w.closeList();
 }
 
+/**
+ * Reads one dumped expression. What nftlink does not model, an expression it does not know or a
+ * known one with a key, base or mode it does not (a newer kernel's meta key, a bitwise shift), is
+ * kept raw: a dump of a ruleset someone else wrote always decodes, and re-encodes to the same bytes.
+ */
 export function decodeExpr(x: WireExpr): Expr {
   const codec = BY_NAME.get(x.name);
   if (!codec) return decodeUnknown(x);
-  return codec.decode(x, decodeExpr);
+  try {
+    return codec.decode(x, decodeExpr);
+  } catch {
+    return decodeUnknown(x);
+  }
 }

@@ -4,7 +4,7 @@ import { getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
-import { required, type ExprCodec } from './codec.js';
+import { namesByNumber, requiredName, type ExprCodec } from './codec.js';
 
 /** nft_meta: load packet metadata into `dreg`, or set it from `sreg`. */
 export interface MetaExpr {
@@ -15,7 +15,7 @@ export interface MetaExpr {
 }
 
 const A = EXPR_ATTR.meta;
-const KEY_BY_NUMBER = Object.fromEntries(Object.entries(NFT_META).map(([k, v]) => [v, k])) as Record<number, MetaKey>;
+const KEY_BY_NUMBER = namesByNumber(NFT_META);
 
 export const metaCodec: ExprCodec<MetaExpr> = {
   type: 'meta',
@@ -26,9 +26,7 @@ export const metaCodec: ExprCodec<MetaExpr> = {
     if (e.sreg !== undefined) w.attrU32(A.SREG, e.sreg);
   },
   decode(x: WireExpr): MetaExpr {
-    const keyNum = required(getU32(x.attrs, A.KEY), 'meta', 'key');
-    const key = KEY_BY_NUMBER[keyNum];
-    if (!key) throw new Error(`nftlink: meta key ${keyNum} is not supported`);
+    const key = requiredName(KEY_BY_NUMBER, getU32(x.attrs, A.KEY), 'meta', 'key');
     const e: MetaExpr = { type: 'meta', key };
     const dreg = getU32(x.attrs, A.DREG);
     if (dreg !== undefined) e.dreg = dreg;

@@ -4,7 +4,7 @@ import { getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
-import { required, type ExprCodec } from './codec.js';
+import { namesByNumber, required, requiredName, type ExprCodec } from './codec.js';
 
 /** nft_payload: load `len` bytes at `offset` of a header into `dreg` (or, with sreg, write them). */
 export interface PayloadExpr {
@@ -21,7 +21,7 @@ export interface PayloadExpr {
 }
 
 const A = EXPR_ATTR.payload;
-const BASE_BY_NUMBER = Object.fromEntries(Object.entries(NFT_PAYLOAD_BASE).map(([k, v]) => [v, k])) as Record<number, PayloadBase>;
+const BASE_BY_NUMBER = namesByNumber(NFT_PAYLOAD_BASE);
 
 export const payloadCodec: ExprCodec<PayloadExpr> = {
   type: 'payload',
@@ -37,7 +37,7 @@ export const payloadCodec: ExprCodec<PayloadExpr> = {
     if (e.csumFlags !== undefined) w.attrU32(A.FLAGS, e.csumFlags);
   },
   decode(x: WireExpr): PayloadExpr {
-    const base = BASE_BY_NUMBER[required(getU32(x.attrs, A.BASE), 'payload', 'base')] ?? 'network';
+    const base = requiredName(BASE_BY_NUMBER, getU32(x.attrs, A.BASE), 'payload', 'base');
     const e: PayloadExpr = {
       type: 'payload',
       base,

@@ -3,7 +3,7 @@
 
 import type { Operation } from '../operations.js';
 import { quoteName } from '../types/verdict.js';
-import { chainHeaderLine, ruleText, setContext } from './ruleset.js';
+import { chainHeaderLine, loadableLine, ruleText, setContext } from './ruleset.js';
 import { elementsText, setDeclarationLines } from './set.js';
 import { quoteString } from './text.js';
 import { flowtableCommand, objectCommand } from './object.js';
@@ -42,7 +42,8 @@ export function renderOperation(op: Operation, sets: readonly NftSet[]): string 
       const head = `${op.verb} rule ${r.family} ${quoteName(r.table)} ${quoteName(r.chain)}`;
       if (op.verb === 'delete' || op.verb === 'destroy') return `${head} handle ${r.handle}`;
       const where = op.verb === 'replace' ? ` handle ${r.handle}` : r.position !== undefined ? ` position ${r.position}` : '';
-      return `${head}${where} ${ruleText(r, setContext(r.family, sets.filter((s) => s.family === r.family && s.table === r.table)))}`;
+      const rendered = ruleText(r, setContext(r.family, sets.filter((s) => s.family === r.family && s.table === r.table)));
+      return loadableLine(`${head}${where} ${rendered.text}`, rendered);
     }
     case 'set': {
       const s = op.set;

@@ -5,6 +5,11 @@ import type { CtKey, Family, MetaKey, PayloadBase } from '../netlink/constants.j
 import {
   ct_state,
   ct_status,
+  dscp,
+  icmp_code,
+  icmp_type,
+  icmpv6_code,
+  icmpv6_type,
   ifname,
   inet_proto,
   inet_service,
@@ -13,6 +18,7 @@ import {
   ipv6_addr,
   mark,
   nf_proto,
+  tcp_flag,
   type Datatype,
 } from '../types/datatypes.js';
 
@@ -22,7 +28,10 @@ export interface FieldName {
 }
 
 type L3 = 'ip' | 'ip6';
-type L4 = 'tcp' | 'udp' | 'sctp' | 'udplite';
+type L4 = 'tcp' | 'udp' | 'sctp' | 'udplite' | 'icmp' | 'icmpv6';
+
+/** The protocols whose header starts with the two ports (`th sport` is theirs). */
+const PORT_PROTOCOLS: ReadonlySet<L4> = new Set<L4>(['tcp', 'udp', 'sctp', 'udplite']);
 
 const IP_FIELDS: Record<string, FieldName> = {
   '9:1': { text: 'ip protocol', dtype: inet_proto },
@@ -46,10 +55,17 @@ const L4_COMMON: Record<string, [string, Datatype]> = {
   '2:2': ['dport', inet_service],
 };
 const L4_SPECIFIC: Record<L4, Record<string, [string, Datatype]>> = {
-  tcp: { '4:4': ['sequence', integer(4, 'big')], '8:4': ['ackseq', integer(4, 'big')], '14:2': ['window', integer(2, 'big')] },
+  tcp: {
+    '4:4': ['sequence', integer(4, 'big')],
+    '8:4': ['ackseq', integer(4, 'big')],
+    '13:1': ['flags', tcp_flag],
+    '14:2': ['window', integer(2, 'big')],
+  },
   udp: { '4:2': ['length', integer(2, 'big')] },
   udplite: {},
   sctp: { '4:4': ['vtag', integer(4, 'big')] },
+  icmp: { '0:1': ['type', icmp_type], '1:1': ['code', icmp_code], '2:2': ['checksum', integer(2, 'big')] },
+  icmpv6: { '0:1': ['type', icmpv6_type], '1:1': ['code', icmpv6_code], '2:2': ['checksum', integer(2, 'big')] },
 };
 
 export function payloadField(base: PayloadBase, offset: number, len: number, l3: L3 | undefined, l4: L4 | undefined): FieldName | undefined {
@@ -60,7 +76,7 @@ export function payloadField(base: PayloadBase, offset: number, len: number, l3:
     return undefined;
   }
   if (base === 'transport') {
-    const common = L4_COMMON[key];
+    const common = l4 === undefined || PORT_PROTOCOLS.has(l4) ? L4_COMMON[key] : undefined;
     const proto = l4 ?? 'th';
     if (common) return { text: `${proto} ${common[0]}`, dtype: common[1] };
     const specific = l4 ? L4_SPECIFIC[l4][key] : undefined;
@@ -89,7 +105,29 @@ export function rawPayload(base: PayloadBase, offset: number, len: number): Fiel
   return { text: `@${b},${offset * 8},${len * 8}`, dtype: integer(len, 'big') };
 }
 
-export const L4_BY_PROTO: Record<number, L4> = { 6: 'tcp', 17: 'udp', 132: 'sctp', 136: 'udplite' };
+export const L4_BY_PROTO: Record<number, L4> = { 1: 'icmp', 6: 'tcp', 17: 'udp', 58: 'icmpv6', 132: 'sctp', 136: 'udplite' };
+
+/** The network protocol a transport protocol implies (`icmp type` needs no `meta nfproto ipv4`). */
+export const L3_OF_L4: Partial<Record<L4, L3>> = { icmp: 'ip', icmpv6: 'ip6' };
+
+/**
+ * Header fields narrower than a byte, loaded as whole bytes and masked: `ip dscp cs1` is
+ * `@nh,8,8 & 0xfc == 0x20`. The key is the load (offset:len) and the mask, in hex.
+ */
+interface BitField {
+  text: string;
+  dtype: Datatype;
+  /** How far the value sits from the loaded bytes' lowest bit. */
+  shift: number;
+}
+const IP_BITFIELDS: Record<string, BitField> = { '1:1:fc': { text: 'ip dscp', dtype: dscp, shift: 2 } };
+const IP6_BITFIELDS: Record<string, BitField> = { '0:2:0fc0': { text: 'ip6 dscp', dtype: dscp, shift: 6 } };
+
+export function payloadBitField(base: PayloadBase, offset: number, len: number, mask: Uint8Array, l3: L3 | undefined): BitField | undefined {
+  if (base !== 'network' || !l3) return undefined;
+  const key = `${offset}:${len}:${Array.from(mask, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+  return (l3 === 'ip' ? IP_BITFIELDS : IP6_BITFIELDS)[key];
+}
 
 const META_FIELDS: Partial<Record<MetaKey, FieldName>> = {
   l4proto: { text: 'meta l4proto', dtype: inet_proto },

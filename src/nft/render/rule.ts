@@ -4,15 +4,16 @@
 // dependencies (`meta l4proto tcp` before `tcp dport`) are dropped when a later field implies
 // them, as `nft list` does, so the text compiles back to the same bytecode.
 
-import type { Expr, LookupExpr } from '../expr/index.js';
-import { ICMP_CODE, ICMPV6_CODE, ICMPX_CODE, LOG_LEVEL, NF_LOG_FLAGS, NF_NAT_RANGE, type Family } from '../netlink/constants.js';
+import type { Expr, HashExpr, LookupExpr, RtExpr, SocketExpr } from '../expr/index.js';
+import { ICMP_CODE, ICMPV6_CODE, ICMPX_CODE, LOG_LEVEL, NF_LOG_FLAGS, NF_NAT_RANGE, type Family, type PayloadBase } from '../netlink/constants.js';
 import type { NftSet } from '../objects.js';
-import { fib_addrtype, ifname, inet_service, integer, ipv4_addr, ipv6_addr, type Datatype } from '../types/datatypes.js';
+import { boolean, bytesToUint, fib_addrtype, ifname, inet_service, integer, ipv4_addr, ipv6_addr, mark, type Datatype } from '../types/datatypes.js';
 import { maskPrefixLength } from '../types/address.js';
 import { renderVerdict } from '../types/verdict.js';
-import { ctField, defaultL3, L4_BY_PROTO, metaField, payloadField, payloadPrefixField, rawPayload, type L3, type L4 } from './fields.js';
+import { ctField, defaultL3, L3_OF_L4, L4_BY_PROTO, metaField, payloadBitField, payloadField, payloadPrefixField, rawPayload, type L3, type L4 } from './fields.js';
+import { exprDebugText, rawStatement, type RawStatementContext } from './raw-exprs.js';
 import { elementsText, sortedElements } from './set.js';
-import { formatTime, quoteString } from './text.js';
+import { formatTime, hexBytes as hex, quoteString } from './text.js';
 import { OBJREF_KEYWORDS } from '../expr/objref.js';
 
 export interface RuleRenderContext {
@@ -25,7 +26,7 @@ export class RenderError extends Error {}
 
 /** What a register holds. */
 type Sym =
-  | { k: 'field'; text: string; dtype: Datatype; len: number; payload?: { base: string; l4?: L4 }; prefixBytes?: number }
+  | { k: 'field'; text: string; dtype: Datatype; len: number; payload?: { base: PayloadBase; offset: number; l4?: L4 }; prefixBytes?: number }
   | { k: 'imm'; bytes: Uint8Array }
   | { k: 'expr'; text: string; dtype: Datatype; len: number; parts?: Datatype[] }
   | { k: 'masked'; base: Extract<Sym, { k: 'field' }>; mask: Uint8Array; xor: Uint8Array; len: number };
@@ -50,10 +51,6 @@ function symLen(s: Sym): number {
   return s.k === 'imm' ? s.bytes.length : s.len;
 }
 
-function hex(b: Uint8Array): string {
-  return `0x${Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')}`;
-}
-
 class RuleRenderer {
   private readonly regs = new Map<number, Sym>();
   /** Load order of each register's symbol: a concatenation is loaded word after word, in order. */
@@ -64,6 +61,13 @@ class RuleRenderer {
   private l4: L4 | undefined;
   private l3Dep: Item | undefined;
   private l4Dep: Item | undefined;
+  /** Whether nft -f can read the text back (false once a statement has no nft syntax). */
+  loadable = true;
+  /** What the statements of expressions nftlink keeps raw read from the rule (raw-exprs.ts). */
+  private readonly rawContext: RawStatementContext = {
+    portText: (min, max) => this.portText(min, max),
+    natFlagsText: (flags) => natFlagsText(flags),
+  };
 
   constructor(private readonly ctx: RuleRenderContext) {
     this.l3 = defaultL3(ctx.family);
@@ -185,13 +189,20 @@ class RuleRenderer {
     switch (e.type) {
       case 'payload': {
         if (e.dreg === undefined) throw new RenderError('payload writes (mangling) are not supported by the renderer');
-        const l4 = e.base === 'transport' ? this.l4 : undefined;
+        // icmp fields need their network protocol known: nft adds `meta nfproto` for them in inet,
+        // so naming one without it would load back as a different rule.
+        const l4 = e.base === 'transport' && this.l4 && (L3_OF_L4[this.l4] === undefined || L3_OF_L4[this.l4] === this.l3) ? this.l4 : undefined;
         const named = payloadField(e.base, e.offset, e.len, this.l3, l4);
         const prefixOf = named ? undefined : payloadPrefixField(e.base, e.offset, e.len, this.l3);
         const f = named ?? prefixOf ?? rawPayload(e.base, e.offset, e.len);
-        if (e.base === 'transport' && l4) this.consumeL4(l4);
+        // A raw offset (`@th,0,16`) implies no protocol: nft keeps the match in front of it.
+        if (e.base === 'transport' && l4 && named) {
+          this.consumeL4(l4);
+          // `icmp type` implies ipv4 as well: nft lists it without its `meta nfproto ipv4`.
+          if (L3_OF_L4[l4] !== undefined && L3_OF_L4[l4] === this.l3Dep?.dep?.proto) this.consumeL3();
+        }
         if (e.base === 'network' && this.ctx.family === 'inet' && (named || prefixOf)) this.consumeL3();
-        const sym: Sym = { k: 'field', text: f.text, dtype: f.dtype, len: e.len, payload: l4 ? { base: e.base, l4 } : { base: e.base } };
+        const sym: Sym = { k: 'field', text: f.text, dtype: f.dtype, len: e.len, payload: l4 ? { base: e.base, offset: e.offset, l4 } : { base: e.base, offset: e.offset } };
         if (prefixOf) sym.prefixBytes = e.len;
         this.put(e.dreg, sym);
         return false;
@@ -302,6 +313,7 @@ class RuleRenderer {
         for (const n of e.exprs ?? []) {
           const sub = new RuleRenderer(this.ctx);
           sub.expr(n as Expr, undefined);
+          if (!sub.loadable) this.loadable = false;
           body += ` ${sub.text()}`;
         }
         if (e.sregData !== undefined) {
@@ -334,9 +346,38 @@ class RuleRenderer {
         this.emit(s);
         return false;
       }
-      case 'unknown':
-        throw new RenderError(`expression "${e.name}" has no renderer`);
+      case 'rt':
+        this.put(e.dreg, rtSym(e));
+        return false;
+      case 'socket':
+        this.put(e.dreg, socketSym(e));
+        return false;
+      case 'hash':
+        this.put(e.dreg, { k: 'field', text: this.hashText(e), dtype: integer(4, 'host'), len: 4 });
+        return false;
+      case 'unknown': {
+        const s = rawStatement(e, this.rawContext);
+        if (!s.loadable) this.loadable = false;
+        // What an expression nftlink knows nothing of left in the registers is unknown: a later
+        // read of them fails, and the rule is listed raw.
+        if (!s.known) this.regs.clear();
+        this.emit(s.text);
+        return false;
+      }
     }
+  }
+
+  private hashText(e: HashExpr): string {
+    let s: string;
+    if (e.mode === 'symhash') s = 'symhash';
+    else {
+      const parts = e.len > 4 ? this.getConcat(e.sreg, e.len, 'jhash') : [this.get(e.sreg, 'jhash')];
+      s = `jhash ${parts.map((p) => this.symText(p)).join(' . ')}`;
+    }
+    s += ` mod ${e.modulus}`;
+    if (e.mode === 'jhash' && e.seed !== undefined) s += ` seed 0x${e.seed.toString(16)}`;
+    if (e.offset) s += ` offset ${e.offset}`;
+    return s;
   }
 
   private cmp(e: Extract<Expr, { type: 'cmp' }>, next: Expr | undefined): boolean {
@@ -356,8 +397,21 @@ class RuleRenderer {
         this.emit(`${base.text} ${opText}${base.dtype.format(e.data)}/${prefix}`);
         return false;
       }
-      if ((base.dtype.name === 'ct_state' || base.dtype.name === 'ct_status') && zero && e.op === 'neq') {
+      const flagType = base.dtype.name === 'ct_state' || base.dtype.name === 'ct_status' || base.dtype.name === 'tcp_flag';
+      if (flagType && zero && e.op === 'neq') {
         this.emit(`${base.text} ${base.dtype.format(mask)}`);
+        return false;
+      }
+      // `tcp flags syn / syn,ack`: (flags & mask) == value, as nft 1.0.6 lists it.
+      if (flagType && e.op === 'eq' && s.xor.every((b) => b === 0) && e.data.length === base.dtype.size) {
+        this.emit(`${base.text} ${base.dtype.format(e.data)} / ${base.dtype.format(mask)}`);
+        return false;
+      }
+      const bits = base.payload ? payloadBitField(base.payload.base, base.payload.offset, base.len, mask, this.l3) : undefined;
+      if (bits && s.xor.every((b) => b === 0) && (e.op === 'eq' || e.op === 'neq')) {
+        if (this.ctx.family === 'inet') this.consumeL3();
+        const value = Number(bytesToUint(e.data, 'big') >> BigInt(bits.shift));
+        this.emit(`${bits.text} ${opText}${bits.dtype.format(Uint8Array.of(value))}`);
         return false;
       }
       const fmt = (b: Uint8Array): string => (base.dtype.size === b.length ? base.dtype.format(b) : hex(b));
@@ -501,12 +555,63 @@ function logFlagsText(flags: number): string {
   return parts.map((p) => ` flags ${p}`).join('');
 }
 
-/** Renders a rule's statements (no `add rule` prefix, no comment). */
-export function renderRuleExprs(exprs: readonly Expr[], ctx: RuleRenderContext): string {
+export interface RenderedRule {
+  /** The statements as nft text, or, when they have none, each expression raw (`[ name ... ]`). */
+  text: string;
+  /**
+   * Whether `nft -f` reads `text` back into the same rule. False for a rule holding an expression
+   * nft cannot load (iptables-nft's xt match and target) or one the renderer cannot write as nft
+   * text: its text is for reading, and the ruleset renderer lists it as a comment.
+   */
+  loadable: boolean;
+}
+
+/**
+ * Renders a rule's statements (no `add rule` prefix, no comment). Never throws: a rule someone else
+ * wrote, with expressions nftlink has no text for, comes back raw and not loadable.
+ */
+export function renderRule(exprs: readonly Expr[], ctx: RuleRenderContext): RenderedRule {
   const r = new RuleRenderer(ctx);
-  for (let i = 0; i < exprs.length; i++) {
-    const skipNext = r.expr(exprs[i]!, exprs[i + 1]);
-    if (skipNext) i++;
+  try {
+    for (let i = 0; i < exprs.length; i++) {
+      const skipNext = r.expr(exprs[i]!, exprs[i + 1]);
+      if (skipNext) i++;
+    }
+    return { text: r.text(), loadable: r.loadable };
+  } catch {
+    // A shape nft's grammar has no text for (a payload write, a value read from a register nothing
+    // loaded, a double quote in a log prefix): the expressions as they are.
+    return { text: exprs.map(exprDebugText).join(' '), loadable: false };
   }
-  return r.text();
+}
+
+/** renderRule's text. */
+export function renderRuleExprs(exprs: readonly Expr[], ctx: RuleRenderContext): string {
+  return renderRule(exprs, ctx).text;
+}
+
+/** `rt classid`, `rt ip nexthop`, `rt ip6 nexthop`, `rt mtu`, `rt ipsec`. */
+function rtSym(e: RtExpr): Sym {
+  const [text, dtype]: [string, Datatype] =
+    e.key === 'classid'
+      ? ['rt classid', integer(4, 'host')]
+      : e.key === 'nexthop4'
+        ? ['rt ip nexthop', ipv4_addr]
+        : e.key === 'nexthop6'
+          ? ['rt ip6 nexthop', ipv6_addr]
+          : e.key === 'tcpmss'
+            ? ['rt mtu', integer(2, 'host')]
+            : ['rt ipsec', boolean];
+  return { k: 'field', text, dtype, len: dtype.size };
+}
+
+/** `socket transparent`, `socket mark`, `socket wildcard`, `socket cgroupv2 level N`. */
+function socketSym(e: SocketExpr): Sym {
+  const [text, dtype]: [string, Datatype] =
+    e.key === 'mark'
+      ? ['socket mark', mark]
+      : e.key === 'cgroupv2'
+        ? [`socket cgroupv2 level ${e.level ?? 0}`, integer(8, 'host')]
+        : [`socket ${e.key}`, integer(1, 'host')];
+  return { k: 'field', text, dtype, len: dtype.size };
 }

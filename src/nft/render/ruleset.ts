@@ -3,7 +3,7 @@
 
 import type { Chain, NftSet, Rule, RulesetObjects, Table } from '../objects.js';
 import { quoteName } from '../types/verdict.js';
-import { renderRuleExprs, type RuleRenderContext } from './rule.js';
+import { renderRule, type RenderedRule, type RuleRenderContext } from './rule.js';
 import { elementsText, setDeclarationLines, sortedElements } from './set.js';
 import { quoteString } from './text.js';
 import { devicesText, flowtableBlock, objectBlock } from './object.js';
@@ -16,10 +16,21 @@ export function chainHeaderLine(c: Chain): string | undefined {
   return `type ${c.base.type} hook ${c.base.hook}${device} priority ${c.base.priority}; policy ${c.base.policy ?? 'accept'};`;
 }
 
-/** One rule's text as it stands inside a chain block (statements, then its comment). */
-export function ruleText(r: Rule, ctx: RuleRenderContext): string {
-  const body = renderRuleExprs(r.exprs, ctx);
-  return r.comment !== undefined ? `${body} comment ${quoteString(r.comment)}` : body;
+/**
+ * One rule's text as it stands inside a chain block (statements, then its comment), and whether
+ * nft -f can read it back (see renderRule).
+ */
+export function ruleText(r: Rule, ctx: RuleRenderContext): RenderedRule {
+  const body = renderRule(r.exprs, ctx);
+  if (r.comment === undefined) return body;
+  // A comment nft cannot quote is dropped from a rule listed for reading only.
+  if (r.comment.includes('"')) return { text: `${body.text} comment ${JSON.stringify(r.comment)}`, loadable: false };
+  return { text: `${body.text} comment ${quoteString(r.comment)}`, loadable: body.loadable };
+}
+
+/** A line nft -f reads, or, for a rule it cannot read, the same text as a comment. */
+export function loadableLine(line: string, rendered: RenderedRule): string {
+  return rendered.loadable ? line : `# ${line}`;
 }
 
 export function setContext(family: Rule['family'], sets: readonly NftSet[]): RuleRenderContext {
@@ -52,7 +63,10 @@ function tableBlock(t: Table, rs: RulesetObjects, ind: string): string[] {
     if (c.comment !== undefined) block.push(`${ind}${ind}comment ${quoteString(c.comment)}`);
     const header = chainHeaderLine(c);
     if (header) block.push(`${ind}${ind}${header}`);
-    for (const r of rs.rules.filter((r) => same(r) && r.chain === c.name)) block.push(`${ind}${ind}${ruleText(r, ctx)}`);
+    for (const r of rs.rules.filter((r) => same(r) && r.chain === c.name)) {
+      const rendered = ruleText(r, ctx);
+      block.push(`${ind}${ind}${loadableLine(rendered.text, rendered)}`);
+    }
     block.push(`${ind}}`);
     body.push(block);
   }

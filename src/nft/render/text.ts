@@ -22,6 +22,11 @@ export function formatTime(ms: number): string {
   return out;
 }
 
+/** Bytes as nft prints raw data: `0x0a0b`. */
+export function hexBytes(b: Uint8Array): string {
+  return `0x${Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')}`;
+}
+
 /** A double-quoted nft string. nft has no escapes inside quotes, so a quote cannot be written at all. */
 export function quoteString(s: string): string {
   if (s.includes('"')) throw new RangeError(`nft text cannot contain a double quote: ${JSON.stringify(s)}`);

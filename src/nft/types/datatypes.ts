@@ -2,7 +2,7 @@
 // time), their size and byte order in a register, and the text nft reads and prints for a value.
 
 import { formatIPv4, formatIPv6, parseIPv4Into, parseIPv6 } from './address.js';
-import { CT_STATE_BITS, CT_STATUS_BITS, RTN } from '../netlink/constants.js';
+import { CT_STATE_BITS, CT_STATUS_BITS, ICMP_CODE, ICMPV6_CODE, RTN } from '../netlink/constants.js';
 
 /** A value as callers write it: addresses and names as strings, numbers as numbers. */
 export type Scalar = string | number | bigint;
@@ -75,17 +75,19 @@ function writeUint(value: Scalar, size: number, order: ByteOrder, what: string, 
 }
 
 function uintBytes(value: Scalar, size: number, order: ByteOrder, what: string): Uint8Array {
+  const max = (1n << BigInt(size * 8)) - 1n;
   let n: bigint;
   if (typeof value === 'bigint') n = value;
   else if (typeof value === 'number') {
     if (!Number.isInteger(value)) throw new RangeError(`${what}: ${value} is not an integer`);
     n = BigInt(value);
-  } else {
+  } else if (typeof value === 'string') {
     const t = value.trim();
-    if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(t)) throw new RangeError(`${what}: "${value}" is not a number`);
+    if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(t)) throw new RangeError(`${what}: "${value}" is not a number from 0 to ${max}`);
     n = BigInt(t);
+  } else {
+    throw new TypeError(`${what}: ${value === null ? 'null' : typeof value} is not a number from 0 to ${max}`);
   }
-  const max = (1n << BigInt(size * 8)) - 1n;
   if (n < 0n || n > max) throw new RangeError(`${what}: ${value} is out of range 0..${max}`);
   const out = new Uint8Array(size);
   for (let i = 0; i < size; i++) {
@@ -164,7 +166,11 @@ function symbolicType(
 ): Datatype {
   const byValue = new Map(Object.entries(symbols).map(([k, v]) => [v, k]));
   const write = (v: Scalar, out: Uint8Array, at: number): void => {
-    writeUint(ownCode(symbols, v) ?? v, size, order, name, out, at);
+    const code = ownCode(symbols, v);
+    if (code === undefined && typeof v === 'string' && !/^\s*(0x[0-9a-fA-F]+|\d+)\s*$/.test(v)) {
+      throw new RangeError(`${name}: "${v}" is not one of: ${Object.keys(symbols).join(', ')} (or a number)`);
+    }
+    writeUint(code ?? v, size, order, name, out, at);
   };
   return {
     id,
@@ -194,7 +200,7 @@ function bitmaskType(id: number, name: string, size: number, bits: Record<string
   const parseOne = (v: Scalar): number => {
     if (typeof v === 'string') {
       let acc = 0;
-      for (const part of v.split(',').map((s) => s.trim())) {
+      for (const part of v.split(/[,|]/).map((s) => s.trim())) {
         const bit = ownCode(bits, part);
         if (bit === undefined) {
           if (/^(0x[0-9a-f]+|\d+)$/i.test(part)) acc |= Number(part);
@@ -317,6 +323,60 @@ export const nf_proto = symbolicType(2, 'nf_proto', 1, 'host', { ipv4: 2, ipv6: 
 export const ct_state = bitmaskType(26, 'ct_state', 4, CT_STATE_BITS);
 export const ct_status = bitmaskType(28, 'ct_status', 4, CT_STATUS_BITS);
 export const fib_addrtype = symbolicType(38, 'fib_addrtype', 4, 'host', RTN);
+// The types of the fields a host firewall matches beyond addresses and ports (nft's TYPE_* ids and
+// symbol tables, src/proto.c and src/datatype.c of nftables 1.0.6).
+export const ICMP_TYPES: Record<string, number> = {
+  'echo-reply': 0,
+  'destination-unreachable': 3,
+  'source-quench': 4,
+  redirect: 5,
+  'echo-request': 8,
+  'router-advertisement': 9,
+  'router-solicitation': 10,
+  'time-exceeded': 11,
+  'parameter-problem': 12,
+  'timestamp-request': 13,
+  'timestamp-reply': 14,
+  'info-request': 15,
+  'info-reply': 16,
+  'address-mask-request': 17,
+  'address-mask-reply': 18,
+};
+export const ICMPV6_TYPES: Record<string, number> = {
+  'destination-unreachable': 1,
+  'packet-too-big': 2,
+  'time-exceeded': 3,
+  'parameter-problem': 4,
+  'echo-request': 128,
+  'echo-reply': 129,
+  'mld-listener-query': 130,
+  'mld-listener-report': 131,
+  'mld-listener-done': 132,
+  'nd-router-solicit': 133,
+  'nd-router-advert': 134,
+  'nd-neighbor-solicit': 135,
+  'nd-neighbor-advert': 136,
+  'nd-redirect': 137,
+  'router-renumbering': 138,
+  'ind-neighbor-solicit': 141,
+  'ind-neighbor-advert': 142,
+  'mld2-listener-report': 143,
+};
+export const TCP_FLAGS = { fin: 0x01, syn: 0x02, rst: 0x04, psh: 0x08, ack: 0x10, urg: 0x20, ecn: 0x40, cwr: 0x80 } as const;
+/** DSCP code points (the 6-bit value, not shifted into the header's byte). */
+export const DSCP_VALUES: Record<string, number> = {
+  cs0: 0, cs1: 8, cs2: 16, cs3: 24, cs4: 32, cs5: 40, cs6: 48, cs7: 56,
+  af11: 10, af12: 12, af13: 14, af21: 18, af22: 20, af23: 22,
+  af31: 26, af32: 28, af33: 30, af41: 34, af42: 36, af43: 38, ef: 46,
+};
+export const icmp_type = symbolicType(14, 'icmp_type', 1, 'big', ICMP_TYPES);
+export const icmpv6_type = symbolicType(29, 'icmpv6_type', 1, 'big', ICMPV6_TYPES);
+export const icmp_code = symbolicType(32, 'icmp_code', 1, 'big', ICMP_CODE);
+export const icmpv6_code = symbolicType(33, 'icmpv6_code', 1, 'big', ICMPV6_CODE);
+export const tcp_flag = bitmaskType(15, 'tcp_flag', 1, TCP_FLAGS);
+export const dscp = symbolicType(36, 'dscp', 1, 'big', DSCP_VALUES);
+/** `rt ipsec exists`: nft's boolean. */
+export const boolean = symbolicType(39, 'boolean', 1, 'host', { missing: 0, exists: 1 });
 const parseEther = (v: Scalar): Uint8Array => {
   const m = typeof v === 'string' ? /^([0-9a-f]{1,2})(:[0-9a-f]{1,2}){5}$/i.exec(v) : null;
   if (!m) throw new RangeError(`ether_addr: "${String(v)}" is not a MAC address`);
@@ -371,7 +431,7 @@ export function integer(size = 4, order: ByteOrder = 'host'): Datatype {
 }
 
 const BY_ID = new Map<number, Datatype>(
-  [ipv4_addr, ipv6_addr, inet_proto, inet_service, mark, nf_proto, ct_state, ct_status, fib_addrtype, ether_addr, ifname].map(
+  [ipv4_addr, ipv6_addr, inet_proto, inet_service, mark, nf_proto, ct_state, ct_status, fib_addrtype, ether_addr, ifname, icmp_type, icmpv6_type, icmp_code, icmpv6_code, tcp_flag, dscp, boolean].map(
     (t) => [t.id, t],
   ),
 );

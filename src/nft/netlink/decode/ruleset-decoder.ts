@@ -3,6 +3,7 @@
 
 import type { Expr } from '../../expr/index.js';
 import type { NftSet, Rule, Ruleset, SetElement } from '../../objects.js';
+import { withToJSON } from '../../render/json.js';
 import { SET_ATTR } from '../attrs.js';
 import { WireKind } from '../wire-format.js';
 import { getStr, getU32 } from './attr-values.js';
@@ -97,7 +98,7 @@ export class RulesetDecoder {
     this.elements.clear();
     for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
     out.sets = out.sets.filter((s) => !s.anonymous);
-    return out;
+    return withToJSON(out);
   }
 }
 

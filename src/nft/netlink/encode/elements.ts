@@ -7,7 +7,7 @@ import type { NftSet, SetElement } from '../../objects.js';
 import type { Verb } from '../../operations.js';
 import type { Datatype, Scalar } from '../../types/datatypes.js';
 import { verdictCode, type Verdict } from '../../types/verdict.js';
-import { intervalElements, parseIntervalValue, valuesLength, writeValues } from '../../values.js';
+import { hasRangeSyntax, intervalElements, parseIntervalValue, valuesLength, writeValues } from '../../values.js';
 import { ELEM_ATTR, SET_ATTR } from '../attrs.js';
 import { NFT_MSG, NFT_SET_ELEM_F } from '../constants.js';
 import { commentUdata } from '../udata.js';
@@ -50,7 +50,7 @@ interface ElementList {
 
 /** The elements of an element operation, or of a set created with them (`setId`: its transaction id). */
 export function encodeElements(m: MessageWriter, verb: Verb, s: NftSet, elements: readonly SetElement[], setId?: number): void {
-  const interval = (s.flags ?? []).includes('interval') || s.anonymous === true && elements.some(hasRangeSyntax);
+  const interval = (s.flags ?? []).includes('interval') || s.anonymous === true && elements.some((e) => hasRangeSyntax(s, e));
   if (!interval) elementMessage(m, verb, s, setId, undefined, (isNew, what) => plainElements(m, verb, s, setId, elements, isNew, what));
   else if (s.key.length === 1) rangeElements(m, verb, s, elements, setId);
   else elementMessage(m, verb, s, setId, undefined, (isNew, what) => concatRangeElements(m, s, elements, isNew, what));
@@ -71,10 +71,6 @@ export function encodeElementStream(m: MessageWriter, verb: Verb, s: NftSet, sou
  */
 export function streamsElements(s: NftSet): boolean {
   return !s.anonymous && !(s.flags ?? []).includes('interval');
-}
-
-export function hasRangeSyntax(e: SetElement): boolean {
-  return e.keyEnd !== undefined || e.key.some((k) => typeof k === 'string' && (k.includes('/') || /^[^:]+-/.test(k)));
 }
 
 /** The set an element message (or a set flush) is about, with the attributes' list around it. */

@@ -11,7 +11,8 @@ import { SET_ATTR, UDATA } from '../attrs.js';
 import { NFT_DATA_VERDICT, NFT_MSG, NFT_SET_F } from '../constants.js';
 import { UdataBuilder } from '../udata.js';
 import { WireKind } from '../wire-format.js';
-import { encodeElements, hasRangeSyntax, setReference } from './elements.js';
+import { encodeElements, setReference } from './elements.js';
+import { hasRangeSyntax } from '../../values.js';
 import { createFlags, noExprs, type MessageWriter } from './message-writer.js';
 
 /** EXPR_CONCAT in nft's enum expr_types: what nft 1.0.6 writes as the typeof of a `type a . b` key. */
@@ -75,7 +76,7 @@ export function setFlags(s: NftSet): number {
   const flags = s.flags ?? [];
   if (s.anonymous) f |= NFT_SET_F.anonymous | NFT_SET_F.constant;
   if (flags.includes('constant')) f |= NFT_SET_F.constant;
-  const interval = flags.includes('interval') || (s.anonymous === true && (s.elements ?? []).some(hasRangeSyntax));
+  const interval = flags.includes('interval') || (s.anonymous === true && (s.elements ?? []).some((e) => hasRangeSyntax(s, e)));
   if (interval) f |= NFT_SET_F.interval;
   if (s.data) f |= NFT_SET_F.map;
   if (s.objects !== undefined) f |= NFT_SET_F.object;
