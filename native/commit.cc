@@ -45,6 +45,18 @@ struct Scratch {
 
 std::string opLabel(size_t op) { return "operation " + std::to_string(op); }
 
+// An xtables match/target's info: libnftnl 1.2.4 keeps the pointer it is given and free()s it with
+// the expression (src/expr/match.c, target.c), so it gets a malloc'd copy of its own.
+void setXtInfo(nftnl_expr *e, const AttrView &a, const ExprView &ev, size_t op) {
+  void *info = std::malloc(a.len);
+  if (info == nullptr) oom(opLabel(op) + ": copying " + ev.spec->name + " info");
+  std::memcpy(info, a.data, a.len);
+  if (nftnl_expr_set(e, a.id, info, a.len) < 0) {
+    std::free(info);  // refused: libnftnl did not take it
+    throw std::runtime_error("nftlink: " + opLabel(op) + ": libnftnl refused " + ev.spec->name + " info");
+  }
+}
+
 ExprPtr makeExpr(const ExprView &ev, size_t op) {
   ExprPtr e(nftnl_expr_alloc(ev.spec->name));
   if (!e)
@@ -52,6 +64,10 @@ ExprPtr makeExpr(const ExprView &ev, size_t op) {
                              ev.spec->name + "\"");
   Scratch s;
   for (const auto &a : ev.attrs) {
+    if (a.kind == AttrKind::XtInfo) {
+      setXtInfo(e.get(), a, ev, op);
+      continue;
+    }
     if (nftnl_expr_set(e.get(), a.id, s.copy(a), a.len) < 0)
       throw std::runtime_error("nftlink: " + opLabel(op) + ": libnftnl refused " + ev.spec->name + " attribute " +
                                std::to_string(a.id) + " (" + ev.spec->attrs[a.id].name + ")");

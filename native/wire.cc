@@ -137,10 +137,10 @@ static const AttrSpec e_counter[] = {kNameAttr, X("packets", U64), X("bytes", U6
 static const AttrSpec e_connlimit[] = {kNameAttr, X("count", U32), X("flags", U32)};
 static const AttrSpec e_bitwise[] = {kNameAttr, X("sreg", U32), X("dreg", U32), X("len", U32), X("mask", Data),
                                      X("xor", Data), X("op", U32), X("data", Data)};
-// xtables compat: the info blob is an opaque kernel struct and libnftnl keeps a pointer to it; nftlink
-// builds native expressions only, so these are dump-only.
-static const AttrSpec e_target[] = {kNameAttr, X("name", Str), X("rev", U32), X("info", Opaque)};
-static const AttrSpec e_match[] = {kNameAttr, X("name", Str), X("rev", U32), X("info", Opaque)};
+// xtables compat (iptables-nft's rules, sent back as they were dumped): the info is the extension's
+// kernel struct, opaque here; libnftnl keeps a pointer to it and frees it with the expression.
+static const AttrSpec e_target[] = {kNameAttr, X("name", Str), X("rev", U32), X("info", XtInfo)};
+static const AttrSpec e_match[] = {kNameAttr, X("name", Str), X("rev", U32), X("info", XtInfo)};
 static const AttrSpec e_nat[] = {kNameAttr, X("type", U32), X("family", U32), X("reg_addr_min", U32),
                                  X("reg_addr_max", U32), X("reg_proto_min", U32), X("reg_proto_max", U32),
                                  X("flags", U32)};
@@ -189,7 +189,7 @@ static const ExprSpec kExprs[] = {
     E("cmp", e_cmp, true, false),           E("range", e_range, true, false),
     E("immediate", e_immediate, true, false), E("counter", e_counter, true, false),
     E("connlimit", e_connlimit, true, false), E("bitwise", e_bitwise, true, false),
-    E("target", e_target, false, false),    E("match", e_match, false, false),
+    E("target", e_target, true, false),     E("match", e_match, true, false),
     E("nat", e_nat, true, false),           E("tproxy", e_tproxy, true, false),
     E("lookup", e_lookup, true, false),     E("dynset", e_dynset, true, true),
     E("log", e_log, true, false),           E("exthdr", e_exthdr, true, false),
@@ -225,7 +225,7 @@ const char *attrKindName(AttrKind k) {
     case K::Concat: return "concat";
     case K::Devices: return "devices";
     case K::Pointer: return "pointer";
-    case K::Opaque: return "opaque";
+    case K::XtInfo: return "xt info";
     case K::ObjTyped: return "typed";
   }
   return "?";
@@ -254,6 +254,8 @@ size_t attrBound(const AttrView &a) {
     case K::Concat:  // each length becomes NFTA_LIST_ELEM > NFTA_SET_FIELD_LEN (u32)
     case K::Devices:  // each name becomes its own NFTA_DEVICE_NAME attribute
       return 64 + 16 * size_t(a.len);
+    case K::XtInfo:  // one flat attribute, copied as it is
+      return 32 + align4(a.len);
     default:
       return 32 + 2 * align4(a.len);
   }
@@ -282,8 +284,9 @@ void checkValue(const AttrView &a, const char *ctx, const AttrSpec &spec) {
     case K::Pointer:
       fail("is a libnftnl object pointer and cannot be sent; put expressions in the expression list");
       break;
-    case K::Opaque:
-      fail("belongs to an expression nftlink only dumps");
+    case K::XtInfo:
+      if (len == 0) fail("is empty, needs 1 to " + std::to_string(kXtInfoMax) + " bytes");
+      if (len > kXtInfoMax) fail("is " + std::to_string(len) + " bytes, at most " + std::to_string(kXtInfoMax));
       break;
     case K::ObjTyped:  // checked by checkObjectTyped once the object's type is known
       if (len > kStrMax) fail("is " + std::to_string(len) + " bytes, at most " + std::to_string(kStrMax));
@@ -395,6 +398,22 @@ std::vector<AttrView> readAttrs(Reader &r, const char *ctx, const AttrSpec *spec
 
 std::vector<ExprView> readExprs(Reader &r, const char *ctx, int depth, size_t *bound);
 
+// An xtables match/target names its extension (libnftnl would truncate a longer name and the kernel
+// look up another one) and carries its info: without either the kernel has nothing to load.
+void checkXt(const ExprView &e, const std::string &ctx) {
+  const AttrView *name = nullptr;
+  bool info = false;
+  for (const auto &a : e.attrs) {
+    if (a.id == 1) name = &a;
+    if (a.id == 3) info = true;
+  }
+  if (name == nullptr || !info)
+    throw WireError(e.offset, "expression \"" + ctx + "\" needs its extension's name (attribute 1) and info (attribute 3)");
+  if (name->len > kXtNameMax)
+    throw WireError(name->offset, attrLabel(ctx.c_str(), name->id, &e.spec->attrs[1]) + " is " + std::to_string(name->len) +
+                                      " bytes, at most " + std::to_string(kXtNameMax) + " with its NUL");
+}
+
 ExprView readExpr(Reader &r, int depth, size_t *bound) {
   ExprView e;
   e.offset = r.pos();
@@ -406,9 +425,7 @@ ExprView readExpr(Reader &r, int depth, size_t *bound) {
   std::string printable;
   for (uint8_t c : sv) printable += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
   if (e.spec == nullptr) throw WireError(e.offset, "unknown expression \"" + printable + "\"");
-  if (!e.spec->commit)
-    throw WireError(e.offset, "expression \"" + printable +
-                                  "\" (xtables compat) cannot be sent: nftlink builds native expressions only");
+  if (!e.spec->commit) throw WireError(e.offset, "expression \"" + printable + "\" cannot be sent");
   const std::string ctx = std::string(e.spec->name);
   e.attrs = readAttrs(r, ctx.c_str(), e.spec->attrs, e.spec->count);
   if (std::strcmp(e.spec->name, "immediate") == 0) {
@@ -417,6 +434,7 @@ ExprView readExpr(Reader &r, int depth, size_t *bound) {
     if (dataAndVerdict(seen, 2 /*DATA*/, 3 /*VERDICT*/, 4 /*CHAIN*/))
       failDataVerdict(e.offset, "expression \"immediate\"", 2, 3, 4);
   }
+  if (e.spec->count > 3 && e.spec->attrs[3].kind == K::XtInfo) checkXt(e, ctx);
   size_t b = 64 + nameLen;
   for (const auto &a : e.attrs) b += attrBound(a);
   const size_t childAt = r.pos();

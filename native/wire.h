@@ -59,6 +59,12 @@ constexpr uint32_t kDevicesMax = 256;
 // One element's netlink encoding must fit, with room to spare, in a NFTA_SET_ELEM_LIST_ELEMENTS nest
 // whose length is a u16.
 constexpr size_t kElemBoundMax = 32768;
+// xtables compat (match/target): the extension's name goes into a char[XT_EXTENSION_MAXNAMELEN] (29,
+// with its NUL) that libnftnl 1.2.4 fills with snprintf, truncating silently; the info is the
+// extension's kernel struct, as long as one netlink attribute holds (the rule's expression list
+// still has to fit its own 65535-byte nest).
+constexpr uint32_t kXtNameMax = 29;
+constexpr uint32_t kXtInfoMax = 65531;
 
 enum class AttrKind : uint8_t {
   None,      // id not defined in libnftnl 1.2.4 (or defined but the setter rejects it)
@@ -69,7 +75,7 @@ enum class AttrKind : uint8_t {
   Concat,    // NFTNL_SET_DESC_CONCAT: 1..15 non-zero field lengths, one byte each
   Devices,   // NFTNL_CHAIN_DEVICES: a sequence of NUL-terminated names (libnftnl takes a char**)
   Pointer,   // libnftnl takes a pointer to one of its own objects: refused; use the expression lists
-  Opaque,    // dump only: arbitrary bytes (xtables match/target info)
+  XtInfo,    // xtables match/target info: 1..kXtInfoMax opaque bytes (libnftnl keeps a malloc'd copy)
   ObjTyped,  // NFTNL_OBJ_BASE and up: its meaning depends on the object's type (objTypeSpec)
 };
 

@@ -10,6 +10,7 @@ import { commentUdata } from '../udata.js';
 import { WireKind } from '../wire-format.js';
 import type { MessageWriter } from './message-writer.js';
 import { encodeSet } from './set.js';
+import { xtCompat } from './xt-compat.js';
 
 export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean): void {
   // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
@@ -29,6 +30,11 @@ export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean)
   if (msg === NFT_MSG.NEWRULE) {
     const ud = commentUdata(r.comment);
     if (ud) w.attrBytes(RULE_ATTR.USERDATA, ud);
+    const compat = xtCompat(exprs);
+    if (compat) {
+      w.attrU32(RULE_ATTR.COMPAT_PROTO, compat.proto);
+      w.attrU32(RULE_ATTR.COMPAT_FLAGS, compat.flags);
+    }
   }
   w.closeList();
   w.openList();
