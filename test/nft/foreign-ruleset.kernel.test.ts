@@ -2,13 +2,14 @@
 // expressions beyond what nftlink builds (rt, objref, socket, hash, quota, ct count, exthdr...).
 // `nftlink list` prints them without error, what it prints loads back with `nft -f` where nft can
 // load it (a rule holding an xt expression or an expression nftlink has no text for is listed as a
-// comment), and a dumped rule written back over netlink is the same rule.
+// comment), and a dumped rule written back over netlink is the same rule: iptables-nft's too, which
+// iptables-nft-save then prints as it did.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
-import { Nftables, Transaction } from '../../src/index.js';
+import { NftCommitError, Nftables, Transaction, type Rule } from '../../src/index.js';
 import { namespacesForFile } from '../helpers/netns.js';
 import { BIN } from '../../src/netns/proxy-process.js';
 
@@ -74,6 +75,88 @@ describe('a ruleset written by iptables-nft', () => {
     } finally {
       nft.close();
     }
+  });
+});
+
+describe('iptables-nft rules written back over netlink', () => {
+  const rules: string[][] = [
+    ['iptables-nft', '-A', 'INPUT', '-p', 'tcp', '-m', 'comment', '--comment', 'x', '-m', 'multiport', '--dports', '80,443', '-j', 'ACCEPT'],
+    ['iptables-nft', '-A', 'INPUT', '-m', 'conntrack', '--ctstate', 'ESTABLISHED', '-j', 'ACCEPT'],
+    ['iptables-nft', '-A', 'INPUT', '-m', 'limit', '--limit', '5/min', '--limit-burst', '7', '-j', 'LOG', '--log-prefix', 'in: '],
+    ['iptables-nft', '-A', 'INPUT', '-p', 'tcp', '-s', '198.18.0.0/15', '--dport', '25', '-j', 'REJECT', '--reject-with', 'tcp-reset'],
+    ['iptables-nft', '-N', 'dns'],
+    ['iptables-nft', '-A', 'dns', '-p', 'udp', '-m', 'multiport', '--sports', '53,5353', '-j', 'RETURN'],
+    ['iptables-nft', '-A', 'INPUT', '-j', 'dns'],
+    ['iptables-nft', '-A', 'FORWARD', '!', '-p', 'tcp', '-m', 'comment', '--comment', 'not tcp', '-j', 'REJECT'],
+    ['iptables-nft', '-t', 'nat', '-A', 'POSTROUTING', '-s', '198.18.0.0/24', '-j', 'MASQUERADE'],
+    ['ip6tables-nft', '-A', 'INPUT', '-p', 'tcp', '-s', '2001:db8::/32', '-m', 'multiport', '--dports', '80,443', '-j', 'REJECT'],
+  ];
+
+  /** iptables-nft-save and ip6tables-nft-save without their dated `#` lines, and nft's listing. */
+  const snapshot = (n: ReturnType<typeof ns>): string =>
+    ['iptables-nft-save', 'ip6tables-nft-save']
+      .map((cmd) => n.exec(cmd, []).split('\n').filter((l) => !l.startsWith('#')).join('\n'))
+      .join('') + n.nftList();
+
+  const isXt = (e: Rule['exprs'][number]): boolean => e.type === 'unknown' && (e.name === 'match' || e.name === 'target');
+
+  it('a dump, its tables deleted and added back by nftlink, prints as before in iptables-nft-save and nft', async () => {
+    const n = ns();
+    for (const [cmd, ...args] of rules) n.exec(cmd!, args);
+    const before = snapshot(n);
+    expect(before).toContain('-A INPUT -p tcp -m comment --comment x -m multiport --dports 80,443 -j ACCEPT\n');
+    expect(before).toContain('-A INPUT -s 198.18.0.0/15 -p tcp -m tcp --dport 25 -j REJECT --reject-with tcp-reset\n');
+    const nft = Nftables.open({ netns: n.name });
+    try {
+      const dumped = await nft.dump();
+      expect(dumped.rules.flatMap((r) => r.exprs).filter(isXt).length).toBeGreaterThanOrEqual(10);
+      const tx = new Transaction();
+      for (const table of dumped.tables) tx.delete({ table });
+      for (const table of dumped.tables) tx.add({ table: { ...table, handle: undefined } });
+      for (const chain of dumped.chains) tx.add({ chain: { ...chain, handle: undefined } });
+      for (const rule of dumped.rules) tx.add({ rule: { ...rule, handle: undefined } });
+      await nft.commit(tx);
+      // The tables are new ones (their rules got new handles from 1)...
+      const again = await nft.dump();
+      expect(again.rules.map((r) => r.handle)).not.toEqual(dumped.rules.map((r) => r.handle));
+    } finally {
+      nft.close();
+    }
+    // ...holding what iptables-nft wrote, down to each extension's info.
+    expect(snapshot(n)).toBe(before);
+  });
+
+  it('an xt expression with the wrong info length is refused, naming the rule, and changes nothing', async () => {
+    const n = ns();
+    for (const [cmd, ...args] of rules) n.exec(cmd!, args);
+    const before = snapshot(n);
+    const nft = Nftables.open({ netns: n.name });
+    try {
+      const dumped = await nft.dump();
+      const rule = dumped.rules.find((r) => r.exprs.some((e) => e.type === 'unknown' && e.name === 'match'))!;
+      const INFO = 3; // NFTNL_EXPR_MT_INFO
+      const longer = (info: Uint8Array): Uint8Array => Uint8Array.of(...info, 0, 0, 0, 0, 0, 0, 0, 0);
+      const bad: Rule = {
+        ...rule,
+        handle: undefined,
+        exprs: rule.exprs.map((e) => (e.type === 'unknown' && e.name === 'match' ? { ...e, attrs: e.attrs.map(([id, v]) => [id, id === INFO ? longer(v) : v] as const) } : e)),
+      };
+      const tx = new Transaction().add({ rule: { ...rule, handle: undefined } }).add({ rule: bad });
+      const refused = await nft.commit(tx).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(NftCommitError);
+      expect((refused as NftCommitError).code).toBe('EINVAL');
+      expect((refused as NftCommitError).operationIndex).toBe(1);
+      expect((refused as NftCommitError).message).toMatch(/^nftlink: kernel refused operation 1 \(# add rule ip filter INPUT .*xt match "multiport"/);
+
+      // A name libnftnl would truncate is refused before anything is sent.
+      const longName = { type: 'unknown', name: 'match', attrs: [[1, new TextEncoder().encode(`${'m'.repeat(30)}\0`)], [2, new Uint8Array(4)], [3, new Uint8Array(8)]] } as const;
+      await expect(nft.commit(new Transaction().add({ rule: { ...rule, handle: undefined, exprs: [longName] } }))).rejects.toThrow(
+        /match attribute 1 \(name\) is 31 bytes, at most 29 with its NUL/,
+      );
+    } finally {
+      nft.close();
+    }
+    expect(snapshot(n)).toBe(before);
   });
 });
 

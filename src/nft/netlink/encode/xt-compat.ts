@@ -7,8 +7,8 @@
 
 import type { Expr } from '../../expr/index.js';
 
-/** NFT_RULE_COMPAT_F_INV: the protocol match is inverted (`! -p tcp`). */
-export const NFT_RULE_COMPAT_F_INV = 1;
+/** NFT_RULE_COMPAT_F_INV (1 << 1; bit 0 is unused): the protocol match is inverted (`! -p tcp`). */
+export const NFT_RULE_COMPAT_F_INV = 2;
 
 export interface XtCompat {
   proto: number;
