@@ -65,6 +65,8 @@ constexpr size_t kElemBoundMax = 32768;
 // still has to fit its own 65535-byte nest).
 constexpr uint32_t kXtNameMax = 29;
 constexpr uint32_t kXtInfoMax = 65531;
+// A netlink attribute's length is a u16: no nest (a rule's expression list) may exceed it.
+constexpr size_t kNestMax = 65535;
 
 enum class AttrKind : uint8_t {
   None,      // id not defined in libnftnl 1.2.4 (or defined but the setter rejects it)

@@ -78,6 +78,12 @@ const corpus = [
       ],
     }),
   ]),
+  // iptables-nft's xt expressions: a comment match (struct xt_comment_info, 256 bytes) and a LOG
+  // target (struct xt_log_info, 32 bytes); the info is the one attribute libnftnl keeps as a pointer
+  request([op({ type: 6, kind: 2, flags: 0xc00, a: [[1, str(T)], [2, str("c")]], x: [
+    { name: "match", attrs: [[1, str("comment")], [2, le32(0)], [3, Buffer.alloc(256, 0x61).fill(0, 255)]] },
+    { name: "target", attrs: [[1, str("LOG")], [2, le32(0)], [3, Buffer.alloc(32)]] },
+  ] })]),
   // nft_queue may be absent from the kernel (ENOENT): still worth mutating for the u16 attributes
   request([op({ type: 6, kind: 2, flags: 0xc00, a: [[1, str(T)], [2, str("c")]], x: [{ name: "queue", attrs: [[1, le16(3)], [2, le16(1)], [3, le16(0)]] }] })]),
   request([op({ type: 14, kind: 4, a: [[0, str(T)], [1, str("s")]], elems: [{ a: [[1, ip4(3)]] }, { a: [[1, Buffer.from([1, 2])]] }] })], 1),

@@ -60,7 +60,14 @@ describe("native addon: malformed requests never crash", () => {
     await expectRejected(one(ruleOp("c", [{ name: "ct", attrs: [[3, u32v(1)]] }])), /ct attribute 3 \(dir\) is 4 bytes, must be exactly 1/);
     await expectRejected(one(ruleOp("c", [{ name: "log", attrs: [[2, u8v(1)]] }])), /log attribute 2 \(group\)/);
     await expectRejected(one(ruleOp("c", [{ name: "bogus", attrs: [] }])), /unknown expression "bogus"/);
-    await expectRejected(one(ruleOp("c", [{ name: "match", attrs: [] }])), /xtables compat/);
+    await expectRejected(one(ruleOp("c", [{ name: "match", attrs: [] }])), /expression "match" needs its extension's name \(attribute 1\) and info \(attribute 3\)/);
+    const xt = (name: string, attrs: [number, Uint8Array][]) => one(ruleOp("c", [{ name, attrs }]));
+    await expectRejected(xt("match", [[1, str("m".repeat(29))], [3, new Uint8Array(8)]]), /match attribute 1 \(name\) is 30 bytes, at most 29 with its NUL/);
+    await expectRejected(xt("target", [[1, str("LOG")], [3, new Uint8Array(0)]]), /target attribute 3 \(info\) is empty, needs 1 to 65531 bytes/);
+    await expectRejected(xt("target", [[1, str("LOG")], [3, new Uint8Array(65532)]]), /target attribute 3 \(info\) is 65532 bytes, at most 65531/);
+    await expectRejected(xt("match", [[1, str("comment")], [2, u16v(0)], [3, new Uint8Array(256)]]), /match attribute 2 \(rev\) is 2 bytes, must be exactly 4/);
+    // Within the attribute's limit but past what the rule's expression list nest holds.
+    await expectRejected(xt("match", [[1, str("comment")], [3, new Uint8Array(65531)]]), /may need \d+ bytes, more than the 65535 of a netlink nest/);
     await expectRejected(
       one(ruleOp("c", [{ name: "dynset", attrs: [[7, u32v(0)]] }])),
       /dynset attribute 7 \(expr\) is a libnftnl object pointer/,
