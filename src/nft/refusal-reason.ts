@@ -5,6 +5,7 @@
 // (NLMSGERR_ATTR_OFFS), and the addon hands that on as a path of (attribute type, index) pairs
 // (native/commit.cc, attrPathAt), which is read here against the operation that was sent.
 
+import { isXtExpr, xtExtensionName } from './expr/unknown.js';
 import { ERRNO } from './netlink/constants.js';
 import { WireKind } from './netlink/wire-format.js';
 import type { Rule } from './objects.js';
@@ -157,6 +158,14 @@ function otherReason(errno: number, op: Operation, path: readonly number[]): Ref
   if (errno === ERRNO.EEXIST && op.verb === 'create' && (op.kind === 'object' || op.kind === 'flowtable')) {
     const o = op.kind === 'object' ? op.object : op.flowtable;
     return { reason: `${op.kind === 'object' ? op.object.type : 'flowtable'} ${o.name} already exists in table ${o.family} ${o.table}` };
+  }
+  if (errno === ERRNO.EINVAL && op.kind === 'rule') {
+    const k = path[0] === NFTA.RULE_EXPRESSIONS && path[2] === NFTA.LIST_ELEM ? path[3] : undefined;
+    const e = k === undefined ? undefined : op.rule.exprs[k];
+    if (e?.type === 'unknown' && isXtExpr(e)) {
+      // x_tables checks the info's size against the extension's and its values, and says why only in the kernel log.
+      return { reason: `xt ${e.name} "${xtExtensionName(e) ?? '?'}" (expression ${k}) was refused by the kernel's x_tables: its info is not the size the extension has, or holds values it does not accept (the kernel log says which)` };
+    }
   }
   if (errno === ERRNO.EINVAL && op.kind === 'element' && path[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
     return {

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listRuleset } from '../../src/cli/list.js';
 import { NftCommitError, Nftables, Transaction, type Rule } from '../../src/index.js';
+import { isXtExpr, xtExtensionName } from '../../src/nft/expr/unknown.js';
 import { namespacesForFile } from '../helpers/netns.js';
 import { BIN } from '../../src/netns/proxy-process.js';
 
@@ -98,7 +99,7 @@ describe('iptables-nft rules written back over netlink', () => {
       .map((cmd) => n.exec(cmd, []).split('\n').filter((l) => !l.startsWith('#')).join('\n'))
       .join('') + n.nftList();
 
-  const isXt = (e: Rule['exprs'][number]): boolean => e.type === 'unknown' && (e.name === 'match' || e.name === 'target');
+  const isXt = (e: Rule['exprs'][number]): boolean => e.type === 'unknown' && isXtExpr(e);
 
   it('a dump, its tables deleted and added back by nftlink, prints as before in iptables-nft-save and nft', async () => {
     const n = ns();
@@ -133,13 +134,14 @@ describe('iptables-nft rules written back over netlink', () => {
     const nft = Nftables.open({ netns: n.name });
     try {
       const dumped = await nft.dump();
-      const rule = dumped.rules.find((r) => r.exprs.some((e) => e.type === 'unknown' && e.name === 'match'))!;
+      const isMultiport = (e: Rule['exprs'][number]): boolean => e.type === 'unknown' && xtExtensionName(e) === 'multiport';
+      const rule = dumped.rules.find((r) => r.exprs.some(isMultiport))!;
       const INFO = 3; // NFTNL_EXPR_MT_INFO
       const longer = (info: Uint8Array): Uint8Array => Uint8Array.of(...info, 0, 0, 0, 0, 0, 0, 0, 0);
       const bad: Rule = {
         ...rule,
         handle: undefined,
-        exprs: rule.exprs.map((e) => (e.type === 'unknown' && e.name === 'match' ? { ...e, attrs: e.attrs.map(([id, v]) => [id, id === INFO ? longer(v) : v] as const) } : e)),
+        exprs: rule.exprs.map((e) => (e.type === 'unknown' && isMultiport(e) ? { ...e, attrs: e.attrs.map(([id, v]) => [id, id === INFO ? longer(v) : v] as const) } : e)),
       };
       const tx = new Transaction().add({ rule: { ...rule, handle: undefined } }).add({ rule: bad });
       const refused = await nft.commit(tx).catch((err: unknown) => err);
@@ -147,6 +149,7 @@ describe('iptables-nft rules written back over netlink', () => {
       expect((refused as NftCommitError).code).toBe('EINVAL');
       expect((refused as NftCommitError).operationIndex).toBe(1);
       expect((refused as NftCommitError).message).toMatch(/^nftlink: kernel refused operation 1 \(# add rule ip filter INPUT .*xt match "multiport"/);
+      expect((refused as NftCommitError).reason).toMatch(/^xt match "multiport" \(expression \d+\) was refused by the kernel's x_tables: its info is not the size/);
 
       // A name libnftnl would truncate is refused before anything is sent.
       const longName = { type: 'unknown', name: 'match', attrs: [[1, new TextEncoder().encode(`${'m'.repeat(30)}\0`)], [2, new Uint8Array(4)], [3, new Uint8Array(8)]] } as const;

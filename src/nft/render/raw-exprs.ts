@@ -4,6 +4,7 @@
 // text back: nft 1.0.6 cannot load an xt expression, so a rule holding one is listed as a comment.
 
 import type { Expr, UnknownExpr } from '../expr/index.js';
+import { xtExtensionName } from '../expr/unknown.js';
 import { hexBytes } from './text.js';
 
 export interface RawStatement {
@@ -21,8 +22,6 @@ export interface RawStatementContext {
   natFlagsText(flags: number): string;
 }
 
-const textDecoder = new TextDecoder();
-
 function u32(e: UnknownExpr, id: number): number | undefined {
   const b = e.attrs.find(([i]) => i === id)?.[1];
   return b && b.length >= 4 ? (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0 : undefined;
@@ -30,12 +29,6 @@ function u32(e: UnknownExpr, id: number): number | undefined {
 function u64(e: UnknownExpr, id: number): bigint | undefined {
   const b = e.attrs.find(([i]) => i === id)?.[1];
   return b && b.length >= 8 ? new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true) : undefined;
-}
-function str(e: UnknownExpr, id: number): string | undefined {
-  const b = e.attrs.find(([i]) => i === id)?.[1];
-  if (!b) return undefined;
-  const end = b.indexOf(0);
-  return textDecoder.decode(end >= 0 ? b.subarray(0, end) : b);
 }
 
 /** nft's byte units: the largest of bytes, kbytes, mbytes, gbytes that divides the count. */
@@ -52,7 +45,6 @@ function byteUnits(n: bigint): string {
 // libnftnl attribute ids of the expressions below (NFTNL_EXPR_<NAME>_*).
 const QUOTA = { BYTES: 1, FLAGS: 2, CONSUMED: 3 } as const;
 const CONNLIMIT = { COUNT: 1, FLAGS: 2 } as const;
-const XT = { NAME: 1 } as const;
 const REDIR = { REG_PROTO_MIN: 1, REG_PROTO_MAX: 2, FLAGS: 3 } as const;
 const NF_NAT_RANGE_PROTO_SPECIFIED = 0x2;
 const NFT_QUOTA_F_INV = 1;
@@ -84,7 +76,7 @@ function redir(e: UnknownExpr, ctx: RawStatementContext): RawStatement {
 
 /** iptables-nft's xtables match or target, as nft prints one it cannot translate. */
 function xt(e: UnknownExpr): RawStatement {
-  return { text: `xt ${e.name} ${JSON.stringify(str(e, XT.NAME) ?? '?')}`, loadable: false, known: true };
+  return { text: `xt ${e.name} ${JSON.stringify(xtExtensionName(e) ?? '?')}`, loadable: false, known: true };
 }
 
 /** The statement an expression nftlink keeps raw stands for. */

@@ -6,6 +6,7 @@
 // back from that match.
 
 import type { Expr } from '../../expr/index.js';
+import { isXtExpr } from '../../expr/unknown.js';
 
 /** NFT_RULE_COMPAT_F_INV (1 << 1; bit 0 is unused): the protocol match is inverted (`! -p tcp`). */
 export const NFT_RULE_COMPAT_F_INV = 2;
@@ -15,7 +16,7 @@ export interface XtCompat {
   flags: number;
 }
 
-const isXt = (e: Expr): boolean => e.type === 'unknown' && (e.name === 'match' || e.name === 'target');
+const isXt = (e: Expr): boolean => e.type === 'unknown' && isXtExpr(e);
 
 /** The compat protocol of a rule with xtables expressions; undefined when it has none or matches no protocol. */
 export function xtCompat(exprs: readonly Expr[]): XtCompat | undefined {
