@@ -164,7 +164,7 @@ function otherReason(errno: number, op: Operation, path: readonly number[]): Ref
     const e = k === undefined ? undefined : op.rule.exprs[k];
     if (e?.type === 'unknown' && isXtExpr(e)) {
       // x_tables checks the info's size against the extension's and its values, and says why only in the kernel log.
-      return { reason: `xt ${e.name} "${xtExtensionName(e) ?? '?'}" (expression ${k}) was refused by the kernel's x_tables: its info is not the size the extension has, or holds values it does not accept (the kernel log says which)` };
+      return { reason: `xt ${e.name} "${xtExtensionName(e) ?? '?'}" (expression ${k}) was refused by the kernel's x_tables: its info is not the size the extension has, or the extension refuses its values or the rule's protocol (the kernel log says which)` };
     }
   }
   if (errno === ERRNO.EINVAL && op.kind === 'element' && path[0] === NFTA.SET_ELEM_LIST_ELEMENTS) {
