@@ -86,6 +86,7 @@ const covered = {
   faults: {} as Record<string, number>,
   events: 0,
   problems: 0,
+  shadowedByDuplicateClusterIP: 0,
 };
 
 let dir: string;
@@ -293,14 +294,19 @@ async function runScenario(s: Scenario, run: number): Promise<void> {
       const sliceFinal = finals.get(`EndpointSlice ${reflectorKey(slice)}`)!;
       const name = (svc as { metadata: { name: string } }).metadata.name;
       const ports = (svc as { spec: { ports: { name: string }[] } }).spec.ports;
-      if (svcFinal.is === 'good') {
+      // A bad version whose namespace or name was the field mutated is another Service with the same
+      // ClusterIP: the duplicate rule (test/proxy/model) picks one of the two, not this test.
+      const clusterIP = (svc as { spec: { clusterIP: string } }).spec.clusterIP;
+      const shadowed = [...delivered].some(([k, o]) => k.startsWith('Service ') && k !== `Service ${reflectorKey(svc)}` && (o as Service).spec?.clusterIP === clusterIP);
+      if (shadowed) covered.shadowedByDuplicateClusterIP++;
+      if (svcFinal.is === 'good' && !shadowed) {
         for (const p of ports) {
           const id = `${FUZZ_NAMESPACE}/${name}:${p.name}`;
           expect(state.services.has(id), `${id} programmed`).toBe(true);
           if (sliceFinal.is === 'good') expect(state.endpoints.get(id)?.length ?? 0, `${id} endpoints`).toBeGreaterThanOrEqual((slice as { endpoints: unknown[] }).endpoints.length);
         }
         if (!everBad.has(`Service ${reflectorKey(svc)}`)) expect(snap.invalid.filter((inv) => inv.ref === `${FUZZ_NAMESPACE}/${name}`)).toEqual([]);
-      } else if (!delivered.has(`Service ${reflectorKey(svc)}`)) {
+      } else if (svcFinal.is !== 'good' && !delivered.has(`Service ${reflectorKey(svc)}`)) {
         expect([...state.services.keys()].filter((id) => id.startsWith(`${FUZZ_NAMESPACE}/${name}:`)), `${name} is gone`).toEqual([]);
       }
     }
@@ -381,8 +387,8 @@ describe('informer source: a watch event of another kind', () => {
       await waitFor('the next event', () => events.some((e) => e.startsWith('add after')));
       expect(events).toEqual(['add web [80]', 'add after [81]']);
       expect(problems).toEqual([
-        'URL Service default/web (MODIFIED event): the object is an EndpointSlice, not a Service: ignored',
-        'URL Service default/web (DELETED event): the object is a Node, not a Service: ignored',
+        "URL Service default/web (MODIFIED event): the object's kind is EndpointSlice, not Service: ignored",
+        "URL Service default/web (DELETED event): the object's kind is Node, not Service: ignored",
       ]);
     } finally {
       await source.stop();
