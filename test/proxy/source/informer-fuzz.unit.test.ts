@@ -9,17 +9,17 @@
 // version takes only its own object away (the reflector treats a refused version as absent, see
 // test/k8s/reflector-validation.unit.test.ts), and a faulty stream takes nothing away.
 //
-// Sized for CI (40 runs); NFTLINK_FUZZ_RUNS=N runs N. The objects covered are printed.
+// Sized for CI (60 runs, a few seconds); NFTLINK_FUZZ_RUNS=N runs N. The objects covered are printed.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectApi } from '../../../src/k8s/kubeconfig.js';
+import { connectApi, type ApiConnection } from '../../../src/k8s/kubeconfig.js';
 import type { EndpointSlice, Service } from '../../../src/k8s/objects.js';
 import { printable } from '../../../src/k8s/validation/printable.js';
-import type { Logger } from '../../../src/logging/logger.js';
+import { silentLogger, type Logger } from '../../../src/logging/logger.js';
 import { ChangeTracker } from '../../../src/proxy/model/tracker.js';
 import { InformerSource } from '../../../src/proxy/source/informers.js';
 import type { SourceProblem } from '../../../src/proxy/source/source.js';
@@ -28,7 +28,7 @@ import { FakeApiServer, type Obj, type Resource } from '../../helpers/fake-apise
 import { kubeconfigYaml } from '../../helpers/kubeconfig.js';
 
 const NODE = 'node-a';
-const RUNS = Number(process.env.NFTLINK_FUZZ_RUNS ?? 40);
+const RUNS = Number(process.env.NFTLINK_FUZZ_RUNS ?? 60);
 
 type Kind = 'Service' | 'EndpointSlice';
 const RESOURCE: Record<Kind, Resource> = { Service: 'services', EndpointSlice: 'endpointslices' };
@@ -112,19 +112,34 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Pro
   }
 }
 
+/** A fake API server and a connection to it through a kubeconfig, as a node has. */
+async function fakeCluster(name: string): Promise<{ api: FakeApiServer; connection: ApiConnection; close: () => Promise<void> }> {
+  const api = new FakeApiServer();
+  await api.start();
+  writeFileSync(join(dir, 'token'), 't');
+  const kubeconfig = join(dir, `kubeconfig-${name}`);
+  writeFileSync(kubeconfig, kubeconfigYaml({ server: api.url, tokenFile: 'token' }));
+  const connection = await connectApi({ kubeconfig });
+  return {
+    api,
+    connection,
+    close: async () => {
+      connection.close();
+      await api.stop();
+    },
+  };
+}
+
+const FAST_RETRIES = { backoff: { initialMs: 5, maxMs: 20, jitter: 0 }, watchTimeoutSeconds: () => 60 };
+
 /** What the final state must show for one object key ("Kind namespace/name"). */
 type Final = { is: 'good' | 'absent' | 'bad'; obj: Json };
 
 async function runScenario(s: Scenario, run: number): Promise<void> {
-  const api = new FakeApiServer();
-  await api.start();
-  writeFileSync(join(dir, `token`), 't');
-  const kubeconfig = join(dir, `kubeconfig-${run}`);
-  writeFileSync(kubeconfig, kubeconfigYaml({ server: api.url, tokenFile: 'token' }));
-  const connection = await connectApi({ kubeconfig });
+  const { api, connection, close } = await fakeCluster(String(run));
   const warnings: string[] = [];
   const log: Logger = { error: (m) => warnings.push(m), warn: (m) => warnings.push(m), info: () => {}, debug: () => {} };
-  const source = new InformerSource({ nodeName: NODE, log, connection, reflector: { backoff: { initialMs: 5, maxMs: 20, jitter: 0 }, watchTimeoutSeconds: () => 60 } });
+  const source = new InformerSource({ nodeName: NODE, log, connection, reflector: FAST_RETRIES });
   const tracker = new ChangeTracker({ nodeName: NODE });
 
   /** The latest delivered version of each object, by "Kind namespace/name". */
@@ -317,8 +332,7 @@ async function runScenario(s: Scenario, run: number): Promise<void> {
     }
   } finally {
     await source.stop();
-    connection.close();
-    await api.stop();
+    await close();
   }
 }
 
@@ -367,12 +381,8 @@ describe('informer source fuzzing', () => {
 
 describe('informer source: a watch event of another kind', () => {
   it('is refused naming the object and the kind, and takes the object of that name away not', async () => {
-    const api = new FakeApiServer();
-    await api.start();
-    writeFileSync(join(dir, 'token'), 't');
-    writeFileSync(join(dir, 'kubeconfig-kind'), kubeconfigYaml({ server: api.url, tokenFile: 'token' }));
-    const connection = await connectApi({ kubeconfig: join(dir, 'kubeconfig-kind') });
-    const source = new InformerSource({ nodeName: NODE, log: { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} }, connection, reflector: { backoff: { initialMs: 5, maxMs: 20, jitter: 0 } } });
+    const { api, connection, close } = await fakeCluster('kind');
+    const source = new InformerSource({ nodeName: NODE, log: silentLogger, connection, reflector: FAST_RETRIES });
     const events: string[] = [];
     const problems: string[] = [];
     let synced = false;
@@ -397,20 +407,15 @@ describe('informer source: a watch event of another kind', () => {
       ]);
     } finally {
       await source.stop();
-      connection.close();
-      await api.stop();
+      await close();
     }
   });
 });
 
 describe('informer source: a very large watch event', () => {
   it('is handled like any other (an 8 MB annotation is delivered), and the events after it arrive', async () => {
-    const api = new FakeApiServer();
-    await api.start();
-    writeFileSync(join(dir, 'token'), 't');
-    writeFileSync(join(dir, 'kubeconfig-big'), kubeconfigYaml({ server: api.url, tokenFile: 'token' }));
-    const connection = await connectApi({ kubeconfig: join(dir, 'kubeconfig-big') });
-    const source = new InformerSource({ nodeName: NODE, log: { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} }, connection, reflector: { backoff: { initialMs: 5, maxMs: 20, jitter: 0 } } });
+    const { api, connection, close } = await fakeCluster('big');
+    const source = new InformerSource({ nodeName: NODE, log: silentLogger, connection, reflector: FAST_RETRIES });
     const sizes = new Map<string, number>();
     let synced = false;
     const svc = (name: string, annotations: Record<string, string> = {}) => ({ kind: 'Service', apiVersion: 'v1', metadata: { name, namespace: 'default', annotations }, spec: { clusterIP: '198.18.0.10', ports: [{ port: 80 }] } });
@@ -429,8 +434,7 @@ describe('informer source: a very large watch event', () => {
       expect(Object.values(source.stats()).reduce((n, st) => n + st.failures, 0)).toBe(0);
     } finally {
       await source.stop();
-      connection.close();
-      await api.stop();
+      await close();
     }
   }, 30_000);
 });
