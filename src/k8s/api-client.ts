@@ -59,7 +59,10 @@ export class ApiClient {
     const res = await this.send(pathAndQuery, limits);
     if (res.statusCode !== 200) throw statusError(res.statusCode ?? 0, await readBody(res), pathAndQuery);
     await new Promise<void>((resolve, reject) => {
-      let buffer = '';
+      // The pieces of the line not yet ended. Only each new chunk is searched for the newline and a
+      // line is joined once, when it ends: searching and growing one string per chunk makes an
+      // event of n bytes cost n squared, and one large object would hold up every event after it.
+      let pending: string[] = [];
       let failed = false;
       const fail = (err: Error): void => {
         if (failed) return;
@@ -69,11 +72,13 @@ export class ApiClient {
       };
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
-        buffer += chunk;
+        let start = 0;
         let nl: number;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl).trim();
-          buffer = buffer.slice(nl + 1);
+        while ((nl = chunk.indexOf('\n', start)) >= 0) {
+          const piece = chunk.slice(start, nl);
+          const line = (pending.length ? pending.join('') + piece : piece).trim();
+          pending = [];
+          start = nl + 1;
           if (!line) continue;
           let event: WatchEvent;
           try {
@@ -87,6 +92,7 @@ export class ApiClient {
             return fail(err as Error);
           }
         }
+        if (start < chunk.length) pending.push(chunk.slice(start));
       });
       res.on('error', (err) => fail(err));
       res.on('close', () => {

@@ -18,7 +18,9 @@
 //
 // Every object is checked by the spec's validate() before it is cached or delivered: one of the
 // wrong shape is reported (problem) and treated as absent, so its earlier version, if any, is
-// deleted, and the handler only ever sees objects of the type it expects.
+// deleted, and the handler only ever sees objects of the type it expects. An event whose object says
+// it is of another kind (a misrouted event; the API server never sends one) is reported and
+// ignored: it says nothing about the object of that name, so it neither replaces nor deletes it.
 
 import { ApiStatusError, type ApiClient, type WatchEvent } from './api-client.js';
 import { Backoff, sleep, type BackoffOptions } from './backoff.js';
@@ -243,6 +245,12 @@ export class Reflector<T extends KubeObject> {
       if (rv) this.resourceVersion = rv;
       return;
     }
+    const otherKind = this.otherKind(e.object);
+    if (otherKind !== undefined) {
+      const key = this.keyOf(e.object);
+      this.handler.problem(`${this.spec.kind} ${key === undefined ? '(no name)' : printable(key)} (${e.type} event)`, `the object's kind is ${printable(otherKind)}, not ${this.spec.kind}: ignored`);
+      return;
+    }
     const usable = this.usable(e.object, `${e.type} event`);
     if (!usable) {
       // Refused: what we had under its name (if we can tell the name) is gone as far as the proxy is concerned.
@@ -288,6 +296,13 @@ export class Reflector<T extends KubeObject> {
       return undefined;
     }
     return { key, object };
+  }
+
+  /** The kind the object says it is, when it says one and that is not the spec's (list items say none). */
+  private otherKind(raw: unknown): string | undefined {
+    const kind: unknown = raw !== null && typeof raw === 'object' ? (raw as { kind?: unknown }).kind : undefined;
+    if (kind === undefined || kind === this.spec.kind) return undefined;
+    return typeof kind === 'string' ? kind : JSON.stringify(kind) ?? String(kind);
   }
 
   /** "namespace/name" of anything with a metadata.name, whatever else is wrong with it. */

@@ -40,6 +40,7 @@ export class FakeApiServer {
   endWatches(): number;
   compact(): void;
   failNext(resource: Resource | '*', code: number, opts?: { watch?: boolean; times?: number }): void;
+  writeToWatches(resource: Resource, text: string): number;
   readonly openWatches: number;
   readonly resourceVersion: number;
   state(): SavedState;

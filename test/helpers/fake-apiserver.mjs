@@ -160,6 +160,21 @@ export class FakeApiServer {
     for (let i = 0; i < (opts.times ?? 1); i++) this.#failures.push({ resource, watch: opts.watch, code });
   }
 
+  /**
+   * Writes `text` as it is onto every open watch stream of `resource` (a malformed stream: a cut
+   * JSON line, junk, an event of another kind); nothing is stored or kept in the history, so a
+   * watch opened later never sees it. Returns how many streams got it.
+   */
+  writeToWatches(resource, text) {
+    let n = 0;
+    for (const w of this.#watchers) {
+      if (w.resource !== resource || this.pauseWatches) continue;
+      w.res.write(text);
+      n++;
+    }
+    return n;
+  }
+
   get openWatches() {
     return this.#watchers.size;
   }
