@@ -86,7 +86,11 @@ it(`(${TEST_LAYOUT}) a writer deleting one element every ${EVERY_MS} ms: targete
 
   // Metrics: every delete that took is one outside change of kind element; every repair counted.
   expect(delta('nftlink_external_changes_total{ip_family="IPv4",kind="element"}')).toBe(deleted);
-  expect(counted).toBe(repairs.length);
-  expect(delta('nftlink_repair_duration_seconds_count{ip_family="IPv4"}')).toBe(repairs.length);
+  // A repair sync during which another delete arrived is logged but counted with the next one (it
+  // did not leave the table repaired): at most one counted per logged repair sync, and more than the
+  // free ones (the backoff was reached).
+  expect(counted).toBeGreaterThan(FREE_REPAIRS);
+  expect(counted).toBeLessThanOrEqual(repairs.length);
+  expect(delta('nftlink_repair_duration_seconds_count{ip_family="IPv4"}')).toBe(counted);
   expect(delta('nftlink_repairs_total{ip_family="IPv6"}')).toBe(0);
 }, 120_000);
