@@ -105,16 +105,17 @@ describe('repair of outside changes to the tables', () => {
     const conntrack = (args: string[]): string => c.node.exec('conntrack', args);
     const flow = (sport: number, ...reply: string[]): string[] => ['-I', '-p', 'tcp', '-s', CLUSTER.clientIPv4, '-d', VIP, '--sport', String(sport), '--dport', '80', '-t', '120', ...reply];
     // As a SYN leaves them when no rule DNATs it: the reply from the ClusterIP itself.
-    conntrack([...flow(41000), '--state', 'SYN_SENT']);
-    conntrack([...flow(41001), '--state', 'SYN_SENT']);
+    conntrack([...flow(20000), '--state', 'SYN_SENT']);
+    conntrack([...flow(20001), '--state', 'SYN_SENT']);
     // DNATed to a pod: a flow the outage did not touch.
-    conntrack([...flow(41002, '--reply-src', c.pods[0]!.ipv4, '--reply-dst', CLUSTER.clientIPv4, '--reply-port-src', '8080', '--reply-port-dst', '41002'), '--state', 'ESTABLISHED']);
-    const sports = (): string[] => [...conntrack(['-L', '-d', VIP]).matchAll(/sport=(4100\d)/g)].map((m) => m[1]!).filter((p, i, all) => all.indexOf(p) === i);
-    expect(sports().sort()).toEqual(['41000', '41001', '41002']);
+    conntrack([...flow(20002, '--reply-src', c.pods[0]!.ipv4, '--reply-dst', CLUSTER.clientIPv4, '--reply-port-src', '8080', '--reply-port-dst', '20002'), '--state', 'ESTABLISHED']);
+    // Source ports below the ephemeral range (32768-60999): the probes' own flows never take them.
+    const sports = (): string[] => [...conntrack(['-L', '-d', VIP]).matchAll(/sport=(2000[012])\b/g)].map((m) => m[1]!).filter((p, i, all) => all.indexOf(p) === i);
+    expect(sports().sort()).toEqual(['20000', '20001', '20002']);
     const repaired = px.nextSync(repairedSync, 3000);
     c.node.exec('nft', ['delete', 'element', 'ip', 'kube-proxy', 'service-ips', `{ ${VIP} . tcp . 80 }`]);
     await repaired;
-    expect(sports()).toEqual(['41002']);
+    expect(sports()).toEqual(['20002']);
     works();
   });
 
