@@ -70,24 +70,31 @@ function normalizeNft(text: string): string[] {
     );
 }
 
-it('nftlink monitor prints what nft monitor prints, for transactions by nft and by nftlink', async () => {
+/** `nft monitor` and `nftlink monitor` in a fresh namespace, both started, and a connection to it. */
+function startBothMonitors() {
   const ns = Netns.create();
   made.push(ns);
   const nftMon = ns.spawn('nft', ['monitor']);
   const ours = spawn(process.execPath, [bin, 'monitor', '--netns', ns.name], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const a = collect(nftMon);
-  const b = collect(ours);
-  const nft = Nftables.open({ netns: ns.name });
+  return { ns, nftMon, ours, a: collect(nftMon), b: collect(ours), nft: Nftables.open({ netns: ns.name }) };
+}
+
+/** Waits until both monitors print: nft monitor says nothing when it is ready, so a first transaction both must see. */
+async function bothMonitorsStarted({ ns, a, b }: ReturnType<typeof startBothMonitors>): Promise<void> {
+  await until('nftlink monitor to start', () => b.err().includes('watching'));
+  for (let i = 0; ; i++) {
+    ns.nftApply(`add table ip warm${i}\n`);
+    await new Promise((r) => setTimeout(r, 100));
+    if (a.out().includes(`add table ip warm${i}`) && b.out().includes(`add table ip warm${i}`)) return;
+    if (i > 50) throw new Error(`the monitors did not start: ${a.out()} / ${b.out()}`);
+  }
+}
+
+it('nftlink monitor prints what nft monitor prints, for transactions by nft and by nftlink', async () => {
+  const m = startBothMonitors();
+  const { ns, nftMon, ours, a, b, nft } = m;
   try {
-    await until('nftlink monitor to start', () => b.err().includes('watching'));
-    // nft monitor says nothing when it is ready: a first transaction both must see.
-    for (let i = 0; ; i++) {
-      ns.nftApply(`add table ip warm${i}\n`);
-      const seen = (): boolean => a.out().includes(`add table ip warm${i}`) && b.out().includes(`add table ip warm${i}`);
-      await new Promise((r) => setTimeout(r, 100));
-      if (seen()) break;
-      if (i > 50) throw new Error(`the monitors did not start: ${a.out()} / ${b.out()}`);
-    }
+    await bothMonitorsStarted(m);
     const start = [a.out().length, b.out().length] as const;
     ns.nftApply(`add table ip t
 add chain ip t c { type filter hook input priority 0; policy accept; }
@@ -145,21 +152,10 @@ function transactionLines(lines: string[], generation: number): string[] {
 }
 
 it('the same changes committed by nftlink and by nft -f: nftlink monitor and nft monitor print the same lines for both', async () => {
-  const ns = Netns.create();
-  made.push(ns);
-  const nftMon = ns.spawn('nft', ['monitor']);
-  const ours = spawn(process.execPath, [bin, 'monitor', '--netns', ns.name], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const a = collect(nftMon);
-  const b = collect(ours);
-  const nft = Nftables.open({ netns: ns.name });
+  const m = startBothMonitors();
+  const { ns, nftMon, ours, a, b, nft } = m;
   try {
-    await until('nftlink monitor to start', () => b.err().includes('watching'));
-    for (let i = 0; ; i++) {
-      ns.nftApply(`add table ip warm${i}\n`);
-      await new Promise((r) => setTimeout(r, 100));
-      if (a.out().includes(`add table ip warm${i}`) && b.out().includes(`add table ip warm${i}`)) break;
-      if (i > 50) throw new Error(`the monitors did not start: ${a.out()} / ${b.out()}`);
-    }
+    await bothMonitorsStarted(m);
     // The same transaction twice: committed by nftlink, the table deleted, then applied with nft -f.
     await nft.commit(kubeProxyShape('ip'));
     const byNftlink = await nft.generation();
