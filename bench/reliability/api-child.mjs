@@ -19,8 +19,8 @@
 //   objects: every Service and EndpointSlice, for `nftlink render`
 //   stats, listen, stop
 
-import { createInterface } from 'node:readline';
 import { FakeApiServer } from '../../test/helpers/fake-apiserver.mjs';
+import { serveCommands } from '../../test/helpers/line-rpc-serve.mjs';
 
 const TRIGGER = 'endpoints.kubernetes.io/last-change-trigger-time';
 const api = new FakeApiServer();
@@ -100,16 +100,4 @@ const commands = {
   },
 };
 
-createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', async (line) => {
-  if (!line.trim()) return;
-  const c = JSON.parse(line);
-  try {
-    const fn = commands[c.op];
-    if (!fn) throw new Error(`unknown command ${c.op}`);
-    const result = await fn(c);
-    process.stdout.write(`${JSON.stringify({ id: c.id, ok: true, result: result ?? null })}\n`);
-  } catch (err) {
-    process.stdout.write(`${JSON.stringify({ id: c.id, ok: false, error: String(err?.message ?? err) })}\n`);
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+serveCommands(commands);

@@ -1,11 +1,11 @@
 // The harness's side of bench/reliability/api-child.mjs: the fake API server and its churn, as a
 // child process in the node namespace, driven over its stdin/stdout.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { spawn } from 'node:child_process';
 import type { EndpointSlice, Service } from '../../src/k8s/objects.js';
 import type { Netns } from '../../src/netns/netns.js';
 import { packagePath } from '../../src/package-root.js';
+import { LineRpc } from '../../test/helpers/line-rpc.js';
 
 /** Where the API server listens inside the node namespace. */
 export const API_PORT = 6443;
@@ -28,40 +28,17 @@ export interface ChurnPlan {
 }
 
 export class ApiChild {
-  private seq = 0;
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  private stderr = '';
-  private readonly exited: Promise<void>;
-
-  private constructor(private readonly child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = JSON.parse(line) as { id: number; ok: boolean; result?: unknown; error?: string };
-      const w = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
-      if (m.ok) w?.resolve(m.result);
-      else w?.reject(new Error(`api child: ${m.error}`));
-    });
-    child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((r) => child.once('exit', () => r()));
-    void this.exited.then(() => {
-      for (const w of this.waiting.values()) w.reject(new Error(`api child exited: ${this.stderr}`));
-      this.waiting.clear();
-    });
-  }
+  private constructor(private readonly rpc: LineRpc) {}
 
   /** Starts it in `ns`, not yet listening (load the cluster first, then listen()). */
   static start(ns: Netns): ApiChild {
     // Netns.spawn gives no stdin: spawned here the way it does, with one (killed by kill()).
     const child = spawn('ip', ['netns', 'exec', ns.name, process.execPath, packagePath('bench', 'reliability', 'api-child.mjs'), String(API_PORT)], { stdio: ['pipe', 'pipe', 'pipe'] });
-    return new ApiChild(child);
+    return new ApiChild(new LineRpc(child, 'api child'));
   }
 
   call<T = unknown>(op: string, args: Record<string, unknown> = {}): Promise<T> {
-    const id = ++this.seq;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.child.stdin!.write(`${JSON.stringify({ id, op, ...args })}\n`);
-    });
+    return this.rpc.call<T>(op, args);
   }
 
   listen(): Promise<unknown> {
@@ -90,8 +67,7 @@ export class ApiChild {
     return this.call('objects');
   }
 
-  async kill(): Promise<void> {
-    this.child.kill('SIGKILL');
-    await this.exited;
+  kill(): Promise<void> {
+    return this.rpc.kill();
   }
 }

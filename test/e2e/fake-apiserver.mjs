@@ -12,8 +12,8 @@
 // pauseWatches, bookmarkMs, listDelayMs, watchDelayMs), stats, state, stop.
 
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { FakeApiServer } from '../helpers/fake-apiserver.mjs';
+import { serveCommands } from '../helpers/line-rpc-serve.mjs';
 
 const [port, statePath] = [Number(process.argv[2]), process.argv[3]];
 const api = new FakeApiServer(statePath ? JSON.parse(readFileSync(statePath, 'utf8')) : undefined);
@@ -44,16 +44,4 @@ const commands = {
   },
 };
 
-createInterface({ input: process.stdin }).on('line', async (line) => {
-  if (!line.trim()) return;
-  const c = JSON.parse(line);
-  try {
-    const fn = commands[c.op];
-    if (!fn) throw new Error(`unknown command ${c.op}`);
-    const result = await fn(c);
-    process.stdout.write(`${JSON.stringify({ id: c.id, ok: true, result: result ?? null })}\n`);
-  } catch (err) {
-    process.stdout.write(`${JSON.stringify({ id: c.id, ok: false, error: String(err?.message ?? err) })}\n`);
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+serveCommands(commands);

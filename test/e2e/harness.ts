@@ -4,11 +4,11 @@
 // inside a namespace the test created, or in 198.18.0.0/15.
 
 import { kubeconfigYaml } from '../helpers/kubeconfig.js';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { LineRpc } from '../helpers/line-rpc.js';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Netns } from '../../src/netns/netns.js';
 import type { Cluster } from '../../src/netns/cluster.js';
 import { sleep } from '../proxy/dataplane/helpers.js';
@@ -38,27 +38,7 @@ export interface ApiStats {
 
 /** The fake API server process, driven over its stdin/stdout. */
 export class ApiServer {
-  private seq = 0;
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  private stderr = '';
-  private readonly exited: Promise<void>;
-
-  private constructor(private readonly child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = JSON.parse(line) as { id: number; ok: boolean; result?: unknown; error?: string };
-      const w = this.waiting.get(m.id);
-      if (!w) return;
-      this.waiting.delete(m.id);
-      if (m.ok) w.resolve(m.result);
-      else w.reject(new Error(`fake apiserver: ${m.error}`));
-    });
-    child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((r) => child.once('exit', () => r()));
-    void this.exited.then(() => {
-      for (const w of this.waiting.values()) w.reject(new Error(`fake apiserver exited: ${this.stderr}`));
-      this.waiting.clear();
-    });
-  }
+  private constructor(private readonly rpc: LineRpc) {}
 
   /**
    * Starts a server in `ns` on 127.0.0.1:API_PORT, from `state` (a previous server's) if given.
@@ -71,7 +51,7 @@ export class ApiServer {
       writeFileSync(stateFile, JSON.stringify(opts.state));
     }
     const child = spawn('ip', ['netns', 'exec', ns.name, process.execPath, FAKE, String(API_PORT), ...(stateFile ? [stateFile] : [])], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const api = new ApiServer(child);
+    const api = new ApiServer(new LineRpc(child, 'fake apiserver'));
     await opts.beforeListen?.(api);
     await api.call('listen');
     if (stateFile) rmSync(join(stateFile, '..'), { recursive: true, force: true });
@@ -79,11 +59,7 @@ export class ApiServer {
   }
 
   call<T = unknown>(op: string, args: Record<string, unknown> = {}): Promise<T> {
-    const id = ++this.seq;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.child.stdin!.write(`${JSON.stringify({ id, op, ...args })}\n`);
-    });
+    return this.rpc.call<T>(op, args);
   }
 
   upsert(resource: Resource, obj: unknown): Promise<unknown> {
@@ -103,14 +79,13 @@ export class ApiServer {
   async stop(): Promise<ApiState> {
     const state = await this.call<ApiState>('state');
     await this.call('stop').catch(() => undefined);
-    await this.exited;
+    await this.rpc.exited;
     return state;
   }
 
   /** Kills it without a word (SIGKILL): its connections are reset. */
-  async kill(): Promise<void> {
-    this.child.kill('SIGKILL');
-    await this.exited;
+  kill(): Promise<void> {
+    return this.rpc.kill();
   }
 }
 
