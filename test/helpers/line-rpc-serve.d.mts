@@ -1,2 +1,0 @@
-// Types of line-rpc-serve.mjs.
-export function serveCommands(commands: Record<string, (command: Record<string, unknown>) => unknown>): void;
