@@ -10,21 +10,10 @@
 
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { seededRandom } from '../seeded-random.js';
 import { ENDPOINT_PORTS, ENDPOINTS_PER_PORT, FILE_SERVICES, initialEndpoints, LIST_HEAD, LIST_TAIL, manifestFileName, serviceObject, sliceObject, writeManifests } from './manifests.js';
 
 export type ChangeKind = 'replaced' | 'added' | 'removed';
-
-/** mulberry32: a small seeded generator (uniform in [0, 1)). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const portOf = (k: number): number => Math.floor(k / ENDPOINTS_PER_PORT);
 
@@ -42,7 +31,7 @@ export class EndpointChurn {
   ) {
     this.endpoints = Array.from({ length: services }, (_, i) => initialEndpoints(i, perService));
     this.free = Array.from({ length: ENDPOINT_PORTS }, (_, p) => ({ queue: [], head: 0, fresh: Math.max(p * ENDPOINTS_PER_PORT, services * perService) }));
-    this.random = seeded(seed);
+    this.random = seededRandom(seed);
   }
 
   endpointsOf(i: number): readonly number[] {

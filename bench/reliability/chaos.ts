@@ -14,6 +14,7 @@
 import type { EndpointSlice } from '../../src/k8s/objects.js';
 import { startClientLoop } from './client-loop.js';
 import type { ReliabilityNode } from './node.js';
+import { seededRandom } from '../seeded-random.js';
 
 export const TRIAL_KINDS = ['cold', 'partial', 'stale', 'pins'] as const;
 export type TrialKind = (typeof TRIAL_KINDS)[number];
@@ -55,18 +56,6 @@ export interface ChaosResult {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** mulberry32: a small seeded generator, so a run's kill moments can be replayed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export async function runChaos(node: ReliabilityNode, o: ChaosOptions, log: (line: string) => void = () => undefined): Promise<ChaosResult> {
   const random = seededRandom(o.seed);
