@@ -2,12 +2,12 @@
 // server that cannot bind is logged and retried while the proxy keeps programming, unless
 // bindAddressHardFail (--bind-address-hard-fail), which ends the proxy.
 
-import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../logging/logger.js';
 import { writeConfig, type KubeProxyConfig } from '../config/kube-proxy-config.js';
 import { HealthzServer, type SyncHealthTracker } from '../server/healthz.js';
 import type { ProxyMetrics } from '../server/metrics.js';
 import { MetricsServer } from '../server/metrics-server.js';
+import { yaml } from '../on-demand.js';
 
 const RETRY_SERVER_MS = 5000;
 
@@ -23,7 +23,7 @@ export function startServers(opts: { cfg: KubeProxyConfig; syncPeriodMs: number;
     servers.push(new HealthzServer({ address: cfg.healthzBindAddress, syncPeriodMs: opts.syncPeriodMs, state: () => health.state(), onProbe: (p, c) => metrics.probe(p, c) }));
   }
   if (cfg.metricsBindAddress) {
-    servers.push(new MetricsServer({ address: cfg.metricsBindAddress, metrics, configz: () => parseYaml(writeConfig(cfg)) as unknown }));
+    servers.push(new MetricsServer({ address: cfg.metricsBindAddress, metrics, configz: () => yaml().parse(writeConfig(cfg)) as unknown }));
   }
   for (const server of servers) keepServing(server, log, cfg.bindAddressHardFail);
   return servers;

@@ -14,10 +14,10 @@
 // kube-proxy in nftables mode ignores the other modes'. bindAddress is used as kube-proxy uses it: a specific address is the
 // node's primary IP (node-ips.ts).
 
-import { parseDocument, stringify } from 'yaml';
 import { parseIPv4, parseIPv6, parsePrefix } from '../nft/index.js';
 import type { ConntrackConfig } from '../proxy/conntrack/sysctls.js';
 import { formatGoDuration, parseGoDuration } from './go-duration.js';
+import { yaml } from '../on-demand.js';
 
 export const KUBE_PROXY_CONFIG_API_VERSION = 'kubeproxy.config.k8s.io/v1alpha1';
 export const KUBE_PROXY_CONFIG_KIND = 'KubeProxyConfiguration';
@@ -246,7 +246,7 @@ function check(value: unknown, type: FieldType, path: string, out: Fields, stric
 
 /** Parses YAML (or JSON) text into a plain value; YAML errors name the position. */
 function parseYaml(text: string, strictErrors: StrictErrors): unknown {
-  const parse = (uniqueKeys: boolean) => parseDocument(text, { uniqueKeys, prettyErrors: false });
+  const parse = (uniqueKeys: boolean) => yaml().parseDocument(text, { uniqueKeys, prettyErrors: false });
   const yamlError = (d: ReturnType<typeof parse>): string | undefined => d.errors[0] && `not valid YAML: ${d.errors[0].message.split('\n')[0]}`;
   // uniqueKeys: a field given twice is an error, as in kube-proxy's strict decoding; its lenient
   // decoding keeps the last one.
@@ -485,5 +485,5 @@ export function writeConfig(cfg: KubeProxyConfig): string {
     nodePortAddresses: cfg.nodePortAddresses,
     oomScoreAdj: cfg.oomScoreAdj,
   };
-  return stringify(doc, { lineWidth: 0 });
+  return yaml().stringify(doc, { lineWidth: 0 });
 }

@@ -3,9 +3,9 @@
 // response). Kept to these two so the reflector's error handling sees every failure as one of
 // ApiStatusError (the server answered with an error status) or a network error.
 
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import type { ApiConnection } from './kubeconfig.js';
+import { http, https } from '../on-demand.js';
 
 const USER_AGENT = 'nftlink-proxy (kube-proxy compatible)';
 
@@ -107,7 +107,7 @@ export class ApiClient {
   private async send(pathAndQuery: string, limits: RequestLimits): Promise<IncomingMessage> {
     const headers = { ...(await this.conn.headers()), Accept: 'application/json', 'User-Agent': USER_AGENT };
     const url = new URL(pathAndQuery, `${this.conn.server}/`);
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = url.protocol === 'https:' ? https().request : http().request;
     return new Promise((resolve, reject) => {
       const req = request(url, { method: 'GET', headers, agent: this.conn.agent, signal: limits.signal });
       req.setTimeout(limits.idleTimeoutMs, () => {

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { dirname, isAbsolute, join } from 'node:path';
-import { parse } from 'yaml';
+import { yaml } from '../on-demand.js';
 
 export class KubeconfigError extends Error {}
 
@@ -58,7 +58,7 @@ export function readKubeconfigFile(path: string): ResolvedKubeconfig {
   }
   let doc: unknown;
   try {
-    doc = parse(text) ?? {};
+    doc = yaml().parse(text) ?? {};
   } catch (err) {
     throw new KubeconfigError(`kubeconfig ${path}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }

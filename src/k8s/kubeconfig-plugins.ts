@@ -8,8 +8,9 @@
 import { dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, type User } from '@kubernetes/client-node';
 import type { RequestOptions } from 'node:https';
-import { parse } from 'yaml';
+
 import { KubeconfigError, type ClientSettings } from './kubeconfig-file.js';
+import { yaml } from '../on-demand.js';
 
 /** Loads the file into client-node; the settings of each request come from its credentials. */
 export function pluginSettings(path: string, text: string): () => Promise<ClientSettings> {
@@ -49,7 +50,7 @@ interface RawUser {
 function loadKubeconfigText(kc: KubeConfig, path: string, text: string): void {
   let raw: { users?: RawUser[] };
   try {
-    raw = (parse(text) ?? {}) as { users?: RawUser[] };
+    raw = (yaml().parse(text) ?? {}) as { users?: RawUser[] };
   } catch (err) {
     throw new KubeconfigError(`kubeconfig ${path}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }

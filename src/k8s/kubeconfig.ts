@@ -17,9 +17,9 @@
 // in-cluster configuration.
 
 import { readFileSync } from 'node:fs';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import type { Agent as HttpAgent } from 'node:http';
 import { inClusterConfig, KubeconfigError, readKubeconfigFile, type ClientSettings } from './kubeconfig-file.js';
+import { http, https } from '../on-demand.js';
 
 /** client-go's dialer keepalive period. */
 const TCP_KEEPALIVE_MS = 30_000;
@@ -91,8 +91,8 @@ export async function connectApi(opts: ApiConnectionOptions = {}): Promise<ApiCo
 
 function makeAgent(server: string, o: ClientSettings): HttpAgent {
   const common = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS };
-  if (server.startsWith('http:')) return new HttpAgent(common);
-  return new HttpsAgent({
+  if (server.startsWith('http:')) return new (http().Agent)(common);
+  return new (https().Agent)({
     ...common,
     ...(o.ca ? { ca: o.ca } : {}),
     ...(o.cert ? { cert: o.cert } : {}),

@@ -14,11 +14,12 @@
 // lastUpdated is the current time when healthy (older releases reported the last sync loop run,
 // which was always recent), and the last successful sync when not.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Node } from '../k8s/objects.js';
 import { close, listen, parseBindAddress } from './bind-address.js';
 import { boundBody } from './request-body.js';
+import { http } from '../on-demand.js';
 
 /** What the proxy tells the health server; read on every request. */
 export interface HealthState {
@@ -112,7 +113,7 @@ export class HealthzServer {
 
   constructor(private readonly opts: HealthzServerOptions) {
     this.now = opts.now ?? Date.now;
-    this.server = createServer((req, res) => this.handle(req, res));
+    this.server = http().createServer((req, res) => this.handle(req, res));
   }
 
   /** Resolves with the bound address once listening; rejects naming the address if it cannot. */

@@ -7,11 +7,12 @@
 //   /healthz    "ok": the process answers (component-base's ping check, not the proxy's health,
 //               which is on the healthz port)
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { close, listen, parseBindAddress } from './bind-address.js';
 import { boundBody } from './request-body.js';
 import type { ProxyMetrics } from './metrics.js';
+import { http } from '../on-demand.js';
 
 export interface MetricsServerOptions {
   /** host:port, as --metrics-bind-address ("127.0.0.1:10249"; port 0 picks one, for tests). */
@@ -31,7 +32,7 @@ export class MetricsServer {
   private bound: AddressInfo | undefined;
 
   constructor(private readonly opts: MetricsServerOptions) {
-    this.server = createServer((req, res) => {
+    this.server = http().createServer((req, res) => {
       this.handle(req, res).catch((err: Error) => {
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(`metrics: ${err.message}\n`);

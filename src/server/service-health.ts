@@ -9,9 +9,10 @@
 // 200 needs N > 0 and the proxy itself healthy (kube-proxy also checks the latter, so a stuck proxy
 // is drained). X-Load-Balancing-Endpoint-Weight carries N, as kube-proxy sends it.
 
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { ProxyState } from '../proxy/model/types.js';
 import { close, formatBindAddress, listen } from './bind-address.js';
+import { http } from '../on-demand.js';
 
 export interface ServiceHealthEntry {
   namespace: string;
@@ -136,7 +137,7 @@ export class ServiceHealthServers {
   }
 
   private serverFor(listener: Listener): Server {
-    return createServer((_req, res) => {
+    return http().createServer((_req, res) => {
       const count = listener.localEndpoints;
       const proxyHealthy = this.proxyHealthy();
       const body = JSON.stringify({ service: { namespace: listener.namespace, name: listener.name }, localEndpoints: count, serviceProxyHealthy: proxyHealthy });

@@ -7,8 +7,8 @@
 // keeps what the file gave before, because a file that does not parse is most often one being
 // written.
 
-import { parseAllDocuments } from 'yaml';
 import { jsonListSpans } from './json-list.js';
+import { yaml } from '../../on-demand.js';
 
 /** Larger files are refused unread: a manifest of 100,000 objects is well under it. */
 export const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
@@ -81,7 +81,7 @@ function parseYaml(file: string, text: string): ParsedManifest {
   if (bracketDepth(text) > MAX_NESTING_DEPTH) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
   const documents: ManifestDocument[] = [];
   try {
-    const docs = parseAllDocuments(text);
+    const docs = yaml().parseAllDocuments(text);
     for (const [i, doc] of docs.entries()) {
       const where = docs.length > 1 ? `document ${i + 1}: ` : '';
       const error = doc.errors[0];
