@@ -2,8 +2,9 @@
 // providers) and impersonation. Imported only when the kubeconfig's current user has one of them
 // (kubeconfig-file.ts says why not always); client-node applies its credentials per request.
 //
-// client-node 1.4 does not know client-go's `tokenFile` spelling (it reads `token-file`, once, at
-// load): both become its file token provider, which re-reads the file every minute like client-go.
+// client-node (2.0, as 1.4 before it) does not know client-go's `tokenFile` spelling (it reads
+// `token-file`, once, at load): both become its file token provider, which re-reads the file every
+// minute like client-go.
 
 import { dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, type User } from '@kubernetes/client-node';
