@@ -59,6 +59,10 @@ struct Handle {
   std::mutex mu;
   std::unique_ptr<NlSocket> sock;  // guarded by mu; reset when closed
   std::atomic<bool> closed{false};
+  // Requests queued on the libuv pool and not yet finished (worker.h). Changed on the JS thread when
+  // queued, on the pool when done; a commit runs on the JS thread only when it is 0 (commit.cc), so
+  // requests still reach the kernel in the order they were made.
+  std::atomic<int> queued{0};
   uint32_t portid = 0;  // the socket's, set by open() before the handle is shared; read without mu
 };
 

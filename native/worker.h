@@ -17,7 +17,9 @@ namespace nftlink {
 class PromiseWorker : public Napi::AsyncWorker {
  public:
   PromiseWorker(Napi::Env env, std::shared_ptr<Handle> h)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), handle_(std::move(h)) {}
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), handle_(std::move(h)) {
+    handle_->queued.fetch_add(1);
+  }
   Napi::Promise promise() { return deferred_.Promise(); }
 
  protected:
@@ -46,6 +48,7 @@ class PromiseWorker : public Napi::AsyncWorker {
     }
     // close() could not take the mutex while we ran: release the socket on its behalf.
     if (handle_->closed.load()) handle_->sock.reset();
+    handle_->queued.fetch_sub(1);
   }
   void OnOK() final {
     Napi::HandleScope scope(Env());

@@ -6,6 +6,7 @@
 
 import type { Operation, Verb } from './operations.js';
 import type { TransactionObject } from './transaction.js';
+import { checkDatatypes } from './validate.js';
 
 export type Fields = Record<string, 'string' | 'number' | 'boolean' | 'object' | 'array' | 'function' | 'any'>;
 
@@ -142,25 +143,12 @@ export function checkSet(s: unknown, ref: boolean): void {
   }
   checkFields('set', s, SET, REQUIRED.set);
   const set = s as { key?: unknown; data?: unknown; timeout?: unknown; gcInterval?: unknown; size?: unknown };
-  checkDatatypes('set key', set.key);
-  if (Array.isArray(set.data)) checkDatatypes('set data', set.data);
+  // Also where the set only names the types of elements queued into it: its types encode them.
+  if (Array.isArray(set.key) && set.key.length > 0) checkDatatypes(set.key, 'set key');
+  if (Array.isArray(set.data)) checkDatatypes(set.data, 'set data');
   checkMilliseconds('set timeout', set.timeout);
   checkMilliseconds('set gcInterval', set.gcInterval);
   if (set.size !== undefined && (!Number.isInteger(set.size) || (set.size as number) < 0)) throw new TypeError(`set size must be a whole number, not ${kindOf(set.size)}`);
-}
-
-/**
- * A set's key or data types: the data type objects of `types` (types.ipv4_addr), not their names,
- * which the encoder would otherwise fail on with an internal message.
- */
-function checkDatatypes(what: string, list: unknown): void {
-  if (!Array.isArray(list)) return;
-  list.forEach((t: unknown, i) => {
-    const ok = typeof t === 'object' && t !== null && typeof (t as { write?: unknown }).write === 'function' && typeof (t as { size?: unknown }).size === 'number';
-    if (ok) return;
-    const hint = typeof t === 'string' ? ` (types.${t.replace(/[^A-Za-z0-9_]/g, '')} from nftlink's types, not its name)` : '';
-    throw new TypeError(`${what} ${i} must be a data type${hint}, not ${kindOf(t)}`);
-  });
 }
 
 /**

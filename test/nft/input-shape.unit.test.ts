@@ -38,8 +38,6 @@ describe('transaction input', () => {
     expect(refusal(set({ flags: 'timeout' })).message).toMatch(/set: flags must be an array \(\["timeout"\], not "timeout"\), not the string "timeout"/);
     expect(refusal(set({ timeout: '5s' })).message).toMatch(/set: timeout must be a number, not the string "5s"/);
     expect(refusal(set({ timeout: 1.5 })).message).toMatch(/set timeout must be a whole number of milliseconds, not number 1.5/);
-    expect(refusal(set({ key: ['ipv4_addr'] })).message).toMatch(/set key 0 must be a data type \(types\.ipv4_addr from nftlink's types, not its name\), not the string "ipv4_addr"/);
-    expect(refusal(set({ data: [types.ipv4_addr, 7] })).message).toMatch(/set data 1 must be a data type, not number 7/);
     expect(refusal(set({ flag: ['timeout'] })).message).toMatch(/set has an unknown field "flag" \(known: family, table, name, key, data, typeof, flags/);
     expect(refusal({ rule: { family: 'inet', table: 't', chain: 'c', exprs: [], comments: 'x' } }).message).toMatch(/rule has an unknown field "comments"/);
     expect(refusal({ rule: { family: 'inet', table: 't', chain: 'c', exprs: ['accept'] } }).message).toMatch(/rule expression 0 must be an expression object with a type/);
@@ -47,6 +45,11 @@ describe('transaction input', () => {
     expect(refusal({ table, chain: { family: 'inet', table: 't', name: 'c' } }).message).toMatch(/expected exactly one of table, chain, rule, set, object, flowtable \(got table and chain\)/);
     expect(refusal('table').message).toMatch(/expected \{ table \}, \{ chain \}, \{ rule \}, \{ set \} or \{ set, elements \}, not the string "table"/);
     expect(refusal('table').operation).toBeUndefined();
+  });
+
+  it('elements queued into a set given with names for types are refused with the reason', () => {
+    const named = { family: 'inet', table: 't', name: 's', key: ['ipv4_addr'] };
+    expect(refusal({ set: named, elements: [{ key: ['198.18.0.1'] }] }).message).toMatch(/set key field 0 is not a data type \("ipv4_addr"\): use the library's types, such as types.ipv4_addr/);
   });
 
   it('an element timeout in a set without the timeout flag is refused before sending', () => {
