@@ -120,15 +120,21 @@ export class Transaction {
   /** The indices of the rules queued with `echo` (the commit maps the kernel's handles to them). */
   private readonly echoed: number[] = [];
   private readonly encoder: RequestEncoder;
-  private readonly sets = new Map<string, NftSet>();
+  /** The sets this transaction adds (they win over the given ones of the same name). */
+  private readonly addedSets = new Map<string, NftSet>();
+  /**
+   * The sets given by the options, indexed on first use: a transaction that only queues elements
+   * of sets passed whole never looks one up (a partial sync of the proxy makes two transactions
+   * given its table's hundreds of sets, and used to index them all for each).
+   */
+  private givenSets: Map<string, NftSet> | (readonly NftSet[])[];
   private readonly chains = new Set<string>();
   private readonly strictTables = new Set<string>();
   private readonly strict: boolean;
 
   constructor(opts: TransactionOptions = {}) {
     this.encoder = new RequestEncoder(opts.anonymousSetPrefix);
-    for (const s of opts.sets ?? []) this.sets.set(key(s.family, s.table, s.name), s);
-    for (const s of opts.known?.sets ?? []) this.sets.set(key(s.family, s.table, s.name), s);
+    this.givenSets = [opts.sets ?? [], opts.known?.sets ?? []];
     for (const c of opts.known?.chains ?? []) this.chains.add(key(c.family, c.table, c.name));
     this.strict = opts.known !== undefined;
   }
@@ -198,9 +204,29 @@ export class Transaction {
     return this.queue('flush', obj as TransactionObject);
   }
 
+  /** A set declared in this transaction, else one given by the options (`known` over `sets`). */
+  private setNamed(family: string, table: string, name: string): NftSet | undefined {
+    const k = key(family, table, name);
+    return this.addedSets.get(k) ?? this.givenIndex().get(k);
+  }
+
+  private givenIndex(): Map<string, NftSet> {
+    if (this.givenSets instanceof Map) return this.givenSets;
+    const index = new Map<string, NftSet>();
+    for (const list of this.givenSets) for (const s of list) index.set(key(s.family, s.table, s.name), s);
+    return (this.givenSets = index);
+  }
+
+  /** Every set the transaction knows of, one per name (as setNamed finds them). */
+  private knownSets(): NftSet[] {
+    const all = new Map(this.givenIndex());
+    for (const [k, s] of this.addedSets) all.set(k, s);
+    return [...all.values()];
+  }
+
   private resolveSet(ref: NftSet | SetRef, what: string): NftSet {
     if ('key' in ref && ref.key) return ref;
-    const known = this.sets.get(key(ref.family, ref.table, ref.name));
+    const known = this.setNamed(ref.family, ref.table, ref.name);
     if (!known) {
       throw new RangeError(`${what}: the types of set ${ref.family} ${ref.table} ${ref.name} are unknown: add the set in this transaction, pass the set object, or create the transaction with { known: dump }`);
     }
@@ -228,11 +254,13 @@ export class Transaction {
   /** The checks of one element: its comment, and for verdict maps its jump target. */
   private elementInspector(verb: Verb, set: NftSet): ElementInspector {
     const targets = set.data === 'verdict' && verb !== 'delete' && verb !== 'destroy' && this.checks(set.family, set.table);
-    // The set's flags as declared in this transaction or the dump it knows, else as passed.
-    const declared = this.sets.get(key(set.family, set.table, set.name));
-    const flagged = { name: set.name, flags: [...(set.flags ?? []), ...(declared?.flags ?? [])] };
+    // The set's flags as declared in this transaction or the dump it knows, else as passed: looked
+    // up only for an element with a timeout, the one thing they decide.
+    let flagged: { name: string; flags: string[] } | undefined;
+    const flagsOf = (): { name: string; flags: string[] } =>
+      (flagged ??= { name: set.name, flags: [...(set.flags ?? []), ...(this.setNamed(set.family, set.table, set.name)?.flags ?? [])] });
     return (e, i) => {
-      checkElement(flagged, e, i, verb);
+      checkElement((e as { timeout?: unknown } | null)?.timeout === undefined ? set : flagsOf(), e, i, verb);
       if (e.comment !== undefined) checkComment(`element ${i} of ${set.name}`, e.comment);
       const v = e.value;
       if (targets && v && !Array.isArray(v) && 'chain' in v) this.checkTargets(set.family, set.table, [v.chain], `an element of map ${set.name}`);
@@ -356,7 +384,7 @@ export class Transaction {
       if (this.strict || this.strictTables.size > 0) this.trackChain(op);
     } else if (op.kind === 'set') {
       const k = key(op.set.family, op.set.table, op.set.name);
-      if (op.verb === 'add' || op.verb === 'create') this.sets.set(k, op.set);
+      if (op.verb === 'add' || op.verb === 'create') this.addedSets.set(k, op.set);
     } else if (op.kind === 'table' && op.verb === 'create') {
       // A table created here is new: every chain a rule jumps to must come from this batch.
       const first = !this.strict && this.strictTables.size === 0;
@@ -399,13 +427,13 @@ export class Transaction {
 
   /** The transaction as `nft -f` text. */
   render(): string {
-    return renderCommands(this.operations, { knownSets: [...this.sets.values()] });
+    return renderCommands(this.operations, { knownSets: this.knownSets() });
   }
 
   /** One operation as an nft command (used in error messages). */
   renderOperation(index: number, elementIndex?: number): string {
     const op = this.operation(index);
     const shown = op.kind === 'element' && elementIndex !== undefined && op.elements[elementIndex] ? { ...op, elements: [op.elements[elementIndex]] } : op;
-    return renderOperation(shown, [...this.sets.values()]);
+    return renderOperation(shown, this.knownSets());
   }
 }

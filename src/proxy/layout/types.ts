@@ -79,7 +79,7 @@ export interface Layout {
   /** After a full sync planned every service port: forget what nobody claimed. */
   sweep?(): void;
   /** Sets shared by many service ports that exist only while used (declarations, no elements). */
-  sharedSets?(cfg: LayoutConfig): NftSet[];
+  sharedSets?(cfg: LayoutConfig): readonly NftSet[];
   /**
    * True for a shared set none of whose keys two service ports ever both contribute (the slots
    * layout's bucket maps: each slot is one service chain's): a cold start writes its elements before

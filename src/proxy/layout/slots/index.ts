@@ -34,6 +34,11 @@ export class SlotsLayout implements Layout {
   private readonly groupsOf = new Map<ServicePortId, string[]>();
   /** Affinity groups placed since the last adopt() (the others are gone). */
   private readonly pinnedSinceAdopt = new Set<string>();
+  /**
+   * sharedSets()'s last answer and what it was made from: every sync asks, and the buckets in use
+   * rarely change, while the answer is hundreds of set objects at 10k services.
+   */
+  private lastShared: { of: string; sets: readonly NftSet[] } | undefined;
 
   constructor(chainsPerBucket?: number) {
     this.slots = new SlotAllocator(chainsPerBucket);
@@ -169,11 +174,15 @@ export class SlotsLayout implements Layout {
   }
 
   /** The bucket maps in use, and the pins maps of buckets with affinity (declarations, no elements). */
-  sharedSets(cfg: LayoutConfig): NftSet[] {
+  sharedSets(cfg: LayoutConfig): readonly NftSet[] {
+    const pinnedBuckets = [...this.pins.bucketsInUse()].sort((a, b) => a - b);
+    const slotBuckets = this.slots.bucketsInUse();
+    const of = `${cfg.family} ${cfg.table} ${slotBuckets.join(',')} ${pinnedBuckets.join(',')}`;
+    if (this.lastShared?.of === of) return this.lastShared.sets;
     const family = nftFamily(cfg.family);
     const { addr, natFamily } = familyParts(cfg.family);
-    const pinned = [...this.pins.bucketsInUse()].sort((a, b) => a - b).map((b) => pinsMap(cfg, b));
-    const buckets = this.slots.bucketsInUse().map((b): NftSet => ({
+    const pinned = pinnedBuckets.map((b) => pinsMap(cfg, b));
+    const buckets = slotBuckets.map((b): NftSet => ({
       family,
       table: cfg.table,
       name: slotMap.name(b),
@@ -186,6 +195,8 @@ export class SlotsLayout implements Layout {
       },
       comment: slotMap.comment,
     }));
-    return [...buckets, ...pinned];
+    const sets = [...buckets, ...pinned];
+    this.lastShared = { of, sets };
+    return sets;
   }
 }
