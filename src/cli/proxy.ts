@@ -125,7 +125,8 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   const localhost = localhostFamiliesOn.length ? localhostNodePorts(localhostFamiliesOn, metrics, (comments) => proxier.ruleCounters(comments, 'filter-input'), log) : undefined;
   const health = new SyncHealthTracker(() => proxier.pending());
   const healthTimeoutMs = 2 * settings.syncPeriodMs;
-  const serviceHealth = new ServiceHealthServers({ proxyHealthy: () => isProxyHealthy(health.state(), healthTimeoutMs, Date.now()) });
+  // Health-check NodePorts are for load balancers asking a running proxy: not for --once.
+  const serviceHealth = values.once ? undefined : new ServiceHealthServers({ proxyHealthy: () => isProxyHealthy(health.state(), healthTimeoutMs, Date.now()) });
   const proxier: Proxier = new Proxier({
     source,
     connect: () => Nftables.open(values.netns !== undefined ? { netns: values.netns } : {}),
@@ -149,7 +150,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     onSync: (report) => {
       if (metricsModule && metrics) metricsModule.recordSync(report, metrics, { states: report.states });
       health.syncDone(report);
-      void serviceHealth.reconcile(healthCheckEntries(report.states)).then((failures) => {
+      void serviceHealth?.reconcile(healthCheckEntries(report.states)).then((failures) => {
         for (const f of failures) log.error('cannot open the health-check NodePort', { service: `${f.namespace}/${f.name}`, port: f.port, reason: f.reason });
       });
     },
@@ -163,7 +164,7 @@ export async function proxyCommand(argv: string[]): Promise<void> {
   }
   const stopAll = async (): Promise<void> => {
     await proxier.stop();
-    await serviceHealth.stop();
+    await serviceHealth?.stop();
     await Promise.all(servers.map((s) => s.stop()));
   };
   try {

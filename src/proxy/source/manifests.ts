@@ -85,6 +85,11 @@ const KIND_API_VERSION: Record<ManifestKind, string> = { Service: 'v1', Endpoint
 const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
 /** Emission order: what refers to something comes after it (slices name Services), deletions the other way. */
 const KIND_ORDER: readonly ManifestKind[] = ['Node', 'Service', 'EndpointSlice'];
+
+/** An empty list per kind. */
+function byKind(): Map<ManifestKind, ManifestObject[]> {
+  return new Map(KIND_ORDER.map((k) => [k, []]));
+}
 /** As kubectl apply: a namespaced object without a namespace is in "default". */
 const DEFAULT_NAMESPACE = 'default';
 
@@ -222,20 +227,21 @@ export class ManifestSource implements ProxySource {
 
     const before = this.objects;
     this.objects = scan.objects;
-    for (const kind of [...KIND_ORDER].reverse()) {
-      for (const [key, old] of before) if (old.kind === kind && !scan.objects.has(key)) emit(handler, 'delete', old);
-    }
+    // By kind, in one pass each way (forEach: no entry array per object, 20k at 10k services).
+    const gone = byKind();
+    before.forEach((old, key) => {
+      if (!scan.objects.has(key)) gone.get(old.kind)!.push(old);
+    });
+    for (const kind of [...KIND_ORDER].reverse()) for (const old of gone.get(kind)!) emit(handler, 'delete', old);
     // An unchanged file gives the very objects it gave last time (its parse is reused): nothing to
     // send. A changed file's objects are all sent as updates; the proxy's model finds which differ.
-    for (const kind of KIND_ORDER) {
-      for (const [key, now] of scan.objects) {
-        if (now.kind !== kind) continue;
-        const old = before.get(key);
-        if (!old) {
-          if (!now.sent) emit(handler, 'add', now);
-        } else if (old !== now) emit(handler, 'update', now);
-      }
-    }
+    // A first read sent each object as it was read (sender): nothing is left to send.
+    const changed = byKind();
+    scan.objects.forEach((now, key) => {
+      const old = before.get(key);
+      if (old ? old !== now : !now.sent) changed.get(now.kind)!.push(now);
+    });
+    for (const kind of KIND_ORDER) for (const now of changed.get(kind)!) emit(handler, before.has(now.key) ? 'update' : 'add', now);
     forgetBodies(scan.objects);
   }
 
@@ -598,7 +604,12 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     addProblem(scan, origin, `${kind} without metadata.name`, contentHash);
     return;
   }
-  const normalized = { ...obj, kind, apiVersion, metadata: { ...obj.metadata } };
+  // In place: the parser made this object for us alone. Not its metadata, which a YAML alias can
+  // share between two objects.
+  const normalized = obj as typeof obj & { metadata: { name: unknown; namespace?: unknown } };
+  normalized.kind = kind;
+  normalized.apiVersion = apiVersion;
+  normalized.metadata = { ...obj.metadata, name };
   if (manifestKind === 'Node') delete normalized.metadata.namespace;
   else if (normalized.metadata.namespace === undefined || normalized.metadata.namespace === '') {
     normalized.metadata.namespace = DEFAULT_NAMESPACE;
