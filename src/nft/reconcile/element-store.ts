@@ -162,6 +162,8 @@ export class ElementStore {
    * after failed().
    */
   queue(tx: Transaction): number {
+    // Nothing changed since the last queue (most of a partial sync's hundreds of stores).
+    if (this.baseline === undefined && this.touched.size === 0 && this.fresh.size === 0) return 0;
     try {
       const d = this.diff(true);
       this.baseline = undefined;

@@ -217,13 +217,15 @@ export class ElementIndex {
   queue(tx: Transaction, verdictMaps = true): number {
     let n = 0;
     const queue = (e: Entry): void => {
-      // One operation per set, as the store's delta is (not one per service port's list).
-      const elements = e.unqueued.length === 1 ? e.unqueued[0]! : e.unqueued.flat();
-      e.unqueued = [];
-      if (elements.length) {
-        tx.add({ set: e.set, elements });
-        n += elements.length;
-        e.unkeyed.push(elements);
+      if (e.unqueued.length) {
+        // One operation per set, as the store's delta is (not one per service port's list).
+        const elements = e.unqueued.length === 1 ? e.unqueued[0]! : e.unqueued.flat();
+        e.unqueued = [];
+        if (elements.length) {
+          tx.add({ set: e.set, elements });
+          n += elements.length;
+          e.unkeyed.push(elements);
+        }
       }
       n += e.store.queue(tx);
     };
