@@ -228,8 +228,11 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
       for (let i = 0; i < ports.length; i++) {
         const sp = ports[i]!;
         const before = prev.services.get(sp.id);
-        if (!before || !sameServicePort(before, sp)) changedServices.add(sp.id);
-        services.set(sp.id, sp);
+        const same = before !== undefined && sameServicePort(before, sp);
+        if (!same) changedServices.add(sp.id);
+        // An unchanged port keeps its object: what consumers keyed by it (the layouts' hashed
+        // chain names) stays found.
+        services.set(sp.id, same ? before : sp);
         const list = merged[i]!;
         if (!sameEndpoints(prev.endpoints.get(sp.id) ?? [], list)) changedEndpoints.add(sp.id);
         endpoints.set(sp.id, list);

@@ -43,6 +43,8 @@ interface Entry {
  */
 export class ElementIndex {
   private readonly sets = new Map<string, Entry>();
+  /** declaredSets()'s answer until a set is declared or forgotten (every sync's transactions ask). */
+  private declared: NftSet[] | undefined;
   private coldStarting = false;
 
   constructor(private readonly keysNeverShared: (setName: string) => boolean = () => false) {}
@@ -50,13 +52,14 @@ export class ElementIndex {
   /** Declares a shared set (the layout's base sets); elements of unknown sets are an error. */
   declare(set: NftSet): void {
     if (this.sets.has(set.name)) return;
+    this.declared = undefined;
     const deferrable = set.data === undefined || this.keysNeverShared(set.name);
     this.sets.set(set.name, { set, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable });
   }
 
   /** Forgets a shared set (it was deleted, or will not be declared again). */
   undeclare(name: string): void {
-    this.sets.delete(name);
+    if (this.sets.delete(name)) this.declared = undefined;
   }
 
   /**
@@ -108,8 +111,8 @@ export class ElementIndex {
   }
 
   /** The declared sets (for transactions that refer to them). */
-  declaredSets(): NftSet[] {
-    return [...this.sets.values()].map((e) => e.set);
+  declaredSets(): readonly NftSet[] {
+    return (this.declared ??= [...this.sets.values()].map((e) => e.set));
   }
 
   names(): string[] {
