@@ -1,7 +1,10 @@
 // The CLI as users run it: bin/nftlink.js (the compiled TypeScript), exit codes included.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { Netns } from '../helpers/netns.js';
 import { BIN as bin } from '../../src/netns/proxy-process.js';
@@ -48,4 +51,41 @@ it('--help and help print the usage on stdout with exit 0, and run nothing', () 
   const unknown = run(['help', 'bogus']);
   expect(unknown.status).toBe(2);
   expect(unknown.stderr).toContain('unknown command "bogus"');
+});
+
+/** What a CLI run loaded (test/helpers/loaded-modules.cjs), and how it ended. */
+function runLoading(args: string[]): { status: number | null; stderr: string; packages: string[]; builtins: string[] } {
+  const reporter = fileURLToPath(new URL('../helpers/loaded-modules.cjs', import.meta.url));
+  const r = spawnSync(process.execPath, ['-r', reporter, bin, ...args], { encoding: 'utf8' });
+  const line = r.stderr.split('\n').find((l) => l.startsWith('loaded-modules: '));
+  if (!line) throw new Error(`no module report: ${r.stderr}`);
+  const { packages, builtins } = JSON.parse(line.slice('loaded-modules: '.length)) as { packages: string[]; builtins: string[] };
+  return { status: r.status, stderr: r.stderr, packages, builtins };
+}
+
+it('proxy --once from JSON manifests loads neither yaml nor node:http and the fetch implementation; YAML manifests load yaml', () => {
+  const ns = Netns.create();
+  made.push(ns);
+  const dir = mkdtempSync(join(tmpdir(), 'nftlink-cli-modules-'));
+  try {
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'ClusterIP', clusterIP: '198.18.0.10', clusterIPs: ['198.18.0.10'], ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] } };
+    writeFileSync(join(dir, 'services.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [service] }));
+    const flags = ['--hostname-override', 'node-a', '--node-ip', '198.18.255.1', '--cluster-cidr', '198.19.0.0/16', '--service-cidr', '198.18.0.0/24'];
+    const once = runLoading(['proxy', '--once', '--manifests', dir, '--netns', ns.name, ...flags]);
+    expect(once.status, once.stderr).toBe(0);
+    expect(ns.nftList()).toContain('198.18.0.10');
+    // The reporter sees what was loaded: the logger is.
+    expect(once.packages).toContain('pino');
+    expect(once.packages).not.toContain('yaml');
+    expect(once.builtins).not.toContain('http');
+    expect(once.builtins).not.toContain('internal/deps/undici/undici');
+
+    rmSync(join(dir, 'services.json'));
+    writeFileSync(join(dir, 'services.yaml'), 'apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {type: ClusterIP, clusterIP: 198.18.0.10, clusterIPs: [198.18.0.10], ports: [{name: http, protocol: TCP, port: 80, targetPort: 8080}]}\n');
+    const render = runLoading(['render', '--manifests', dir, ...flags]);
+    expect(render.status, render.stderr).toBe(0);
+    expect(render.packages).toContain('yaml');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
