@@ -16,6 +16,8 @@
 #include <linux/netlink.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -613,16 +615,19 @@ Napi::Object commitResultToJs(Napi::Env env, const CommitResult &res) {
 
 namespace {
 
+CommitResult timedCommit(Handle &h, NlSocket &sock, const CommitRequest &req);
+
 class CommitWorker : public PromiseWorker {
  public:
   CommitWorker(Napi::Env env, std::shared_ptr<Handle> h, CommitRequest req)
-      : PromiseWorker(env, std::move(h)), req_(std::move(req)) {}
+      : PromiseWorker(env, h), handle_(std::move(h)), req_(std::move(req)) {}
 
  protected:
-  void run(NlSocket &sock) override { res_ = runCommit(sock, req_.data, req_.len); }
+  void run(NlSocket &sock) override { res_ = timedCommit(*handle_, sock, req_); }
   Napi::Value result(Napi::Env env) override { return commitResultToJs(env, res_); }
 
  private:
+  std::shared_ptr<Handle> handle_;
   // Destroyed with the worker, on the JS thread (after OnOK/OnError): the reference (and with it the
   // caller's buffer) outlives every read the worker thread makes.
   CommitRequest req_;
@@ -638,18 +643,34 @@ class CommitWorker : public PromiseWorker {
 // writer can hold for as long as its own batch takes; a bound this low keeps our share of that
 // wait short. Only when nothing of this handle is queued on the pool, so that order is kept.
 constexpr size_t kInlineCommitBytes = 16 * 1024;
+// ... and only while the handle's last small commit took the kernel less than this. A few
+// operations can still cost the kernel milliseconds when they make it validate the whole table
+// (NAT rules, jumps in verdict maps: Linux 6.18 nft_table_validate; about 20 ms at 10k services in
+// kube-proxy's layout), time the JS thread would be held for; such tables commit on the pool.
+constexpr uint32_t kInlineCommitMaxMicros = 2000;
 
 namespace {
 
+/** runCommit, remembering how long a small one took (kInlineCommitMaxMicros). */
+CommitResult timedCommit(Handle &h, NlSocket &sock, const CommitRequest &req) {
+  const auto started = std::chrono::steady_clock::now();
+  CommitResult res = runCommit(sock, req.data, req.len);
+  if (req.len <= kInlineCommitBytes) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
+    h.smallCommitMicros.store(uint32_t(std::min<long long>(us, UINT32_MAX)));
+  }
+  return res;
+}
+
 /** The commit on the JS thread, or nothing when it must be queued (see kInlineCommitBytes). */
 std::optional<Napi::Promise> commitInline(Napi::Env env, Handle &h, const CommitRequest &request) {
-  if (request.len > kInlineCommitBytes || h.queued.load() != 0) return std::nullopt;
+  if (request.len > kInlineCommitBytes || h.queued.load() != 0 || h.smallCommitMicros.load() > kInlineCommitMaxMicros) return std::nullopt;
   std::unique_lock<std::mutex> lock(h.mu, std::try_to_lock);
   if (!lock.owns_lock() || h.closed.load() || !h.sock) return std::nullopt;
   Napi::Promise::Deferred done = Napi::Promise::Deferred::New(env);
   try {
     h.sock->drainStale();
-    CommitResult res = runCommit(*h.sock, request.data, request.len);
+    CommitResult res = timedCommit(h, *h.sock, request);
     lock.unlock();
     done.Resolve(commitResultToJs(env, res));
   } catch (const std::bad_alloc &) {

@@ -63,6 +63,9 @@ struct Handle {
   // queued, on the pool when done; a commit runs on the JS thread only when it is 0 (commit.cc), so
   // requests still reach the kernel in the order they were made.
   std::atomic<int> queued{0};
+  // How long the last commit small enough to run on the JS thread took, in microseconds (commit.cc,
+  // kInlineCommitMaxMicros): a table whose small commits are slow goes back to the pool.
+  std::atomic<uint32_t> smallCommitMicros{0};
   uint32_t portid = 0;  // the socket's, set by open() before the handle is shared; read without mu
 };
 

@@ -1,9 +1,11 @@
 // Requests reach the kernel in the order they were made. A small commit runs on the JS thread
 // (native/commit.cc, kInlineCommitBytes) and a large one, or a dump, on the libuv pool; the small
-// one must wait for whatever of the same connection was queued before it.
+// one must wait for whatever of the same connection was queued before it. A table whose small
+// commits cost the kernel milliseconds gets them on the pool again (kInlineCommitMaxMicros).
 
 import { expect, it } from 'vitest';
-import { NftCommitError, Transaction, types } from '../../src/index.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { NftCommitError, Nftables, rule, ip, Transaction, types } from '../../src/index.js';
 import type { NftSet } from '../../src/index.js';
 import { kernelSession } from '../helpers/kernel.js';
 
@@ -50,3 +52,43 @@ it('a small commit the kernel refuses rejects, changes nothing, and the next one
   await session.nft.commit(new Transaction().add({ set, elements: [{ key: [addr(100_003)] }] }));
   expect((await session.nft.dumpSetElements(set)).elements.length).toBe(20_003);
 });
+
+/** Whether the commit settles before the event loop's next turn: committed on the JS thread. */
+async function settlesAtOnce(nft: Nftables, tx: Transaction): Promise<boolean> {
+  let settled = false;
+  const done = nft.commit(tx).then(() => (settled = true));
+  await nextTurn();
+  const atOnce = settled;
+  await done;
+  return atOnce;
+}
+
+it('small commits the kernel takes milliseconds over (it validates the whole table) go to the pool, and come back when they are fast', async () => {
+  const nft = Nftables.open({ netns: session.ns.name });
+  try {
+    // A NAT base chain dispatching through a verdict map to 20,000 chains: every element with a
+    // jump makes the kernel validate every chain reachable from the base chain.
+    const t = 'slow';
+    const map: NftSet = { family: 'ip', table: t, name: 'dispatch', key: [types.ipv4_addr], data: 'verdict' };
+    const big = new Transaction()
+      .add({ table: { family: 'ip', name: t } })
+      .add({ chain: { family: 'ip', table: t, name: 'pre', base: { type: 'nat', hook: 'prerouting', priority: -100 } } })
+      .add({ set: map })
+      .add({ rule: rule('ip').vmap(ip.daddr, 'dispatch').rule(t, 'pre') });
+    const chains = 20_000;
+    for (let i = 0; i < chains; i++) big.add({ chain: { family: 'ip', table: t, name: `c${i}` } }).add({ rule: rule('ip').accept().rule(t, `c${i}`) });
+    big.add({ set: map, elements: Array.from({ length: chains }, (_, i) => ({ key: [addr(i)], value: { kind: 'jump', chain: `c${i}` } as const })) });
+    await nft.commit(big);
+    const jumpTo = (i: number) => new Transaction().add({ set: map, elements: [{ key: [addr(chains + i)], value: { kind: 'jump', chain: `c${i}` } }] });
+    // The first small one runs on the JS thread (nothing known yet) and is found slow: the next go to the pool.
+    expect(await settlesAtOnce(nft, jumpTo(0))).toBe(true);
+    expect(await settlesAtOnce(nft, jumpTo(1))).toBe(false);
+    expect(await settlesAtOnce(nft, jumpTo(2))).toBe(false);
+    // A table without that validation: once one commit measured fast, the JS thread again.
+    const plain = { family: 'ip', table: 'order', name: 's', key: [types.ipv4_addr] } as const;
+    await nft.commit(new Transaction().add({ set: plain, elements: [{ key: [addr(100_010)] }] }));
+    expect(await settlesAtOnce(nft, new Transaction().add({ set: plain, elements: [{ key: [addr(100_011)] }] }))).toBe(true);
+  } finally {
+    nft.close();
+  }
+}, 60_000);
