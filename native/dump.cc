@@ -482,13 +482,14 @@ class StreamSink : public PartSink {
 class StreamDumpWorker : public Napi::AsyncWorker {
  public:
   StreamDumpWorker(Napi::Env env, std::shared_ptr<Handle> h, DumpSpec spec, StreamTsfn tsfn, StreamCtx *ctx)
-      : Napi::AsyncWorker(env), handle_(std::move(h)), spec_(std::move(spec)), tsfn_(tsfn), ctx_(ctx) {}
+      : Napi::AsyncWorker(env), handle_(std::move(h)), ticket_(*handle_), spec_(std::move(spec)), tsfn_(tsfn), ctx_(ctx) {}
 
  private:
   void Execute() override {
     auto *final = new StreamItem{StreamItem::Failed, Writer(), 0, 0, {}};
     {
-      std::lock_guard<std::mutex> lock(handle_->mu);
+      std::unique_lock<std::mutex> lock(handle_->mu);
+      ticket_.wait(*handle_, lock);
       try {
         if (handle_->closed.load() || !handle_->sock) {
           final->error = "nftlink: the handle is closed";
@@ -504,6 +505,7 @@ class StreamDumpWorker : public Napi::AsyncWorker {
         final->error = "nftlink: unexpected internal error";
       }
       if (handle_->closed.load()) handle_->sock.reset();
+      Ticket::done(*handle_);
     }
     if (tsfn_.BlockingCall(final) != napi_ok) delete final;
     tsfn_.Release();
@@ -536,6 +538,7 @@ class StreamDumpWorker : public Napi::AsyncWorker {
   }
 
   std::shared_ptr<Handle> handle_;
+  Ticket ticket_;
   DumpSpec spec_;
   StreamTsfn tsfn_;
   StreamCtx *ctx_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -59,14 +60,38 @@ struct Handle {
   std::mutex mu;
   std::unique_ptr<NlSocket> sock;  // guarded by mu; reset when closed
   std::atomic<bool> closed{false};
-  // Requests queued on the libuv pool and not yet finished (worker.h). Changed on the JS thread when
+  // Requests queued on the libuv pool and not yet finished (Ticket). Changed on the JS thread when
   // queued, on the pool when done; a commit runs on the JS thread only when it is 0 (commit.cc), so
   // requests still reach the kernel in the order they were made.
   std::atomic<int> queued{0};
+  // The pool has several threads: its requests of one handle take their turns by ticket (Ticket).
+  uint64_t ticketsIssued = 0;  // JS thread only
+  uint64_t ticketsServed = 0;  // guarded by mu
+  std::condition_variable turn;
   // How long the last commit small enough to run on the JS thread took, in microseconds (commit.cc,
   // kInlineCommitMaxMicros): a table whose small commits are slow goes back to the pool.
   std::atomic<uint32_t> smallCommitMicros{0};
   uint32_t portid = 0;  // the socket's, set by open() before the handle is shared; read without mu
+};
+
+// A pool request's place in its handle's queue, taken on the JS thread when the request is made:
+// requests of one handle run in that order whichever pool thread picks them up first.
+class Ticket {
+ public:
+  explicit Ticket(Handle &h) : number_(h.ticketsIssued++) { h.queued.fetch_add(1); }
+  // Pool thread, holding `lock` on h.mu: waits until every earlier request of the handle has run.
+  void wait(Handle &h, std::unique_lock<std::mutex> &lock) const {
+    h.turn.wait(lock, [&] { return h.ticketsServed == number_; });
+  }
+  // Pool thread, still holding the lock: the next request's turn.
+  static void done(Handle &h) {
+    h.ticketsServed++;
+    h.queued.fetch_sub(1);
+    h.turn.notify_all();
+  }
+
+ private:
+  uint64_t number_;
 };
 
 }  // namespace nftlink

@@ -1,6 +1,6 @@
 // The shared shape of every asynchronous call: a Napi::AsyncWorker that resolves a Promise, runs its
-// kernel work on the libuv pool while holding the handle's mutex, and turns every C++ exception into
-// a rejected Promise (never a crash).
+// kernel work on the libuv pool while holding the handle's mutex, in its turn among the handle's
+// requests (Ticket, socket.h), and turns every C++ exception into a rejected Promise (never a crash).
 #pragma once
 
 #include <napi.h>
@@ -17,9 +17,7 @@ namespace nftlink {
 class PromiseWorker : public Napi::AsyncWorker {
  public:
   PromiseWorker(Napi::Env env, std::shared_ptr<Handle> h)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), handle_(std::move(h)) {
-    handle_->queued.fetch_add(1);
-  }
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), handle_(std::move(h)), ticket_(*handle_) {}
   Napi::Promise promise() { return deferred_.Promise(); }
 
  protected:
@@ -30,7 +28,8 @@ class PromiseWorker : public Napi::AsyncWorker {
 
  private:
   void Execute() final {
-    std::lock_guard<std::mutex> lock(handle_->mu);
+    std::unique_lock<std::mutex> lock(handle_->mu);
+    ticket_.wait(*handle_, lock);
     try {
       if (handle_->closed.load() || !handle_->sock) {
         SetError("nftlink: the handle is closed");
@@ -48,7 +47,7 @@ class PromiseWorker : public Napi::AsyncWorker {
     }
     // close() could not take the mutex while we ran: release the socket on its behalf.
     if (handle_->closed.load()) handle_->sock.reset();
-    handle_->queued.fetch_sub(1);
+    Ticket::done(*handle_);
   }
   void OnOK() final {
     Napi::HandleScope scope(Env());
@@ -62,6 +61,7 @@ class PromiseWorker : public Napi::AsyncWorker {
 
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<Handle> handle_;
+  Ticket ticket_;
 };
 
 }  // namespace nftlink
