@@ -92,10 +92,8 @@ void CommitStream::buildQueued(bool fromBuildWorker) {
       RequestReader rd = RequestReader::part(part.data, part.len, part.base, part.firstOp, part.count);
       builder_.add(rd, part.count);
       rd.finish();
-    } catch (const std::bad_alloc &) {
-      error_ = "nftlink: out of memory";
-    } catch (const std::exception &e) {
-      error_ = e.what();
+    } catch (...) {
+      error_ = currentErrorMessage();
     }
   }
 }

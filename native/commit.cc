@@ -620,14 +620,13 @@ CommitResult timedCommit(Handle &h, NlSocket &sock, const CommitRequest &req);
 class CommitWorker : public PromiseWorker {
  public:
   CommitWorker(Napi::Env env, std::shared_ptr<Handle> h, CommitRequest req)
-      : PromiseWorker(env, h), handle_(std::move(h)), req_(std::move(req)) {}
+      : PromiseWorker(env, std::move(h)), req_(std::move(req)) {}
 
  protected:
-  void run(NlSocket &sock) override { res_ = timedCommit(*handle_, sock, req_); }
+  void run(NlSocket &sock) override { res_ = timedCommit(handle(), sock, req_); }
   Napi::Value result(Napi::Env env) override { return commitResultToJs(env, res_); }
 
  private:
-  std::shared_ptr<Handle> handle_;
   // Destroyed with the worker, on the JS thread (after OnOK/OnError): the reference (and with it the
   // caller's buffer) outlives every read the worker thread makes.
   CommitRequest req_;
@@ -673,10 +672,8 @@ std::optional<Napi::Promise> commitInline(Napi::Env env, Handle &h, const Commit
     CommitResult res = timedCommit(h, *h.sock, request);
     lock.unlock();
     done.Resolve(commitResultToJs(env, res));
-  } catch (const std::bad_alloc &) {
-    done.Reject(Napi::Error::New(env, "nftlink: out of memory").Value());
-  } catch (const std::exception &e) {
-    done.Reject(Napi::Error::New(env, e.what()).Value());
+  } catch (...) {
+    done.Reject(Napi::Error::New(env, currentErrorMessage()).Value());
   }
   return done.Promise();
 }

@@ -497,12 +497,8 @@ class StreamDumpWorker : public Napi::AsyncWorker {
           handle_->sock->drainStale();
           run(*handle_->sock, final);
         }
-      } catch (const std::bad_alloc &) {
-        final->error = "nftlink: out of memory";
-      } catch (const std::exception &e) {
-        final->error = e.what();
       } catch (...) {
-        final->error = "nftlink: unexpected internal error";
+        final->error = currentErrorMessage();
       }
       if (handle_->closed.load()) handle_->sock.reset();
       Ticket::done(*handle_);

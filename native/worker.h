@@ -7,12 +7,27 @@
 
 #include <memory>
 #include <mutex>
+#include <exception>
 #include <new>
 #include <string>
 
 #include "socket.h"
 
 namespace nftlink {
+
+// Inside a catch (...): the message the caller gets for the exception being handled. Every path
+// that runs kernel work turns exceptions into errors with it (never a crash, one wording).
+inline std::string currentErrorMessage() {
+  try {
+    throw;
+  } catch (const std::bad_alloc &) {
+    return "nftlink: out of memory";
+  } catch (const std::exception &e) {
+    return e.what();
+  } catch (...) {
+    return "nftlink: unexpected internal error";
+  }
+}
 
 class PromiseWorker : public Napi::AsyncWorker {
  public:
@@ -21,6 +36,7 @@ class PromiseWorker : public Napi::AsyncWorker {
   Napi::Promise promise() { return deferred_.Promise(); }
 
  protected:
+  Handle &handle() { return *handle_; }
   // Runs off the JS thread with the socket to itself.
   virtual void run(NlSocket &sock) = 0;
   // Runs on the JS thread after run() succeeded.
@@ -38,12 +54,8 @@ class PromiseWorker : public Napi::AsyncWorker {
         handle_->sock->drainStale();
         run(*handle_->sock);
       }
-    } catch (const std::bad_alloc &) {
-      SetError("nftlink: out of memory");
-    } catch (const std::exception &e) {
-      SetError(e.what());
     } catch (...) {
-      SetError("nftlink: unexpected internal error");
+      SetError(currentErrorMessage());
     }
     // close() could not take the mutex while we ran: release the socket on its behalf.
     if (handle_->closed.load()) handle_->sock.reset();
