@@ -16,6 +16,11 @@
 // Lists are consistent reads (resourceVersion unset) in pages of 500, so a relist after 410 sees
 // current data; the watch then continues from the list's resourceVersion with bookmarks on.
 //
+// The cache keeps each object's identity (kind, apiVersion, and metadata's name, namespace, uid
+// and resourceVersion), not the object: that is all a relist compares and all a delete announces,
+// and the handler keeps what it reads of the object itself. At 10k Services with 50k endpoints the
+// objects as parsed were about a fifth of the proxy's heap, held twice over.
+//
 // Every object is checked by the spec's validate() before it is cached or delivered: one of the
 // wrong shape is reported (problem) and treated as absent, so its earlier version, if any, is
 // deleted, and the handler only ever sees objects of the type it expects. An event whose object says
@@ -47,6 +52,11 @@ export interface KubeObject {
 }
 
 export interface ReflectorHandler<T extends KubeObject> {
+  /**
+   * An object was added, updated or deleted. A delete found by a relist, or a watched object
+   * refused by validate(), carries the object's identity only (kind, apiVersion, metadata's name,
+   * namespace, uid and resourceVersion): the reflector keeps no more of it.
+   */
   event(type: EventType, obj: T): void;
   /** The first list has been delivered (called once). */
   listed(): void;
@@ -73,6 +83,7 @@ const WATCH_SILENCE_MARGIN_MS = 30_000;
 class GoneError extends Error {}
 
 export class Reflector<T extends KubeObject> {
+  /** "namespace/name" -> the object's identity (identityOf). */
   private readonly cache = new Map<string, T>();
   private resourceVersion: string | undefined;
   private readonly backoff: Backoff;
@@ -101,7 +112,7 @@ export class Reflector<T extends KubeObject> {
     await this.running;
   }
 
-  /** The objects now known, by "namespace/name". */
+  /** The objects now known, by "namespace/name": their identities (identityOf), not their contents. */
   objects(): ReadonlyMap<string, T> {
     return this.cache;
   }
@@ -199,7 +210,7 @@ export class Reflector<T extends KubeObject> {
     }
     for (const [key, obj] of fresh) {
       const old = this.cache.get(key);
-      this.cache.set(key, obj);
+      this.cache.set(key, identityOf(obj));
       if (!old) this.handler.event('add', obj);
       else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.handler.event('update', obj);
     }
@@ -271,7 +282,7 @@ export class Reflector<T extends KubeObject> {
         this.handler.event('delete', object);
       }
     } else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-      this.cache.set(key, object);
+      this.cache.set(key, identityOf(object));
       if (!old) this.handler.event('add', object);
       else if (old.metadata?.uid !== object.metadata?.uid) {
         this.handler.event('delete', old);
@@ -313,4 +324,14 @@ export class Reflector<T extends KubeObject> {
     const namespace: unknown = meta!.namespace;
     return `${typeof namespace === 'string' ? namespace : ''}/${name}`;
   }
+}
+
+/** What the cache keeps of an object: what a relist compares and a delete announces. */
+function identityOf<T extends KubeObject>(obj: T): T {
+  const meta = obj.metadata!;
+  const identity: ObjectMeta = { name: meta.name };
+  if (meta.namespace !== undefined) identity.namespace = meta.namespace;
+  if (meta.uid !== undefined) identity.uid = meta.uid;
+  if (meta.resourceVersion !== undefined) identity.resourceVersion = meta.resourceVersion;
+  return { kind: obj.kind, apiVersion: obj.apiVersion, metadata: identity } as T;
 }
