@@ -300,7 +300,7 @@ export class Proxier {
     for (const fam of this.families) {
       const family = fam.family === 'ip' ? 'ipv4' : ('ipv6' as IPFamily);
       try {
-        const r = await fam.sync(snap.states[family], snap.change[family]);
+        const r = await fam.sync(snap.states[family], snap.change[family], snap.modelMs[family]);
         results.push(r);
         this.compaction.synced(r, snap.states[family].services.size);
         const since = this.unrepairedSince.get(fam.family);

@@ -7,7 +7,7 @@
 import { loadNative, type NativeBinding, type NativeConntrackFilter, type NativeConntrackResult, type NativeHandle } from '../../native/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { IPFamily, ProxyState } from '../model/types.js';
-import { repairedFlowFilters, staleFlowFilters } from './stale.js';
+import { flowBaseline, repairedFlowFilters, staleFlowFilters, type FlowBaseline } from './stale.js';
 
 const NFPROTO = { ipv4: 2, ipv6: 10 } as const;
 
@@ -21,7 +21,7 @@ export interface CleanupReport {
 export class ConntrackCleaner {
   private native: NativeBinding | undefined;
   private handle: NativeHandle | undefined;
-  private readonly baseline = new Map<IPFamily, ProxyState>();
+  private readonly baseline = new Map<IPFamily, FlowBaseline>();
 
   constructor(
     private readonly opts: { netns?: string; log: Logger },
@@ -33,7 +33,7 @@ export class ConntrackCleaner {
    */
   async synced(state: ProxyState): Promise<CleanupReport> {
     const previous = this.baseline.get(state.family);
-    this.baseline.set(state.family, state);
+    this.baseline.set(state.family, flowBaseline(state));
     const { filters, staleEndpoints, newlyActive } = staleFlowFilters(previous, state);
     return this.delete(state.family, filters, { staleEndpoints, newlyActive });
   }

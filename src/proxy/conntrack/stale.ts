@@ -16,7 +16,7 @@
 
 import type { NativeConntrackFilter } from '../../native/index.js';
 import { categorizeEndpoints } from '../model/categorize.js';
-import type { ProxyState, ServiceEndpoint, ServicePort } from '../model/types.js';
+import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 const PROTOCOL_NUMBER = { TCP: 6, UDP: 17, SCTP: 132 } as const;
 
@@ -27,7 +27,25 @@ function cleanedProtocol(sp: ServicePort): number | undefined {
 
 /** The endpoints a service port's rules may send traffic to. */
 function reachable(state: ProxyState, sp: ServicePort): readonly ServiceEndpoint[] {
-  return categorizeEndpoints(state.endpoints.get(sp.id) ?? [], sp).allReachableEndpoints;
+  return reachableOf(sp, state.endpoints.get(sp.id) ?? []);
+}
+
+function reachableOf(sp: ServicePort, endpoints: readonly ServiceEndpoint[]): readonly ServiceEndpoint[] {
+  return categorizeEndpoints(endpoints, sp).allReachableEndpoints;
+}
+
+/**
+ * What the next sync's cleanup compares with: the UDP and SCTP service ports a sync programmed,
+ * each with its endpoint list. The model's state is updated in place by the next snapshot
+ * (tracker.ts), so the cleanup keeps references of its own; the tracker replaces service ports
+ * and endpoint lists, it never changes one.
+ */
+export type FlowBaseline = ReadonlyMap<ServicePortId, { sp: ServicePort; endpoints: readonly ServiceEndpoint[] }>;
+
+export function flowBaseline(state: ProxyState): FlowBaseline {
+  const out = new Map<ServicePortId, { sp: ServicePort; endpoints: readonly ServiceEndpoint[] }>();
+  for (const sp of state.services.values()) if (cleanedProtocol(sp) !== undefined) out.set(sp.id, { sp, endpoints: state.endpoints.get(sp.id) ?? [] });
+  return out;
 }
 
 /** The (address, port) pairs a client may have sent to, for a service port. */
@@ -49,10 +67,11 @@ export interface StaleFlows {
 }
 
 /**
- * The filters that select the flows this sync made stale, for one family. `previous` is the state the
- * last successful sync programmed (undefined before the first); `current` the state just programmed.
+ * The filters that select the flows this sync made stale, for one family. `previous` is the
+ * baseline of the last successful sync (flowBaseline; undefined before the first); `current` the
+ * state just programmed.
  */
-export function staleFlowFilters(previous: ProxyState | undefined, current: ProxyState): StaleFlows {
+export function staleFlowFilters(previous: FlowBaseline | undefined, current: ProxyState): StaleFlows {
   const filters: NativeConntrackFilter[] = [];
   const seen = new Set<string>();
   const add = (f: NativeConntrackFilter): void => {
@@ -70,10 +89,9 @@ export function staleFlowFilters(previous: ProxyState | undefined, current: Prox
   }
 
   // Case 1: every service port of the previous state (removed ones too) that lost a reachable endpoint.
-  for (const before of previous.services.values()) {
-    const protocol = cleanedProtocol(before);
-    if (protocol === undefined) continue;
-    const was = reachable(previous, before);
+  for (const { sp: before, endpoints } of previous.values()) {
+    const protocol = cleanedProtocol(before)!;
+    const was = reachableOf(before, endpoints);
     if (was.length === 0) continue;
     const after = current.services.get(before.id);
     const now = new Set(after ? reachable(current, after).map((ep) => `${ep.ip}|${ep.port}`) : []);
@@ -90,8 +108,8 @@ export function staleFlowFilters(previous: ProxyState | undefined, current: Prox
   for (const sp of current.services.values()) {
     const protocol = cleanedProtocol(sp);
     if (protocol === undefined || reachable(current, sp).length === 0) continue;
-    const before = previous.services.get(sp.id);
-    if (before && cleanedProtocol(before) === protocol && reachable(previous, before).length > 0) continue;
+    const before = previous.get(sp.id);
+    if (before && cleanedProtocol(before.sp) === protocol && reachableOf(before.sp, before.endpoints).length > 0) continue;
     newlyActive++;
     for (const d of destinations(sp)) add({ protocol, ...d });
   }

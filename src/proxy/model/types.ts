@@ -57,7 +57,10 @@ export interface ServiceEndpoint {
   outsideTopology?: true;
 }
 
-/** What the layouts consume: every service port of one IP family and its endpoints. */
+/**
+ * What the layouts consume: every service port of one IP family and its endpoints. The tracker's
+ * own, updated in place by its next snapshot (tracker.ts): read it during the sync it came with.
+ */
 export interface ProxyState {
   family: IPFamily;
   services: ReadonlyMap<ServicePortId, ServicePort>;

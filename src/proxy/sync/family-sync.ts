@@ -45,6 +45,7 @@ export interface SyncResult {
    * and sets whose touched elements were compared key by key (targeted-repair.ts).
    */
   repaired?: { chains: number; sets: number; elements: number };
+  /** From the start of bringing the model up to date (the tracker's snapshot) to the end of the sync. */
   durationMs: number;
 }
 
@@ -137,8 +138,12 @@ export class FamilySync {
     else this.dirty.add(scope);
   }
 
-  async sync(state: ProxyState, change: StateChange | undefined): Promise<SyncResult> {
-    const started = performance.now();
+  /**
+   * Syncs the table to `state`. `modelMs`: how long bringing `state` up to date took (the
+   * tracker's snapshot), counted in the duration as kube-proxy counts its map updates in its own.
+   */
+  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0): Promise<SyncResult> {
+    const started = performance.now() - modelMs;
     if (!this.needFull && this.now() - this.lastFullSync >= this.fullSyncPeriodMs) this.requestFullSync();
     const cleanup = await this.deleteStaleChains();
     this.exclusions.changed(change);

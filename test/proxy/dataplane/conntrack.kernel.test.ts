@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Netns } from '../../../src/netns/netns.js';
 import { loadNative } from '../../../src/native/binding.js';
-import { staleFlowFilters } from '../../../src/proxy/conntrack/stale.js';
+import { flowBaseline, staleFlowFilters } from '../../../src/proxy/conntrack/stale.js';
 import type { ProxyState, ServiceEndpoint, ServicePort } from '../../../src/proxy/model/types.js';
 import { proxyClusterFor, service, slice, wroteSomething } from './helpers.js';
 
@@ -154,7 +154,7 @@ describe('staleFlowFilters', () => {
   });
 
   it('selects the flows of a removed endpoint: service addresses and NodePort, reply source the endpoint', () => {
-    const r = staleFlowFilters(state([[sp(), [ep('198.18.1.1'), ep('198.18.1.2')]]]), state([[sp(), [ep('198.18.1.2')]]]));
+    const r = staleFlowFilters(flowBaseline(state([[sp(), [ep('198.18.1.1'), ep('198.18.1.2')]]])), state([[sp(), [ep('198.18.1.2')]]]));
     expect(r.filters).toEqual([
       { protocol: 17, dst: '198.18.200.10', dstPort: 53, replySrc: '198.18.1.1' },
       { protocol: 17, dst: '198.19.50.1', dstPort: 53, replySrc: '198.18.1.1' },
@@ -164,17 +164,17 @@ describe('staleFlowFilters', () => {
   });
 
   it('treats an endpoint that stopped being usable, and a removed service port, as gone', () => {
-    const before = state([[sp({ nodePort: 0, externalIPs: [] }), [ep('198.18.1.1'), ep('198.18.1.2')]]]);
+    const before = flowBaseline(state([[sp({ nodePort: 0, externalIPs: [] }), [ep('198.18.1.1'), ep('198.18.1.2')]]]));
     const r = staleFlowFilters(before, state([[sp({ nodePort: 0, externalIPs: [] }), [ep('198.18.1.1', { ready: false, serving: false }), ep('198.18.1.2')]]]));
     expect(r.filters).toEqual([{ protocol: 17, dst: '198.18.200.10', dstPort: 53, replySrc: '198.18.1.1' }]);
     expect(staleFlowFilters(before, state([])).filters).toHaveLength(2);
   });
 
   it('clears every flow to a port that goes from no endpoints to some; nothing for TCP', () => {
-    const r = staleFlowFilters(state([[sp({ externalIPs: [] }), []]]), state([[sp({ externalIPs: [] }), [ep('198.18.1.1')]]]));
+    const r = staleFlowFilters(flowBaseline(state([[sp({ externalIPs: [] }), []]])), state([[sp({ externalIPs: [] }), [ep('198.18.1.1')]]]));
     expect(r.filters).toEqual([{ protocol: 17, dst: '198.18.200.10', dstPort: 53 }, { protocol: 17, dstPort: 30053 }]);
-    expect(staleFlowFilters(state([]), state([[sp({ protocol: 'TCP' }), [ep('198.18.1.1')]]])).filters).toEqual([]);
-    expect(staleFlowFilters(state([[sp({ protocol: 'TCP' }), [ep('198.18.1.1')]]]), state([])).filters).toEqual([]);
+    expect(staleFlowFilters(flowBaseline(state([])), state([[sp({ protocol: 'TCP' }), [ep('198.18.1.1')]]])).filters).toEqual([]);
+    expect(staleFlowFilters(flowBaseline(state([[sp({ protocol: 'TCP' }), [ep('198.18.1.1')]]])), state([])).filters).toEqual([]);
   });
 
   it('without a baseline deletes only flows that were never DNAT\'ed, for ports with endpoints', () => {

@@ -397,14 +397,18 @@ describe('ChangeTracker', () => {
     t.endpointSlice('add', slice('a-1', 'a', 'IPv4', [ep('198.18.0.1')]));
     t.endpointSlice('add', slice('b-1', 'b', 'IPv4', [ep('198.18.0.2')]));
     const s0 = t.snapshot();
+    const a0 = s0.states.ipv4.endpoints.get('ns/a:http');
+    const b0 = s0.states.ipv4.endpoints.get('ns/b:http');
 
     t.endpointSlice('update', slice('a-1', 'a', 'IPv4', [ep('198.18.0.1'), ep('198.18.0.3')]));
     const s1 = t.snapshot();
     expect([...s1.change.ipv4.changedEndpoints]).toEqual(['ns/a:http']);
     expect([...s1.change.ipv4.changedServices]).toEqual([]);
-    expect(s0.states.ipv4.endpoints.get('ns/a:http')).toHaveLength(1);
+    // One state, updated in place: the changed port's list is replaced (not changed), the others kept.
+    expect(s1.states.ipv4).toBe(s0.states.ipv4);
+    expect(a0).toHaveLength(1);
     expect(s1.states.ipv4.endpoints.get('ns/a:http')).toHaveLength(2);
-    expect(s1.states.ipv4.endpoints.get('ns/b:http')).toBe(s0.states.ipv4.endpoints.get('ns/b:http'));
+    expect(s1.states.ipv4.endpoints.get('ns/b:http')).toBe(b0);
 
     t.service('update', service('a', { clusterIP: '198.18.96.1', ports: [{ name: 'http', port: 8080 }] }));
     const s2 = t.snapshot();
