@@ -62,6 +62,8 @@ export interface ManifestObject {
   origin: string;
   /** Already sent while its file was read (a first read streams its objects: see Sender). */
   sent?: boolean;
+  /** `object` holds only what deletes it (forgetBody): an unchanged file's objects are not redone at every read. */
+  forgotten?: boolean;
 }
 
 /**
@@ -296,6 +298,8 @@ function forgetBodies(objects: ReadonlyMap<string, ManifestObject>): void {
 }
 
 function forgetBody(obj: ManifestObject): void {
+  if (obj.forgotten) return;
+  obj.forgotten = true;
   const { name, namespace } = obj.object.metadata ?? {};
   obj.object = { kind: obj.kind, metadata: { name, ...(namespace !== undefined ? { namespace } : {}) } } as ManifestObject['object'];
 }
@@ -624,7 +628,7 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     return;
   }
   const key = `${kind}/${namespace}/${name}`;
-  const found: ManifestObject = { kind: manifestKind, key, object: valid.object, origin };
+  const found: ManifestObject = { kind: manifestKind, key, object: valid.object, origin, sent: false, forgotten: false };
   into.objects.push(found);
   // A first read sends it now (and then keeps only what deletes it), unless its key is taken.
   if (into.sender && !scan.objects.has(key)) {
