@@ -1,11 +1,15 @@
 // A JSON List (`{"kind": "List", "items": [...]}`, as `kubectl get -o json` writes it) read one
-// item at a time: the text is scanned for where each item starts and ends, and each is parsed only
-// when it is reached. The caller can then hand an item on and drop it before the next is parsed,
-// so that a 10 MB list never exists as one tree of objects (at 10k services that tree was most of
-// the proxy's peak memory). Any text the scanner does not recognise as exactly that shape is left
-// to JSON.parse of the whole, which also gives the right error message for broken JSON.
+// item at a time: the file's bytes are scanned for where each item starts and ends, and each is
+// decoded and parsed only when it is reached. The caller can then hand an item on and drop it before
+// the next is parsed, so that a 10 MB list never exists as one tree of objects (at 10k services that
+// tree was most of the proxy's peak memory), nor as one string: the text of the whole file would be
+// an object of its own in V8's large-object space, which only a full collection frees (a file
+// rewritten a few times a second left hundreds of MB of them behind). The scan works on UTF-8 bytes:
+// every byte it looks for is ASCII, and no byte of a multi-byte character is. Any text the scanner
+// does not recognise as exactly that shape is left to JSON.parse of the whole, which also gives the
+// right error message for broken JSON.
 
-/** The List without its items (`items: null`), and where each item's text is. */
+/** The List without its items (`items: null`), and where each item's bytes are. */
 export interface JsonListSpans {
   head: string;
   items: [start: number, end: number][];
@@ -14,18 +18,18 @@ export interface JsonListSpans {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-function skipWhitespace(text: string, i: number): number {
+function skipWhitespace(text: Uint8Array, i: number): number {
   for (;;) {
-    const c = text.charCodeAt(i);
+    const c = text[i];
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
     i++;
   }
 }
 
 /** The index after the string that opens at `i`, or -1. */
-function stringEnd(text: string, i: number): number {
+function stringEnd(text: Uint8Array, i: number): number {
   for (let j = i + 1; j < text.length; j++) {
-    const c = text.charCodeAt(j);
+    const c = text[j];
     if (c === BACKSLASH) j++;
     else if (c === QUOTE) return j + 1;
   }
@@ -33,20 +37,20 @@ function stringEnd(text: string, i: number): number {
 }
 
 /** The index after the value that starts at `i` (strings and brackets skipped whole), or -1. */
-function valueEnd(text: string, i: number): number {
-  const first = text.charCodeAt(i);
+function valueEnd(text: Uint8Array, i: number): number {
+  const first = text[i];
   if (first === QUOTE) return stringEnd(text, i);
   if (first !== 0x7b && first !== 0x5b) {
     let j = i;
     for (; j < text.length; j++) {
-      const c = text.charCodeAt(j);
+      const c = text[j];
       if (c === 0x2c || c === 0x7d || c === 0x5d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) break;
     }
     return j > i ? j : -1;
   }
   let depth = 0;
   for (let j = i; j < text.length; j++) {
-    const c = text.charCodeAt(j);
+    const c = text[j];
     if (c === QUOTE) {
       j = stringEnd(text, j) - 1;
       if (j < 0) return -1;
@@ -57,32 +61,32 @@ function valueEnd(text: string, i: number): number {
 }
 
 /** The items of a top-level object's "items" array, or undefined when the text is not that shape. */
-export function jsonListSpans(text: string): JsonListSpans | undefined {
+export function jsonListSpans(text: Uint8Array): JsonListSpans | undefined {
   let i = skipWhitespace(text, 0);
-  if (text.charCodeAt(i) !== 0x7b) return undefined;
+  if (text[i] !== 0x7b) return undefined;
   i = skipWhitespace(text, i + 1);
   let itemsAt: [number, number] | undefined;
   const items: [number, number][] = [];
-  while (text.charCodeAt(i) !== 0x7d) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined;
+  while (text[i] !== 0x7d) {
+    if (text[i] !== QUOTE) return undefined;
     const keyEnd = stringEnd(text, i);
     if (keyEnd < 0) return undefined;
-    const key = text.slice(i + 1, keyEnd - 1);
+    const key = utf8(text, i + 1, keyEnd - 1);
     i = skipWhitespace(text, keyEnd);
-    if (text.charCodeAt(i) !== 0x3a) return undefined;
+    if (text[i] !== 0x3a) return undefined;
     i = skipWhitespace(text, i + 1);
     // A second "items" would win in JSON.parse: leave such a text to it.
     if (key === 'items' && itemsAt) return undefined;
-    if (key === 'items' && text.charCodeAt(i) === 0x5b) {
+    if (key === 'items' && text[i] === 0x5b) {
       const start = i;
       i = skipWhitespace(text, i + 1);
-      while (text.charCodeAt(i) !== 0x5d) {
+      while (text[i] !== 0x5d) {
         const end = valueEnd(text, i);
         if (end < 0) return undefined;
         items.push([i, end]);
         i = skipWhitespace(text, end);
-        if (text.charCodeAt(i) === 0x2c) i = skipWhitespace(text, i + 1);
-        else if (text.charCodeAt(i) !== 0x5d) return undefined;
+        if (text[i] === 0x2c) i = skipWhitespace(text, i + 1);
+        else if (text[i] !== 0x5d) return undefined;
       }
       itemsAt = [start, i + 1];
       i++;
@@ -92,9 +96,18 @@ export function jsonListSpans(text: string): JsonListSpans | undefined {
       i = end;
     }
     i = skipWhitespace(text, i);
-    if (text.charCodeAt(i) === 0x2c) i = skipWhitespace(text, i + 1);
-    else if (text.charCodeAt(i) !== 0x7d) return undefined;
+    if (text[i] === 0x2c) i = skipWhitespace(text, i + 1);
+    else if (text[i] !== 0x7d) return undefined;
   }
   if (!itemsAt || skipWhitespace(text, i + 1) !== text.length) return undefined;
-  return { head: text.slice(0, itemsAt[0]) + 'null' + text.slice(itemsAt[1]), items };
+  return { head: utf8(text, 0, itemsAt[0]) + 'null' + utf8(text, itemsAt[1], text.length), items };
+}
+
+// A byte order mark is text like any other here: it is kept where it stands (a key that starts
+// with one is not "items"; a file that starts with one is left to JSON.parse, which refuses it).
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** The text of UTF-8 bytes [start, end). */
+export function utf8(bytes: Uint8Array, start: number, end: number): string {
+  return decoder.decode(bytes.subarray(start, end));
 }

@@ -7,7 +7,7 @@
 // keeps what the file gave before, because a file that does not parse is most often one being
 // written.
 
-import { jsonListSpans } from './json-list.js';
+import { jsonListSpans, utf8 } from './json-list.js';
 import { yaml } from '../../on-demand.js';
 
 /** Larger files are refused unread: a manifest of 100,000 objects is well under it. */
@@ -31,16 +31,17 @@ export type ParsedManifest = { documents: ManifestDocument[] } | { failed: strin
  */
 export class ManifestParseError extends Error {}
 
-export function parseManifest(file: string, text: string, json: boolean): ParsedManifest {
-  return json ? parseJson(file, text) : parseYaml(file, text);
+/** A manifest file's UTF-8 bytes -> its documents. */
+export function parseManifest(file: string, bytes: Uint8Array, json: boolean): ParsedManifest {
+  return json ? parseJson(file, bytes) : parseYaml(file, utf8(bytes, 0, bytes.length));
 }
 
-function parseJson(file: string, text: string): ParsedManifest {
-  const list = jsonListSpans(text);
-  if (list) return parseJsonList(file, text, list.head, list.items);
+function parseJson(file: string, bytes: Uint8Array): ParsedManifest {
+  const list = jsonListSpans(bytes);
+  if (list) return parseJsonList(file, bytes, list.head, list.items);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(utf8(bytes, 0, bytes.length));
   } catch (err) {
     return { failed: `not valid JSON: ${(err as Error).message}` };
   }
@@ -49,7 +50,7 @@ function parseJson(file: string, text: string): ParsedManifest {
 }
 
 /** A JSON List whose items are parsed when iterated (json-list.ts says why). */
-function parseJsonList(file: string, text: string, headText: string, spans: readonly [number, number][]): ParsedManifest {
+function parseJsonList(file: string, bytes: Uint8Array, headText: string, spans: readonly [number, number][]): ParsedManifest {
   let head: unknown;
   try {
     head = JSON.parse(headText);
@@ -62,7 +63,7 @@ function parseJsonList(file: string, text: string, headText: string, spans: read
       for (const [start, end] of spans) {
         let item: unknown;
         try {
-          item = JSON.parse(text.slice(start, end));
+          item = JSON.parse(utf8(bytes, start, end));
         } catch (err) {
           throw new ManifestParseError(`not valid JSON: ${(err as Error).message} (in the item at offset ${start})`);
         }

@@ -29,6 +29,7 @@ import { Backoff } from '../../k8s/backoff.js';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { validateObject } from '../../k8s/validation/validate.js';
+import { utf8 } from './json-list.js';
 import { ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
 import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
 
@@ -470,13 +471,14 @@ async function walk(root: string, dir: string, files: string[], scan: Scan, visi
  * A file's text and the hash of its bytes as read (hashing the text would encode it to UTF-8 again:
  * 11 MB at 10k services x 5). The bytes are let go here, before the text is parsed.
  */
-async function readTextAndHash(file: string): Promise<{ text: string; contentHash: string }> {
+/** The file's bytes, never made one string (json-list.ts says why), and their hash. */
+async function readBytesAndHash(file: string): Promise<{ bytes: Buffer; contentHash: string }> {
   const bytes = await readFile(file);
-  return { text: bytes.toString('utf8'), contentHash: createHash('sha1').update(bytes).digest('base64') };
+  return { bytes, contentHash: createHash('sha1').update(bytes).digest('base64') };
 }
 
 async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined, unfinishedYamlSettleMs: number): Promise<ManifestObject[] | 'failed' | 'gone'> {
-  let text: string;
+  let bytes: Buffer;
   let contentHash: string;
   let stamp: string;
   let modifiedAt: number;
@@ -492,14 +494,14 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
       scan.parsed.set(file, { stamp, hash: '', result: 'failed', problems: scan.problems.slice(firstProblem) });
       return 'failed';
     }
-    ({ text, contentHash } = await readTextAndHash(file));
+    ({ bytes, contentHash } = await readBytesAndHash(file));
   } catch (err) {
     // Deleted between listing and reading: the next event's re-read settles it.
     if (isGone(err)) return 'gone';
     cannotRead(scan, file, err);
     return 'failed';
   }
-  if (before && unfinishedYamlSettleMs > 0 && looksUnfinished(file, text) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
+  if (before && unfinishedYamlSettleMs > 0 && looksUnfinished(file, bytes) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
     // Kept as it was (read again with the retries) until it looks whole or settles.
     // A file read for the first time has nothing to keep: what parses of it applies at once.
     scan.unparsed = true;
@@ -508,7 +510,7 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
   }
   if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
   const firstProblem = scan.problems.length;
-  const result = parseAndCollect(file, text, scan, contentHash, sender);
+  const result = parseAndCollect(file, bytes, scan, contentHash, sender);
   if (result === 'failed') scan.unparsed = true;
   scan.parsed.set(file, { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) });
   return result;
@@ -519,14 +521,23 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
  * truncated JSON does not parse, so it keeps what it gave anyway; YAML often does parse, without
  * what was cut off, and an empty file parses as no objects at all.)
  */
-function looksUnfinished(file: string, text: string): boolean {
+function looksUnfinished(file: string, bytes: Uint8Array): boolean {
   // Emptied: a writer that truncates before it writes (a shell redirect, writeFile) was caught between.
-  if (/^\s*$/.test(text)) return true;
+  if (blank(bytes)) return true;
   if (extname(file).toLowerCase() === '.json') return false;
   // Indentation after the last line break is no sign: what follows a cut there is not seen either way.
-  let end = text.length - 1;
-  while (end >= 0 && (text[end] === ' ' || text[end] === '\t')) end--;
-  return end >= 0 && text[end] !== '\n';
+  let end = bytes.length - 1;
+  while (end >= 0 && (bytes[end] === 0x20 || bytes[end] === 0x09)) end--;
+  return end >= 0 && bytes[end] !== 0x0a;
+}
+
+/** Whitespace only (as /^\s*$/ has it), told from the first byte that is not ASCII whitespace. */
+function blank(bytes: Uint8Array): boolean {
+  for (const b of bytes) {
+    if (b === 0x20 || (b >= 0x09 && b <= 0x0d)) continue;
+    return b < 0x80 ? false : /^\s*$/.test(utf8(bytes, 0, bytes.length));
+  }
+  return true;
 }
 
 /** What an unchanged file gave last time. */
@@ -537,8 +548,8 @@ function reuse(file: string, parsed: ParsedFile, scan: Scan): ManifestObject[] |
   return parsed.result;
 }
 
-function parseAndCollect(file: string, text: string, scan: Scan, contentHash: string, sender: Sender | undefined): ManifestObject[] | 'failed' {
-  const parsed = parseManifest(file, text, extname(file).toLowerCase() === '.json');
+function parseAndCollect(file: string, bytes: Uint8Array, scan: Scan, contentHash: string, sender: Sender | undefined): ManifestObject[] | 'failed' {
+  const parsed = parseManifest(file, bytes, extname(file).toLowerCase() === '.json');
   if ('failed' in parsed) {
     addProblem(scan, file, parsed.failed, contentHash);
     return 'failed';

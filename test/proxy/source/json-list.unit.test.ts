@@ -5,23 +5,28 @@ import { describe, expect, it } from 'vitest';
 import { jsonListSpans } from '../../../src/proxy/source/json-list.js';
 import { ManifestSource } from '../../../src/proxy/source/manifests.js';
 
+const spans = (text: string): ReturnType<typeof jsonListSpans> => jsonListSpans(Buffer.from(text));
 const items = (text: string): unknown[] | undefined => {
-  const l = jsonListSpans(text);
-  return l && l.items.map(([s, e]) => JSON.parse(text.slice(s, e)) as unknown);
+  const bytes = Buffer.from(text);
+  const l = jsonListSpans(bytes);
+  return l && l.items.map(([s, e]) => JSON.parse(bytes.toString('utf8', s, e)) as unknown);
 };
 
 describe('a JSON List read item by item', () => {
   it('finds each item and the List without them, whatever the items hold', () => {
-    const list = { apiVersion: 'v1', kind: 'List', items: [{ a: '}]"\\', b: [1, { c: null }] }, 'x', 3, true, null, [[]]], metadata: { n: 1 } };
+    // Multi-byte characters too: the scan reads bytes, and none of theirs is a quote or a bracket.
+    const list = { apiVersion: 'v1', kind: 'List', items: [{ a: '}]"\\', b: [1, { c: null }] }, 'x', 3, true, null, [[]], 'é€😀', { '\ufeffitems': '\ufeff' }], metadata: { n: 'ü' } };
     const text = JSON.stringify(list, null, 2);
     expect(items(text)).toEqual(list.items);
-    expect(JSON.parse(jsonListSpans(text)!.head)).toEqual({ ...list, items: null });
+    expect(JSON.parse(spans(text)!.head)).toEqual({ ...list, items: null });
+    // A key that starts with a byte order mark is not "items" (the decoder keeps the mark).
+    expect(spans('{"\ufeffitems":[1]}')).toBeUndefined();
     expect(items('{"items":[]}')).toEqual([]);
   });
 
   it('leaves anything else to JSON.parse of the whole: no items, a second items, broken or trailing text', () => {
     for (const text of ['[1,2]', '{"kind":"List"}', '{"items":[1],"items":[2]}', '{"items":[1,2', '{"items":[1 2]}', '{"items":[1]} x', '{"items":{"a":1}}', '']) {
-      expect(jsonListSpans(text), text).toBeUndefined();
+      expect(spans(text), text).toBeUndefined();
     }
   });
 });

@@ -13,9 +13,9 @@ vi.mock('../../../src/proxy/source/manifest-parse.js', async (importOriginal) =>
   const original = await importOriginal<typeof import('../../../src/proxy/source/manifest-parse.js')>();
   return {
     ...original,
-    parseManifest: (file: string, text: string, json: boolean) => {
+    parseManifest: (file: string, bytes: Uint8Array, json: boolean) => {
       parsed.push(file);
-      return original.parseManifest(file, text, json);
+      return original.parseManifest(file, bytes, json);
     },
   };
 });
