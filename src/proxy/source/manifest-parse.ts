@@ -7,6 +7,7 @@
 // keeps what the file gave before, because a file that does not parse is most often one being
 // written.
 
+import { hash } from 'node:crypto';
 import { jsonListSpans, utf8 } from './json-list.js';
 import { yaml } from '../../on-demand.js';
 
@@ -49,6 +50,36 @@ function parseJson(file: string, bytes: Uint8Array): ParsedManifest {
   return { documents: [{ origin: file, value }] };
 }
 
+/**
+ * An item of a JSON List read item by item (the iterable of a List's `items` yields these): parsed
+ * when asked, so that a reader that has seen the same bytes before can skip it (digest()).
+ */
+export class JsonListItem {
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly start: number,
+    private readonly end: number,
+  ) {}
+
+  /** The item's bytes' SHA-1, to tell it from what stood at its place in an earlier read. */
+  digest(): string {
+    return hash('sha1', this.bytes.subarray(this.start, this.end), 'base64');
+  }
+
+  /** Throws ManifestParseError: the file then fails as a whole. */
+  value(): unknown {
+    let item: unknown;
+    try {
+      item = JSON.parse(utf8(this.bytes, this.start, this.end));
+    } catch (err) {
+      throw new ManifestParseError(`not valid JSON: ${(err as Error).message} (in the item at offset ${this.start})`);
+    }
+    // The List and its items array are two levels above the item.
+    if (nestedTooDeep(item, 2)) throw new ManifestParseError(`not read: nested deeper than ${MAX_NESTING_DEPTH} levels`);
+    return item;
+  }
+}
+
 /** A JSON List whose items are parsed when iterated (json-list.ts says why). */
 function parseJsonList(file: string, bytes: Uint8Array, headText: string, spans: readonly [number, number][]): ParsedManifest {
   let head: unknown;
@@ -58,19 +89,9 @@ function parseJsonList(file: string, bytes: Uint8Array, headText: string, spans:
     return { failed: `not valid JSON: ${(err as Error).message}` };
   }
   if (nestedTooDeep(head)) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
-  const items: Iterable<unknown> = {
+  const items: Iterable<JsonListItem> = {
     *[Symbol.iterator]() {
-      for (const [start, end] of spans) {
-        let item: unknown;
-        try {
-          item = JSON.parse(utf8(bytes, start, end));
-        } catch (err) {
-          throw new ManifestParseError(`not valid JSON: ${(err as Error).message} (in the item at offset ${start})`);
-        }
-        // The List and its items array are two levels above the item.
-        if (nestedTooDeep(item, 2)) throw new ManifestParseError(`not read: nested deeper than ${MAX_NESTING_DEPTH} levels`);
-        yield item;
-      }
+      for (const [start, end] of spans) yield new JsonListItem(bytes, start, end);
     },
   };
   return { documents: [{ origin: file, value: { ...(head as object), items } }] };

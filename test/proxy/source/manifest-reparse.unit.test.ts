@@ -64,3 +64,35 @@ it('an unchanged file is not parsed again, and its problem is not reported again
   expect(problems.map((p) => p.reason)).toEqual(['spec.ports[0].port: expected integer, not string']);
   expect(events).toEqual(['add a 80', 'add b 80', 'update b 81', 'update b 82']);
 });
+
+it('a List rewritten again gives its unchanged items as they were: only the changed ones are sent, problems included', async () => {
+  const list = (ports: (number | string)[]): string => `{"apiVersion":"v1","kind":"List","items":[${ports.map((p, i) => service(`s${i}`, p)).join(',')}]}`;
+  const file = join(dir, 'list.json');
+  await writeFile(file, list([80, 80, 'bad']));
+  const events: string[] = [];
+  const problems: string[] = [];
+  source = new ManifestSource(dir, { debounceMs: 10 });
+  await source.start({
+    service: (t, s) => events.push(`${t} ${s.metadata?.name} ${s.spec?.ports?.[0]?.port}`),
+    endpointSlice: () => {},
+    synced: () => {},
+    problem: (p) => problems.push(`${p.origin}: ${p.reason}`),
+  });
+  expect(events).toEqual(['add s0 80', 'add s1 80']);
+  // The first change is parsed whole (a file that never changed keeps nothing of its items)...
+  await writeFile(file, list([80, 81, 'bad']));
+  await until(() => events.includes('update s1 81'), 's1 updated');
+  expect(events.slice(2)).toEqual(['update s0 80', 'update s1 81']);
+  // ...from the second on, only what changed: s1 again, and s2, which now reads.
+  await writeFile(file, list([80, 82, 83]));
+  await until(() => events.includes('add s2 83'), 's2 added');
+  expect(events.slice(4)).toEqual(['update s1 82', 'add s2 83']);
+  // A problem of an unchanged item is reported again when its file changed, as a parse of it would.
+  await writeFile(file, list([80, 82, 'bad']));
+  await until(() => events.includes('delete s2 undefined'), 's2 refused');
+  await writeFile(file, list([84, 82, 'bad']));
+  await until(() => events.includes('update s0 84'), 's0 updated');
+  const refusals = problems.filter((p) => p.includes('items[2]'));
+  expect(refusals).toHaveLength(4);
+  expect(new Set(refusals).size).toBe(1);
+});
