@@ -243,10 +243,10 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
         const sp = ports[i]!;
         const before = services.get(sp.id);
         const same = before !== undefined && sameServicePort(before, sp);
+        // An unchanged port keeps its object: what consumers keyed by it (the layouts' hashed
+        // chain names) stays found.
         if (!same) {
           changedServices.add(sp.id);
-          // An unchanged port keeps its object: what consumers keyed by it (the layouts' hashed
-          // chain names) stays found.
           services.set(sp.id, sp);
         }
         const list = merged[i]!;

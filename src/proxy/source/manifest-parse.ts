@@ -28,7 +28,8 @@ export type ParsedManifest = { documents: ManifestDocument[] } | { failed: strin
 
 /**
  * Thrown while a JSON List's items are read one by one (a document's `items` is then an iterable
- * that parses as it goes): the file fails as a whole, as if JSON.parse of the whole had failed.
+ * of JsonListItem, each parsed when asked): the file fails as a whole, as if JSON.parse of the
+ * whole had failed.
  */
 export class ManifestParseError extends Error {}
 

@@ -341,8 +341,8 @@ interface ScanMemory {
 }
 
 /**
- * What one item of a JSON List gave (an object, or none and a problem), under "index:digest of its
- * bytes". A file that changed is likely to change again (a generator rewriting it), so a read of a
+ * What one item of a JSON List gave (an object, or none and a problem), under "index:kind the List
+ * implies:digest of its bytes". A file that changed is likely to change again (a generator rewriting it), so a read of a
  * file read before keeps these, and the next read takes an item whose bytes are the same at the
  * same place from them: not parsed, not validated and not sent again. Only the items that changed
  * cost anything, instead of the whole file (at 10k services an 11 MB List, 20k objects, rewritten
@@ -351,7 +351,7 @@ interface ScanMemory {
  */
 interface ItemMemo {
   objects: ManifestObject[];
-  problems: { origin: string; reason: string; object?: SourceProblem['object'] }[];
+  problems: SourceProblem[];
 }
 
 /** What a file gave: its objects (or that it failed to parse) and the problems on the way. */
@@ -681,7 +681,8 @@ function collectListItem(item: JsonListItem, index: number, origin: string, impl
     collectObject(item.value(), origin, impliedKind, into);
     return;
   }
-  const key = `${index}:${item.digest()}`;
+  // The kind the List implies is part of what an item gives (a ServiceList's items need not say theirs).
+  const key = `${index}:${impliedKind ?? ''}:${item.digest()}`;
   const memo = into.items.earlier?.get(key);
   if (memo) {
     into.objects.push(...memo.objects);

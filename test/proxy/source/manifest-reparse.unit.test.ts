@@ -94,3 +94,18 @@ it('a List rewritten again gives its unchanged items as they were: only the chan
   expect(refusals).toHaveLength(4);
   expect(new Set(refusals).size).toBe(1);
 });
+
+it('an unchanged item of a List whose kind changed is read again: the List implies its kind', async () => {
+  const item = (name: string): string => JSON.stringify({ apiVersion: 'v1', metadata: { name, namespace: 'default' }, spec: { clusterIP: '198.18.0.11', ports: [{ port: 80 }] } });
+  const file = join(dir, 'list.json');
+  const write = (kind: string, names: string[]): Promise<void> => writeFile(file, `{"apiVersion":"v1","kind":"${kind}","items":[${names.map(item).join(',')}]}`);
+  await write('ServiceList', ['x']);
+  const { events } = await startSource();
+  // A second read of a changed file keeps what its items gave...
+  await write('ServiceList', ['x', 'y']);
+  await until(() => events.includes('add y 80'), 'y added');
+  // ...but x, the same bytes at the same place, is not a Service in a NodeList.
+  await write('NodeList', ['x', 'y']);
+  await until(() => events.includes('delete x undefined') && events.includes('delete y undefined'), 'both gone as Services');
+  expect(events).toEqual(['add x 80', 'update x 80', 'add y 80', 'delete x undefined', 'delete y undefined']);
+});
