@@ -4,6 +4,7 @@
 // merging (mergeEndpoints) combines every slice of one service for the ServicePorts of one family.
 
 import { LABEL_HEADLESS, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, type EndpointSlice } from '../../k8s/objects.js';
+import { flat } from '../flat-string.js';
 import { API_FAMILY_NAME, canonicalAddress, checkPort, fail, IP_FAMILIES, InvalidFieldError, objectRef, protocolOf } from './service.js';
 import type { InvalidObject, IPFamily, Protocol, ServiceEndpoint, ServicePort } from './types.js';
 
@@ -38,7 +39,7 @@ export type EndpointSliceReadResult = { slice: EndpointSliceInfo } | { invalid: 
 export function sliceServiceKey(slice: EndpointSlice): string | undefined {
   const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
   const namespace = slice.metadata?.namespace;
-  return service && namespace ? `${namespace}/${service}` : undefined;
+  return service && namespace ? flat(namespace, '/', service) : undefined;
 }
 
 export function readEndpointSlice(slice: EndpointSlice): EndpointSliceReadResult {

@@ -10,6 +10,7 @@
 
 import { LABEL_SERVICE_PROXY_NAME, type Service } from '../../k8s/objects.js';
 import { formatIPv4, formatIPv6, parseIPv4, parseIPv6, parsePrefix } from '../../nft/index.js';
+import { flat } from '../flat-string.js';
 import { creationTime } from './claims.js';
 import type { InvalidObject, IPFamily, Protocol, ServicePort, TrafficPolicy } from './types.js';
 
@@ -120,7 +121,7 @@ export function servicePortsOfFamily(info: ServiceInfo, family: IPFamily): Servi
 
 /** kube-proxy's ServicePortName.String(). */
 export function servicePortId(namespace: string, name: string, portName: string): string {
-  return `${namespace}/${name}:${portName}`;
+  return flat(namespace, '/', name, ':', portName);
 }
 
 /** "namespace/name" for messages, with placeholders so a nameless object is still recognisable. */

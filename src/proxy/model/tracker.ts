@@ -12,6 +12,7 @@
 
 import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, type EndpointSlice, type Node, type Service } from '../../k8s/objects.js';
 import type { EventType, SourceHandler } from '../source/source.js';
+import { flat } from '../flat-string.js';
 import { AddressClaims, lostClaimReason } from './claims.js';
 import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
 import { IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
@@ -374,7 +375,7 @@ function emptyFamilyState(family: IPFamily): FamilyState {
 }
 
 function objectKey(meta: { name?: string; namespace?: string } | undefined): string {
-  return `${meta?.namespace ?? ''}/${meta?.name ?? ''}`;
+  return flat(meta?.namespace ?? '', '/', meta?.name ?? '');
 }
 
 // Both are built field by field in a fixed order (service.ts, endpoints.ts), so their JSON compares

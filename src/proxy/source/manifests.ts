@@ -29,6 +29,7 @@ import { Backoff } from '../../k8s/backoff.js';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { validateObject } from '../../k8s/validation/validate.js';
+import { flat } from '../flat-string.js';
 import { utf8 } from './json-list.js';
 import { JsonListItem, ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
 import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
@@ -627,7 +628,7 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
     let i = 0;
     for (const item of items as Iterable<unknown>) {
-      const itemOrigin = `${origin} items[${i}]`;
+      const itemOrigin = flat(origin, ' items[', i, ']');
       if (item instanceof JsonListItem) collectListItem(item, i, itemOrigin, itemKind, into);
       else collectObject(item, itemOrigin, itemKind, into);
       i++;
@@ -665,7 +666,7 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     addProblem(scan, `${kind} ${ref} in ${origin}`, valid.reason, contentHash, { kind, ref });
     return;
   }
-  const key = `${kind}/${namespace}/${name}`;
+  const key = flat(kind, '/', namespace, '/', name);
   const found: ManifestObject = { kind: manifestKind, key, object: valid.object, origin, sent: false, forgotten: false };
   into.objects.push(found);
   // A first read sends it now (and then keeps only what deletes it), unless its key is taken.
