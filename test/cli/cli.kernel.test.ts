@@ -12,11 +12,21 @@ import { BIN as bin } from '../../src/netns/proxy-process.js';
 const made: Netns[] = [];
 afterAll(() => made.forEach((n) => n.remove()));
 
-function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
+function run(args: string[], env?: NodeJS.ProcessEnv): { status: number | null; stdout: string; stderr: string } {
   if (!existsSync(new URL('../../dist/bundle/cli.js', import.meta.url))) throw new Error('dist/ is missing: run npm run build:ts (scripts/test.sh does)');
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 20_000, ...(env ? { env: { ...process.env, ...env } } : {}) });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+it('starts whatever the compile cache directory: one it cannot make means no cache, not a hang', () => {
+  // Node 24.22's own mkdir of the cache spins forever under /proc (bin/nftlink.js); a read-only
+  // or missing parent fails at once. Each must still run the command.
+  for (const dir of ['/proc/self', '/proc/nonexistent', '/dev/null/x', '/nonexistent-nftlink/x']) {
+    const r = run(['--version'], { TMPDIR: dir, NODE_COMPILE_CACHE: '' });
+    expect(r.status, dir).toBe(0);
+    expect(r.stdout, dir).toMatch(/^nftlink v\d+\.\d+\.\d+\n$/);
+  }
+});
 
 it('nftlink list prints the namespace ruleset as nft text', () => {
   const ns = Netns.create();
