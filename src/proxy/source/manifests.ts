@@ -343,12 +343,12 @@ interface ScanMemory {
 
 /**
  * What one item of a JSON List gave (an object, or none and a problem), under "index:kind the List
- * implies:digest of its bytes". A file that changed is likely to change again (a generator rewriting it), so a read of a
- * file read before keeps these, and the next read takes an item whose bytes are the same at the
- * same place from them: not parsed, not validated and not sent again. Only the items that changed
- * cost anything, instead of the whole file (at 10k services an 11 MB List, 20k objects, rewritten
- * a few times a second for a change of a few). A first read keeps none: a file that never changes
- * costs nothing for it.
+ * implies:digest of its bytes". A file that changed is likely to change again (a generator
+ * rewriting it), so a read of a file read before keeps these, and the next read takes an item
+ * whose bytes are the same at the same place from them: not parsed, not validated and not sent
+ * again. Only the items that changed cost anything, instead of the whole file (at 10k services an
+ * 11 MB List, 20k objects, rewritten a few times a second for a change of a few). A first read
+ * keeps none: a file that never changes costs nothing for it.
  */
 interface ItemMemo {
   objects: ManifestObject[];
@@ -628,9 +628,8 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
     let i = 0;
     for (const item of items as Iterable<unknown>) {
-      const itemOrigin = flat(origin, ' items[', i, ']');
-      if (item instanceof JsonListItem) collectListItem(item, i, itemOrigin, itemKind, into);
-      else collectObject(item, itemOrigin, itemKind, into);
+      if (item instanceof JsonListItem) collectListItem(item, i, origin, itemKind, into);
+      else collectObject(item, itemOrigin(origin, i), itemKind, into);
       i++;
     }
     return;
@@ -676,15 +675,20 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
   }
 }
 
+/** "<the List's origin> items[i]". */
+function itemOrigin(listOrigin: string, index: number): string {
+  return flat(listOrigin, ' items[', index, ']');
+}
+
 /** An item of a JSON List read item by item: from what the same bytes gave before, or parsed (ItemMemo). */
-function collectListItem(item: JsonListItem, index: number, origin: string, impliedKind: string | undefined, into: Collector): void {
+function collectListItem(item: JsonListItem, index: number, listOrigin: string, impliedKind: string | undefined, into: Collector): void {
   if (!into.items) {
-    collectObject(item.value(), origin, impliedKind, into);
+    collectObject(item.value(), itemOrigin(listOrigin, index), impliedKind, into);
     return;
   }
   // The kind the List implies is part of what an item gives (a ServiceList's items need not say theirs).
   const key = `${index}:${impliedKind ?? ''}:${item.digest()}`;
-  const memo = into.items.earlier?.get(key);
+  let memo = into.items.earlier?.get(key);
   if (memo) {
     into.objects.push(...memo.objects);
     // Under this read's content hash: a changed file reports its problems again, as a parse would.
@@ -692,9 +696,8 @@ function collectListItem(item: JsonListItem, index: number, origin: string, impl
   } else {
     const objects = into.objects.length;
     const problems = into.scan.problems.length;
-    collectObject(item.value(), origin, impliedKind, into);
-    into.items.now.set(key, { objects: into.objects.slice(objects), problems: into.scan.problems.slice(problems).map(({ problem }) => problem) });
-    return;
+    collectObject(item.value(), itemOrigin(listOrigin, index), impliedKind, into);
+    memo = { objects: into.objects.slice(objects), problems: into.scan.problems.slice(problems).map(({ problem }) => problem) };
   }
   into.items.now.set(key, memo);
 }
