@@ -107,6 +107,18 @@ struct SetRef {
   std::string name;
 };
 
+// Whether the set is anonymous and its userdata carries nftlink's elements digest (dump.h).
+bool digestedAnonymous(nftnl_set *s) {
+  if (!(nftnl_set_get_u32(s, NFTNL_SET_FLAGS) & NFT_SET_ANONYMOUS) || !nftnl_set_is_set(s, NFTNL_SET_USERDATA))
+    return false;
+  uint32_t len = 0;
+  auto *u = static_cast<const uint8_t *>(nftnl_set_get_data(s, NFTNL_SET_USERDATA, &len));
+  // TLVs of u8 type, u8 length, value (libnftnl's udata.h); a malformed tail ends the walk.
+  for (uint32_t i = 0; u && i + 2 <= len && i + 2 + u[i + 1] <= len; i += 2 + u[i + 1])
+    if (u[i] == kElementsDigestUdata && u[i + 1] == 16) return true;
+  return false;
+}
+
 class Dumper {
  public:
   Dumper(NlSocket &sock, const DumpSpec &spec, Parts *parts = nullptr) : sock_(sock), spec_(spec), parts_(parts) {}
@@ -179,6 +191,7 @@ class Dumper {
     });
   }
 
+  // Writes the sets when `emit`; returns those whose elements the dump reads.
   std::vector<SetRef> sets(bool emit) {
     std::vector<SetRef> out;
     run("set", request(NFT_MSG_GETSET, spec_.family), [&](const nlmsghdr *nlh) {
@@ -188,7 +201,8 @@ class Dumper {
       const char *table = nftnl_set_get_str(s.get(), NFTNL_SET_TABLE);
       const char *name = nftnl_set_get_str(s.get(), NFTNL_SET_NAME);
       if (!tableMatches(table) || !name || !table) return;
-      out.push_back({familyOf(nlh), table, name});
+      const bool omitElements = (spec_.what & kDumpOmitDigestedElements) && digestedAnonymous(s.get());
+      if (!omitElements) out.push_back({familyOf(nlh), table, name});
       if (!emit) return;
       writeSetOp(*w_, s.get(), kNewSet, familyOf(nlh));
       count_++;

@@ -21,7 +21,17 @@ enum DumpWhat : uint32_t {
   kDumpObjects = 32,
   kDumpFlowtables = 64,
   kDumpAll = 127,
+  // With kDumpElements: leave out the elements of anonymous sets whose userdata carries nftlink's
+  // elements digest (kElementsDigestUdata). Such a set is constant once its rule is committed
+  // (the kernel refuses element changes to a bound anonymous set), so the digest stands for its
+  // elements; dumping them is most of a restart's kernel time when a table has thousands.
+  kDumpOmitDigestedElements = 128,
+  kDumpFlagsMax = 255,
 };
+
+// The set userdata TLV type nftlink writes an anonymous set's elements digest under (16 bytes).
+// nft ignores TLV types it does not know; its own set types end at 7.
+constexpr uint8_t kElementsDigestUdata = 0xc8;
 
 struct DumpSpec {
   uint32_t what = 0;

@@ -128,7 +128,9 @@ export interface NativeBinding {
   /** Drops the stream's parts; nothing is sent. Idempotent. */
   commitStreamCancel(s: NativeCommitStream): void;
   /**
-   * `what`: bitmask 1 tables, 2 chains, 4 sets, 8 elements, 16 rules. `family` 0 = all.
+   * `what`: bitmask 1 tables, 2 chains, 4 sets, 8 elements, 16 rules, 32 objects, 64 flowtables,
+   * and 128: with 8, not the elements of anonymous sets whose userdata holds nftlink's elements
+   * digest (inline-set.ts). `family` 0 = all.
    * Resolves with the compact reply format, one consistent generation (header genid).
    */
   dump(h: NativeHandle, what: number, family: number, table: string | null, chain?: string | null): Promise<Uint8Array>;

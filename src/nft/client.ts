@@ -30,6 +30,8 @@ const DUMP_ELEMENTS = 8;
 const DUMP_RULES = 16;
 const DUMP_OBJECTS = 32;
 const DUMP_FLOWTABLES = 64;
+/** With DUMP_ELEMENTS: not those of anonymous sets that carry an elements digest. */
+const DUMP_OMIT_DIGESTED_ELEMENTS = 128;
 
 export class Nftables implements MonitoringConnection {
   private constructor(
@@ -126,7 +128,8 @@ export class Nftables implements MonitoringConnection {
     // generation; when the two differ, the table changed in between and both are read again.
     for (let attempt = 0; ; attempt++) {
       const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES, family, table, null);
-      const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS, family, table, null);
+      const omit = opts.anonymousElements === false ? DUMP_OMIT_DIGESTED_ELEMENTS : 0;
+      const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit, family, table, null);
       // Not an unhandled rejection while the first half is decoded: awaited below.
       sets.catch(() => {});
       const d = new RulesetDecoder(decodeOpts);

@@ -38,6 +38,14 @@ export interface DumpOptions {
   /** Leave out set elements (faster when only the structure is needed). */
   elements?: boolean;
   /**
+   * `false`: leave out the elements of the anonymous sets nftlink wrote (those with an
+   * `elementsDigest`), which rules then compare by digest (sameRule). The kernel finds each
+   * anonymous set by name in a list of all the table's sets, again for each part of its dump, so
+   * a table with thousands of inline sets dumps far faster without them. Such rules cannot be
+   * written back as they are read.
+   */
+  anonymousElements?: boolean;
+  /**
    * Also give each set's element identities as the kernel's bytes spell them (NftSet.elementKeys),
    * so that a caller keying elements by identity need not encode every decoded value back.
    */

@@ -92,6 +92,12 @@ export interface NftSet {
   comment?: string;
   /** Anonymous sets are bound to one rule and printed inline by nft. */
   anonymous?: boolean;
+  /**
+   * An anonymous set nftlink wrote: the digest of its types and elements that it keeps in the
+   * set's userdata (inline-set.ts). A dump with `anonymousElements: false` reads such sets
+   * without their elements; their rules still compare, by this digest.
+   */
+  elementsDigest?: string;
   handle?: number;
   /** Elements, when a dump read them (or when a transaction adds them with the set). */
   elements?: readonly SetElement[];

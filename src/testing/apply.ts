@@ -3,6 +3,7 @@
 // them for the operation's messages). A refused operation changes nothing.
 
 import type { Chain, Expr, NftSet, Operation, Rule, SetElement, Table } from '../nft/index.js';
+import { inlineSetDigest } from '../nft/inline-set.js';
 import { ERRNO } from '../nft/netlink/constants.js';
 import { setFlags } from '../nft/netlink/encode.js';
 import { WireKind } from '../nft/netlink/wire-format.js';
@@ -300,6 +301,9 @@ function exprFaultOf(t: FakeTable, exprs: readonly Expr[]): Fault | undefined {
  */
 function bindInlineSet(state: RulesetState, t: FakeTable | undefined, r: Rule, e: Extract<Expr, { type: 'lookup' }>, k: number, anonymousName: () => string, faults: Fault[]): Expr {
   const inline = e.inline!;
+  if (inline.elements === undefined && inline.elementsDigest !== undefined) {
+    throw new RangeError(`a rule of chain ${r.chain} has an inline set read without its elements (a dump with anonymousElements: false): it cannot be written back`);
+  }
   const elements = inline.elements ?? [];
   if (!t) {
     faults.push({ ...missingAt(WireKind.Set, NFTA.SET_TABLE), inlineExpr: k });
@@ -307,7 +311,8 @@ function bindInlineSet(state: RulesetState, t: FakeTable | undefined, r: Rule, e
     return e;
   }
   const name = inline.name && !inline.name.includes('%d') ? inline.name : anonymousName();
-  const set: NftSet = { ...declaration(inline), family: r.family, table: r.table, name, anonymous: true, handle: ++t.lastHandle };
+  // With the digest the encoder writes into its userdata (inline-set.ts).
+  const set: NftSet = { ...declaration(inline), family: r.family, table: r.table, name, anonymous: true, handle: ++t.lastHandle, elementsDigest: inlineSetDigest(inline) };
   const fakeSet: FakeSet = { set, elements: new Map(), ownsElements: true };
   const refused = addElements(state, t, fakeSet, 'add', elements);
   faults.push(...refused.map((f) => ({ ...f, inlineExpr: k })));

@@ -1,8 +1,9 @@
 // The fake's ruleset as a dump reads the kernel's: tables, chains, sets (with their elements and,
 // when asked, their identities) and rules in creation and chain order, with their handles; a
-// rule's inline sets inside its lookups.
+// rule's inline sets inside its lookups (without the elements of digested ones when asked, as the
+// addon leaves them out).
 
-import type { DumpOptions, NftSet, Ruleset } from '../nft/index.js';
+import type { DumpOptions, Expr, NftSet, Rule, Ruleset } from '../nft/index.js';
 import { withToJSON } from '../nft/render/json.js';
 import { elementKey } from '../nft/values.js';
 import type { FakeSet, RulesetState } from './ruleset-state.js';
@@ -20,7 +21,7 @@ export function dumpRuleset(state: RulesetState, generation: number, opts: DumpO
     out.tables.push(t.table);
     for (const c of t.chains.values()) {
       out.chains.push(c.chain);
-      out.rules.push(...c.rules);
+      out.rules.push(...(opts.anonymousElements === false ? c.rules.map(withoutDigestedElements) : c.rules));
     }
     for (const s of t.sets.values()) out.sets.push(dumpedSet(s, opts));
     if (t.objects.size) (out.objects ??= []).push(...t.objects.values());
@@ -28,6 +29,18 @@ export function dumpRuleset(state: RulesetState, generation: number, opts: DumpO
   }
   // JSON-safe as a kernel dump is (render/json.ts).
   return withToJSON(structuredCopy(out));
+}
+
+/** The rule with its digested inline sets' elements left out. */
+function withoutDigestedElements(r: Rule): Rule {
+  const digested = (e: Expr): boolean => e.type === 'lookup' && e.inline?.elementsDigest !== undefined;
+  if (!r.exprs.some(digested)) return r;
+  const exprs = r.exprs.map((e) => {
+    if (e.type !== 'lookup' || !digested(e)) return e;
+    const { elements: _elements, ...inline } = e.inline!;
+    return { ...e, inline };
+  });
+  return { ...r, exprs };
 }
 
 function dumpedSet(s: FakeSet, opts: DumpOptions): NftSet {

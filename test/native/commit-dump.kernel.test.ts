@@ -81,6 +81,11 @@ describe("native addon: commit and dump", () => {
     const one = decode(await native().dumpSetElements(h(), NFPROTO_IPV4, TABLE, "s"));
     expect(one.ops.length).toBe(1);
     expect(one.ops[0]?.elems.length).toBe(1000);
+    // 128 (leave out digested anonymous sets' elements) alone names nothing to dump.
+    await expect(native().dump(h(), 128, 0, null)).rejects.toThrow(/`what` must be a bitmask .*\(at least one of them\)/);
+    await expect(native().dump(h(), 256, 0, null)).rejects.toThrow(TypeError);
+    // A named set carries no digest: its elements are dumped with the flag as without it.
+    expect(decode(await native().dump(h(), 4 | 8 | 128, NFPROTO_IPV4, TABLE)).ops.flatMap((o) => o.elems).length).toBe(1000);
   });
 
   it("commits 200,000 elements in one batch", async () => {

@@ -123,6 +123,11 @@ export const UDATA = {
   SET_EXPR: 5,
   SET_DATA_INTERVAL: 6,
   SET_COMMENT: 7,
+  /**
+   * nftlink's own: an anonymous set's elements digest (inline-set.ts). Far above nft's types,
+   * which nft's parser skips when it does not know them; the addon looks for it in dumps.
+   */
+  SET_ELEMENTS_DIGEST: 0xc8,
   SET_TYPEOF_EXPR: 0,
   SET_TYPEOF_DATA: 1,
   SET_ELEM_COMMENT: 0,

@@ -18,6 +18,11 @@ export class UdataBuilder {
     this.parts.push(type, b.length + 1, ...b, 0);
     return this;
   }
+  raw(type: number, b: Uint8Array): this {
+    if (b.length > 255) throw new RangeError(`userdata value of ${b.length} bytes is too long`);
+    this.parts.push(type, b.length, ...b);
+    return this;
+  }
   nest(type: number, inner: UdataBuilder): this {
     const b = inner.bytes();
     this.parts.push(type, b.length, ...b);

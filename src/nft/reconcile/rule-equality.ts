@@ -1,6 +1,6 @@
 // Two rules are the same when they run the same expressions with the same constants, and carry the
 // same comment. What the kernel adds or renames is left out: counter values, the names and
-// transaction ids of inline anonymous sets (whose elements are compared, sorted, instead), the
+// transaction ids of inline anonymous sets (whose contents are compared instead: inline-set.ts), the
 // upper NAT registers and flags it fills in, and register numbers that name the same storage.
 // Compared field by field, without building text: a restart at 10k services compares 10,000 rules
 // read back against 10,000 built (as text this was an eighth of the restart), and rules nft's
@@ -8,27 +8,9 @@
 
 import type { Expr, LookupExpr, NatExpr } from '../expr/index.js';
 import { NF_NAT_RANGE } from '../netlink/constants.js';
-import type { Chain, NftSet, Rule, SetElement } from '../objects.js';
-import type { Datatype } from '../types/datatypes.js';
-import { compareBytes, elementKey } from '../values.js';
-
-function typesText(t: readonly Datatype[] | 'verdict' | undefined): string {
-  if (t === undefined) return '';
-  if (t === 'verdict') return 'verdict';
-  return t.map((x) => `${x.name}/${x.size}`).join('.');
-}
-
-function elementText(set: NftSet, e: SetElement): string {
-  let v = '';
-  if (e.value !== undefined) v = Array.isArray(e.value) ? e.value.join(',') : JSON.stringify(e.value);
-  return `${elementKey(set, e)}=${v}`;
-}
-
-/** An inline set as text: its types and its elements, sorted (the kernel returns them in hash order). */
-function inlineText(set: NftSet): string {
-  const elements = (set.elements ?? []).map((e) => elementText(set, e)).sort();
-  return `{${typesText(set.key)}:${typesText(set.data)}|${elements.join(';')}}`;
-}
+import { sameInlineSet } from '../inline-set.js';
+import type { Chain, Rule } from '../objects.js';
+import { compareBytes } from '../values.js';
 
 /**
  * A register as the 32-bit word it starts at: the kernel reports NFT_REG32_04 as NFT_REG_2 (the
@@ -120,7 +102,7 @@ export function sameExpr(a: Expr, b: Expr): boolean {
     case 'lookup': {
       const l = b as LookupExpr;
       if (a.inline || l.inline) {
-        if (!a.inline || !l.inline || inlineText(a.inline) !== inlineText(l.inline)) return false;
+        if (!a.inline || !l.inline || !sameInlineSet(a.inline, l.inline)) return false;
       } else if (a.set !== l.set) return false;
       return sameFields(a, l, LOOKUP_SKIP);
     }

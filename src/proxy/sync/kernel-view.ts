@@ -29,7 +29,9 @@ export class KernelView {
 
   /** Reads the table back (chains with their rules, sets with elements); the layout adopts what it finds. */
   static async read(nft: NftConnection, family: Family, table: string, layout: Layout): Promise<KernelView> {
-    const rs = await nft.dump({ family, table, elementKeys: true });
+    // Inline sets' elements left out: their rules compare by digest (most of a restart's kernel time
+    // in the kube-proxy layout, which has an inline map per service with two or more endpoints).
+    const rs = await nft.dump({ family, table, elementKeys: true, anonymousElements: false });
     const view = new KernelView();
     view.table = rs.tables.length > 0;
     const rules = rulesByChain(rs.rules);

@@ -1,6 +1,7 @@
 // A dumped set -> NftSet: its types (with the byte order and `typeof` nft keeps in the userdata),
 // flags and properties. Its elements are decoded by elements.ts.
 
+import { ELEMENTS_DIGEST_BYTES } from '../../inline-set.js';
 import { NFT_OBJECT, type NftObjectType } from '../../named-objects.js';
 import type { NftSet, SetFlag } from '../../objects.js';
 import { integer, typesFromId, type Datatype } from '../../types/datatypes.js';
@@ -70,6 +71,8 @@ export function decodeSet(o: WireObject): NftSet {
   }
   const comment = udataString(udata.get(UDATA.SET_COMMENT));
   if (comment !== undefined) s.comment = comment;
+  const digest = udata.get(UDATA.SET_ELEMENTS_DIGEST);
+  if (s.anonymous && digest?.length === ELEMENTS_DIGEST_BYTES) s.elementsDigest = Buffer.from(digest.buffer, digest.byteOffset, digest.length).toString('hex');
   const handle = getU64Number(o.attrs, SET_ATTR.HANDLE);
   if (handle !== undefined) s.handle = handle;
   return s;

@@ -107,6 +107,7 @@ export function setUdata(s: NftSet): Uint8Array {
   }
   if (s.data) u.u32(UDATA.SET_DATA_INTERVAL, 0);
   if (s.comment !== undefined) u.strz(UDATA.SET_COMMENT, s.comment);
+  if (s.anonymous && s.elementsDigest !== undefined) u.raw(UDATA.SET_ELEMENTS_DIGEST, Buffer.from(s.elementsDigest, 'hex'));
   return u.bytes();
 }
 
