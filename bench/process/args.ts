@@ -42,7 +42,8 @@ const CHURN_SOURCES: readonly ChurnSource[] = ['manifests', 'informers'];
 
 export const PROCESS_USAGE = `usage: npm run bench:process -- [--runs N] [--slow-runs N] [--slow-services N]
                                 [--sizes 1000x5,10000x5,30000x5,100000x5,10000x1,5000x50,45000x1|none]
-                                [--layouts slots,kube-proxy] [--out FILE] [--chart FILE] [--quick]
+                                [--layouts slots,kube-proxy] [--out FILE] [--quick]
+                                [--chart FILE (default: docs/bench/process.svg; with --sizes, --out's name .svg)]
                                 [--from FILE (report and chart of a saved run; measures nothing)]
                                 [--informers (also proxy --once through the informers)]
                                 [--churn-seconds S (churn memory: a long-running proxy under churn; 0: off)]
@@ -73,7 +74,7 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
     sizes: quick ? [[1000, 5], [3000, 5]] : DEFAULT_SIZES.map((s) => [...s] as [number, number]),
     layouts: [...LAYOUT_NAMES],
     out: 'bench-results/process.json',
-    // A quick run's chart stays beside its JSON: docs/bench/ holds the full run's.
+    // A quick run's chart stays beside its JSON: docs/bench/ holds the full run's (see below).
     chart: quick ? 'bench-results/process.svg' : 'docs/bench/process.svg',
     quick,
     informers: false,
@@ -86,6 +87,7 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
     deltaChanges: 0,
   };
   const int = (flag: string, v: string | undefined, min: number): number => intValue(flag, v, min, PROCESS_USAGE);
+  let chartGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const v = argv[i + 1];
@@ -143,6 +145,7 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
         break;
       case '--chart':
         o.chart = v ?? o.chart;
+        chartGiven = true;
         break;
       case '--from':
         if (!v) throw new Error(`--from needs the JSON file of a saved run\n${PROCESS_USAGE}`);
@@ -158,5 +161,7 @@ export function parseProcessArgs(argv: readonly string[]): ProcessOptions {
     }
     i++;
   }
+  // A run of other sizes than the full run's draws its chart beside its JSON, not over docs/bench/'s.
+  if (!chartGiven && argv.includes('--sizes')) o.chart = o.out.replace(/\.json$/, '') + '.svg';
   return o;
 }

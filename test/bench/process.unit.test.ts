@@ -58,6 +58,11 @@ describe('options', () => {
     ]);
     expect(() => parseSizes('10k')).toThrow(/--sizes/);
     expect(parseProcessArgs(['--quick']).runs).toBe(1);
+    // Only the full run draws docs/bench/'s chart; a run of chosen sizes draws its own beside its JSON.
+    expect(parseProcessArgs([]).chart).toBe('docs/bench/process.svg');
+    expect(parseProcessArgs(['--sizes', '10000x5']).chart).toBe('bench-results/process.svg');
+    expect(parseProcessArgs(['--sizes', 'none', '--out', '/tmp/churn.json']).chart).toBe('/tmp/churn.svg');
+    expect(parseProcessArgs(['--sizes', '10000x5', '--chart', 'docs/bench/process.svg']).chart).toBe('docs/bench/process.svg');
   });
 });
 

@@ -479,21 +479,17 @@ async function walk(root: string, dir: string, files: string[], scan: Scan, visi
   }
 }
 
-/**
- * The objects of one file (refused ones reported and left out), "failed" when the file could not be
- * read or parsed (reported), "gone" when it was deleted after it was listed. A file whose stat is
- * what it was at its last read is not read again; one whose text is the same is not parsed again.
- */
-/**
- * A file's text and the hash of its bytes as read (hashing the text would encode it to UTF-8 again:
- * 11 MB at 10k services x 5). The bytes are let go here, before the text is parsed.
- */
 /** The file's bytes, never made one string (json-list.ts says why), and their hash. */
 async function readBytesAndHash(file: string): Promise<{ bytes: Buffer; contentHash: string }> {
   const bytes = await readFile(file);
   return { bytes, contentHash: createHash('sha1').update(bytes).digest('base64') };
 }
 
+/**
+ * The objects of one file (refused ones reported and left out), "failed" when the file could not be
+ * read or parsed (reported), "gone" when it was deleted after it was listed. A file whose stat is
+ * what it was at its last read is not read again; one whose text is the same is not parsed again.
+ */
 async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined, unfinishedYamlSettleMs: number): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let bytes: Buffer;
   let contentHash: string;
