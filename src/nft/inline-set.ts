@@ -1,14 +1,16 @@
-// An inline (anonymous) set's contents as one comparable value: its types and its elements, sorted
-// (the kernel returns them in hash order). Rules compare their inline sets by this text; the
-// encoder writes its digest into the set's userdata, so that a dump may leave the elements of
-// such sets out (DumpOptions.anonymousElements) and the rules still compare. The kernel refuses
-// element changes to an anonymous set once a rule binds it, so the digest written with the set
-// stays true for its life. Changing this text's form changes every digest: a process of the new
-// form rewrites each such rule once, then finds them equal again.
+// An inline (anonymous) set's contents, compared. Two sets read with their elements compare by
+// their text: types and the elements' kernel identities, sorted (the kernel returns them in hash
+// order). The encoder also writes a digest of the set's elements into its userdata, so that a
+// dump may leave the elements of such sets out (DumpOptions.anonymousElements) and their rules
+// still compare, by digest. The kernel refuses element changes to an anonymous set once a rule
+// binds it, so the digest written with the set stays true for its life. Changing the digest's
+// form changes every digest: a process of the new form rewrites each such rule once, then finds
+// them equal again.
 
 import { hash } from 'node:crypto';
 import type { NftSet, SetElement } from './objects.js';
-import type { Datatype } from './types/datatypes.js';
+import type { Datatype, Scalar } from './types/datatypes.js';
+import { isVerdict } from './types/verdict.js';
 import { elementKey } from './values.js';
 
 function typesText(t: readonly Datatype[] | 'verdict' | undefined): string {
@@ -32,21 +34,40 @@ export function inlineSetText(set: NftSet): string {
 /** Bytes of the digest in the set's userdata. */
 export const ELEMENTS_DIGEST_BYTES = 16;
 
+const scalars = (v: readonly Scalar[]): string[] => v.map(String);
+
 /**
- * The digest of the set's contents: the first 16 bytes of the SHA-256 of its text, in hex. A
- * set read without its elements (a dump that left them out) gives the digest it was written with.
+ * An element as its digest spells it: its values as given (JSON, so that no value can run into the
+ * next). Not inlineSetText's kernel identities: those parse every key into its interval's bytes,
+ * five times the cost, and the digest is only ever compared with one made by this function from
+ * the same code's objects.
  */
-export function inlineSetDigest(set: NftSet): string {
-  if (set.elements === undefined && set.elementsDigest !== undefined) return set.elementsDigest;
-  return hash('sha256', inlineSetText(set), 'hex').slice(0, ELEMENTS_DIGEST_BYTES * 2);
+function digestText(e: SetElement): string {
+  const v = e.value === undefined ? null : isVerdict(e.value) ? [e.value.kind, 'chain' in e.value ? e.value.chain : null] : scalars(e.value);
+  return JSON.stringify([scalars(e.key), e.keyEnd === undefined ? null : scalars(e.keyEnd), v, e.comment ?? null, e.timeout ?? null]);
 }
 
 /**
- * Whether two inline sets hold the same: by text when both came with their elements, else by
+ * The digest the encoder writes for this set's contents: the first 16 bytes of the SHA-256 of its
+ * types and its elements, sorted, in hex. Always made from the elements (a set read back keeps the
+ * digest it was written with in `elementsDigest`, which need not match elements changed since).
+ */
+export function elementsDigestOf(set: NftSet): string {
+  const elements = (set.elements ?? []).map(digestText).sort();
+  return hash('sha256', `${typesText(set.key)}:${typesText(set.data)}|${elements.join(';')}`, 'hex').slice(0, ELEMENTS_DIGEST_BYTES * 2);
+}
+
+/** What a set's contents are known by: the digest it was written with, or else one of its elements. */
+function knownDigest(set: NftSet): string {
+  return set.elementsDigest ?? elementsDigestOf(set);
+}
+
+/**
+ * Whether two inline sets hold the same: by their elements when both came with them, else by
  * digest (one of them was read without its elements).
  */
 export function sameInlineSet(a: NftSet, b: NftSet): boolean {
-  if (a.elementsDigest === undefined && b.elementsDigest === undefined) return inlineSetText(a) === inlineSetText(b);
   if (a.elements !== undefined && b.elements !== undefined) return inlineSetText(a) === inlineSetText(b);
-  return inlineSetDigest(a) === inlineSetDigest(b);
+  if (a.elementsDigest === undefined && b.elementsDigest === undefined) return inlineSetText(a) === inlineSetText(b);
+  return knownDigest(a) === knownDigest(b);
 }

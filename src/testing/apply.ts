@@ -3,7 +3,7 @@
 // them for the operation's messages). A refused operation changes nothing.
 
 import type { Chain, Expr, NftSet, Operation, Rule, SetElement, Table } from '../nft/index.js';
-import { inlineSetDigest } from '../nft/inline-set.js';
+import { elementsDigestOf } from '../nft/inline-set.js';
 import { ERRNO } from '../nft/netlink/constants.js';
 import { setFlags } from '../nft/netlink/encode.js';
 import { WireKind } from '../nft/netlink/wire-format.js';
@@ -312,7 +312,7 @@ function bindInlineSet(state: RulesetState, t: FakeTable | undefined, r: Rule, e
   }
   const name = inline.name && !inline.name.includes('%d') ? inline.name : anonymousName();
   // With the digest the encoder writes into its userdata (inline-set.ts).
-  const set: NftSet = { ...declaration(inline), family: r.family, table: r.table, name, anonymous: true, handle: ++t.lastHandle, elementsDigest: inlineSetDigest(inline) };
+  const set: NftSet = { ...declaration(inline), family: r.family, table: r.table, name, anonymous: true, handle: ++t.lastHandle, elementsDigest: elementsDigestOf(inline) };
   const fakeSet: FakeSet = { set, elements: new Map(), ownsElements: true };
   const refused = addElements(state, t, fakeSet, 'add', elements);
   faults.push(...refused.map((f) => ({ ...f, inlineExpr: k })));

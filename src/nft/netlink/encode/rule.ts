@@ -2,7 +2,7 @@
 // messages, as nft sends it, and refers to them by transaction id.
 
 import { encodeExpr, type Expr } from '../../expr/index.js';
-import { inlineSetDigest } from '../../inline-set.js';
+import { elementsDigestOf } from '../../inline-set.js';
 import type { NftSet, Rule } from '../../objects.js';
 import type { Verb } from '../../operations.js';
 import { RULE_ATTR } from '../attrs.js';
@@ -64,7 +64,7 @@ function bindInline(m: MessageWriter, e: Expr, r: Rule, exprIndex: number): Expr
     throw new RangeError(`a rule of chain ${r.chain} has an inline set read without its elements (a dump with anonymousElements: false): it cannot be written back`);
   }
   // The digest that lets a dump leave these elements out (inline-set.ts).
-  const s: NftSet = { ...e.inline, family: r.family, table: r.table, anonymous: true, elementsDigest: inlineSetDigest(e.inline) };
+  const s: NftSet = { ...e.inline, family: r.family, table: r.table, anonymous: true, elementsDigest: elementsDigestOf(e.inline) };
   if (!s.name || s.name.includes('%d')) s.name = m.anonymousSetName();
   m.inlineExpr = exprIndex;
   try {
