@@ -128,3 +128,19 @@ describe('JSON of what a dump holds', () => {
     expect(JSON.parse(JSON.stringify(value, jsonReplacer))).toEqual({ packets: 12, bytes: '1152921504606846976', data: '0x01ff', key: ['ipv4_addr', 'inet_service'] });
   });
 });
+
+describe('transaction options', () => {
+  it('expectedBytes sizes the buffer only: the request is the same bytes; a wrong value is named', () => {
+    const build = (tx: Transaction): Uint8Array => {
+      tx.add({ table }).add({ chain: { family: 'inet', table: 't', name: 'c' } });
+      for (let i = 0; i < 200; i++) tx.add({ rule: rule('inet').match(tcp.dport, 1000 + i).accept().rule('t', 'c') });
+      return tx.encode().buffer;
+    };
+    const plain = build(new Transaction());
+    expect(build(new Transaction({ expectedBytes: plain.length }))).toEqual(plain);
+    expect(build(new Transaction({ expectedBytes: 16 }))).toEqual(plain);
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 31, '4096']) {
+      expect(() => new Transaction({ expectedBytes: bad as number })).toThrow(new TypeError(`nftlink: Transaction: expectedBytes must be an integer from 0 to 1073741824, not ${String(bad)}`));
+    }
+  });
+});

@@ -42,7 +42,8 @@ export class Plan {
   readonly stats: PlanStats = { chainsWritten: 0, chainsFlushed: 0, elementsChanged: 0 };
 
   constructor(
-    private readonly newTransaction: () => Transaction,
+    /** A transaction, expected to grow to this many bytes (the part before it's, on a cold start). */
+    private readonly newTransaction: (expectedBytes?: number) => Transaction,
     /** Cut a new transaction at this size (cold start only). */
     readonly chunkOps?: number,
   ) {
@@ -119,7 +120,7 @@ export class Plan {
     if (this.tx.size === 0) return undefined;
     const sealed = this.tx;
     this.sealedOps += sealed.size;
-    this.tx = this.newTransaction();
+    this.tx = this.newTransaction(sealed.encodedSize);
     return sealed;
   }
 }

@@ -50,7 +50,10 @@ export class SyncPlanner {
    */
   newPlan(view: KernelView, chunkOps?: number): Plan {
     const prefix = view.anonymousSetPrefix;
-    return new Plan(() => new Transaction({ sets: [...view.sets.values(), ...this.index.declaredSets()], ...(prefix ? { anonymousSetPrefix: prefix } : {}) }), chunkOps);
+    return new Plan(
+      (expectedBytes) => new Transaction({ sets: [...view.sets.values(), ...this.index.declaredSets()], ...(prefix ? { anonymousSetPrefix: prefix } : {}), ...(expectedBytes ? { expectedBytes } : {}) }),
+      chunkOps,
+    );
   }
 
   /**

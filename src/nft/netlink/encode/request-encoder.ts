@@ -69,8 +69,9 @@ export class RequestEncoder implements MessageWriter {
   // Small at first, so that the buffer grows within the first operations: V8 then has seen the
   // writer's growth path before it optimises the functions that inline it. Starting at 64 KiB, the
   // first growth came after they were compiled, and each (attrStr, encodedItem) was deoptimised
-  // and compiled again (Node 20). Doubling makes the extra growths cost nothing that matters.
-  readonly w = new WireWriter(4096);
+  // and compiled again (Node 20). Doubling makes the extra growths cost little, except for a run
+  // of big requests (a cold start's parts), which say how big they expect to be (expectedBytes).
+  readonly w: WireWriter;
   readonly origins = new WireOrigins();
   inlineExpr: number | undefined;
   private nextSetId = 1;
@@ -82,7 +83,12 @@ export class RequestEncoder implements MessageWriter {
   private fedAt: number;
   private fedOps = 0;
 
-  constructor(private readonly anonymousPrefix = DEFAULT_ANON_PREFIX) {
+  constructor(
+    private readonly anonymousPrefix = DEFAULT_ANON_PREFIX,
+    expectedBytes = 0,
+  ) {
+    // A quarter over the expectation: the next part of a run is seldom exactly as big as the last.
+    this.w = new WireWriter(Math.max(4096, Math.ceil(expectedBytes * 1.25)));
     this.countAt = this.w.header(0, 0);
     this.fedAt = this.w.length;
   }
