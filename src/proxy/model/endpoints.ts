@@ -110,13 +110,12 @@ function validateSlice(slice: EndpointSlice): EndpointSliceInfo {
     const conditions = ep.conditions ?? {};
     // kube-proxy's addEndpoints: ready and serving default to true, terminating to false. (The
     // older API text said a nil serving defers to ready; kube-proxy and the current API say true.)
-    const out: SliceEndpoint = {
-      ip: first!,
-      ready: conditions.ready ?? true,
-      serving: conditions.serving ?? true,
-      terminating: conditions.terminating ?? false,
-    };
-    if (ep.nodeName) out.nodeName = nodeNames.intern(ep.nodeName);
+    const ready = conditions.ready ?? true;
+    const serving = conditions.serving ?? true;
+    const terminating = conditions.terminating ?? false;
+    // The usual shapes as one literal each: a property added to an object literal goes to a
+    // backing store of its own (32 bytes an endpoint, 50k endpoints at 10k services x 5).
+    const out: SliceEndpoint = ep.nodeName ? { ip: first!, ready, serving, terminating, nodeName: nodeNames.intern(ep.nodeName) } : { ip: first!, ready, serving, terminating };
     if (ep.zone) out.zone = nodeNames.intern(ep.zone);
     const zoneHints = hintNames(ep.hints?.forZones, `endpoints[${i}].hints.forZones`);
     const nodeHints = hintNames(ep.hints?.forNodes, `endpoints[${i}].hints.forNodes`);
