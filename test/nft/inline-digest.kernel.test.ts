@@ -3,10 +3,11 @@
 // sets' elements out (the kernel's time for them is most of a restart at thousands of services).
 // Rules read that way still compare: equal to the rule as built, different from one whose inline
 // set differs. Anonymous sets nftlink did not write keep their elements in such a dump; nft lists
-// nftlink's as before; a rule read without its elements cannot be written back by mistake.
+// nftlink's as before; a rule read without its elements cannot be written back by mistake; and the
+// kernel refuses element changes to a bound anonymous set, which is what lets a digest stand for them.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ip, Nftables, NftValidationError, numgen, renderRuleset, rule, sameRule, Transaction, type Chain, type Expr, type NftSet, type Rule, type Ruleset } from '../../src/index.js';
+import { ip, NftCommitError, Nftables, NftValidationError, numgen, renderRuleset, rule, sameRule, Transaction, type Chain, type Expr, type NftSet, type Rule, type Ruleset } from '../../src/index.js';
 import { Reconciler } from '../../src/nft/reconcile/reconciler.js';
 import { FakeNftables } from '../../src/testing/index.js';
 import { Netns } from '../helpers/netns.js';
@@ -73,6 +74,26 @@ describe('inline sets: the elements digest', () => {
   it('nft lists the rule as before: it skips the userdata type it does not know', () => {
     const listed = ns.exec('nft', ['list', 'chain', 'ip', 'dg', 'svc']);
     expect(listed).toContain('ip saddr { 198.18.0.1, 198.18.0.2 } numgen random mod 2 vmap { 0 : goto ep1, 1 : goto ep2 } comment "the service"');
+  });
+
+  it('what the digest relies on: the kernel refuses any element change to an anonymous set its rule binds', async () => {
+    const rs = await nft.dump({ table: 'dg' });
+    const bound = inlineSets(ruleOf(rs, 'svc'))[0]!;
+    const set: NftSet = { family: 'ip', table: 'dg', name: bound.name, key: bound.key };
+    const before = await nft.generation();
+    // Linux 6.18: an add is EBUSY (nf_tables_newsetelem), a delete or a flush EOPNOTSUPP.
+    const changes: [Transaction, number][] = [
+      [new Transaction().add({ set, elements: [{ key: ['198.18.0.9'] }] }), 16],
+      [new Transaction().delete({ set, elements: [{ key: ['198.18.0.1'] }] }), 95],
+      [new Transaction().flush({ set }), 95],
+    ];
+    for (const [tx, errno] of changes) {
+      const err = await nft.commit(tx).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(NftCommitError);
+      expect((err as NftCommitError).refusals.map((r) => r.errno)).toEqual([errno]);
+    }
+    expect(await nft.generation()).toBe(before);
+    expect(inlineSets(ruleOf(await nft.dump({ table: 'dg' }), 'svc'))[0]!.elements).toEqual(bound.elements);
   });
 
   it('a rule read without its elements is refused when written back, and nothing changes', async () => {
