@@ -19,6 +19,8 @@ export type Contributor = string;
 
 interface Entry {
   set: NftSet;
+  /** Declaration order: the order queue() writes sets in. */
+  order: number;
   store: ElementStore;
   /** Keys that several contribute -> their elements, in contribution order (the store holds the first). */
   shared: Map<string, SetElement[]>;
@@ -46,6 +48,15 @@ export class ElementIndex {
   /** declaredSets()'s answer until a set is declared or forgotten (every sync's transactions ask). */
   private declared: NftSet[] | undefined;
   private coldStarting = false;
+  private declarations = 0;
+  /**
+   * The sets whose store may have something to queue, or whose cold-start elements wait: all that
+   * queue() visits. A partial sync touches a few of the hundreds of sets; visiting every store for
+   * nothing was a tenth of a one-endpoint sync's planning at 10k services.
+   */
+  private readonly pending = new Set<Entry>();
+  /** The sets queued since the last committed() or failed(). */
+  private readonly queued = new Set<Entry>();
 
   constructor(private readonly keysNeverShared: (setName: string) => boolean = () => false) {}
 
@@ -54,12 +65,17 @@ export class ElementIndex {
     if (this.sets.has(set.name)) return;
     this.declared = undefined;
     const deferrable = set.data === undefined || this.keysNeverShared(set.name);
-    this.sets.set(set.name, { set, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable });
+    this.sets.set(set.name, { set, order: this.declarations++, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable });
   }
 
   /** Forgets a shared set (it was deleted, or will not be declared again). */
   undeclare(name: string): void {
-    if (this.sets.delete(name)) this.declared = undefined;
+    const e = this.sets.get(name);
+    if (!e) return;
+    this.sets.delete(name);
+    this.pending.delete(e);
+    this.queued.delete(e);
+    this.declared = undefined;
   }
 
   /**
@@ -136,8 +152,10 @@ export class ElementIndex {
     if (this.coldStarting && before === undefined) {
       after?.forEach((elements, name) => {
         const e = this.entry(name);
-        if (e.deferrable) e.unqueued.push(elements);
-        else this.add(e, elements);
+        if (e.deferrable) {
+          e.unqueued.push(elements);
+          this.pending.add(e);
+        } else this.add(e, elements);
       });
       return;
     }
@@ -151,6 +169,7 @@ export class ElementIndex {
   }
 
   private add(e: Entry, elements: readonly SetElement[], kept?: Set<SetElement>): void {
+    if (elements.length) this.pending.add(e);
     for (const el of elements) {
       if (kept?.has(el)) continue;
       const k = elementKey(e.set, el);
@@ -200,6 +219,7 @@ export class ElementIndex {
   }
 
   private withdraw(e: Entry, el: SetElement): void {
+    this.pending.add(e);
     const k = elementKey(e.set, el);
     const list = e.shared.get(k);
     if (!list) {
@@ -218,8 +238,11 @@ export class ElementIndex {
    * keep theirs for a later queue); returns how many elements it touches.
    */
   queue(tx: Transaction, verdictMaps = true): number {
+    if (this.pending.size === 0) return 0;
     let n = 0;
     const queue = (e: Entry): void => {
+      this.pending.delete(e);
+      this.queued.add(e);
       if (e.unqueued.length) {
         // One operation per set, as the store's delta is (not one per service port's list).
         const elements = e.unqueued.length === 1 ? e.unqueued[0]! : e.unqueued.flat();
@@ -232,24 +255,29 @@ export class ElementIndex {
       }
       n += e.store.queue(tx);
     };
-    // Verdict maps last: a dispatch element (service-ips, service-nodeports) must never point at a
-    // service whose endpoints are not there yet.
-    for (const e of this.sets.values()) if (e.set.data !== 'verdict') queue(e);
-    if (verdictMaps) for (const e of this.sets.values()) if (e.set.data === 'verdict') queue(e);
+    // In declaration order, and verdict maps last: a dispatch element (service-ips,
+    // service-nodeports) must never point at a service whose endpoints are not there yet.
+    const due = [...this.pending].sort((a, b) => a.order - b.order);
+    for (const e of due) if (e.set.data !== 'verdict') queue(e);
+    if (verdictMaps) for (const e of due) if (e.set.data === 'verdict') queue(e);
     return n;
   }
 
   committed(): void {
-    for (const e of this.sets.values()) e.store.committed();
+    for (const e of this.queued) e.store.committed();
+    this.queued.clear();
   }
 
   /** The transactions queued since the last committed() were refused: the next full sync reads the kernel again. */
   failed(): void {
     this.coldStarting = false;
+    this.queued.clear();
     for (const e of this.sets.values()) {
       e.unqueued = [];
       e.unkeyed = [];
       e.store.failed();
+      // Compared in full at the next queue (ElementStore.failed).
+      this.pending.add(e);
     }
   }
 
@@ -259,6 +287,7 @@ export class ElementIndex {
     e.unqueued = [];
     e.unkeyed = [];
     e.store.resync(kernel, keys);
+    this.pending.add(e);
   }
 
   /** Whether several contribute this element's key (a refusal of it is nobody's alone). */
@@ -287,6 +316,7 @@ export class ElementIndex {
       e.unqueued = [];
       e.unkeyed = [];
       e.store.setDesired([]);
+      this.pending.add(e);
     }
   }
 }

@@ -250,4 +250,37 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
     index.queue(tx);
     expect(tx.render()).toBe('');
   });
+
+  it('queues only the sets touched since the last queue, in declaration order with the verdict maps last; after a failure, every set in full', () => {
+    const index = new ElementIndex();
+    const dispatch: NftSet = { family: 'ip', table: 't', name: 'dispatch', key: [ipv4_addr], data: 'verdict' };
+    const a: NftSet = { ...set, name: 'a' };
+    const b: NftSet = { ...set, name: 'b' };
+    for (const s of [dispatch, a, b]) index.declare(s);
+    const sets = [dispatch, a, b];
+    const render = (fn: (tx: Transaction) => void): string => {
+      const tx = new Transaction({ sets });
+      fn(tx);
+      return tx.render();
+    };
+    const go = new Map<string, SetElement[]>([['dispatch', [{ key: ['198.18.0.1'], value: { kind: 'goto', chain: 'svc' } }]], ['b', [el('198.18.0.1', 80)]], ['a', [el('198.18.0.2', 80)]]]);
+    index.contribute(undefined, go);
+    expect(render((tx) => index.queue(tx))).toBe(
+      'add element ip t a { 198.18.0.2 . 80 }\nadd element ip t b { 198.18.0.1 . 80 }\nadd element ip t dispatch { 198.18.0.1 : goto svc }\n',
+    );
+    index.committed();
+    // Nothing touched: nothing queued.
+    expect(render((tx) => expect(index.queue(tx)).toBe(0))).toBe('');
+    // One set touched: that set alone; the verdict maps may wait for a later queue.
+    const more = new Map([['b', [el('198.18.0.3', 80)]]]);
+    index.contribute(undefined, more);
+    expect(render((tx) => index.queue(tx, false))).toBe('add element ip t b { 198.18.0.3 . 80 }\n');
+    // Refused: every set is compared with what the kernel held before, and what the refused
+    // transaction wrote is written again.
+    index.failed();
+    expect(render((tx) => index.queue(tx))).toBe('add element ip t b { 198.18.0.3 . 80 }\n');
+    index.committed();
+    expect(render((tx) => index.queue(tx))).toBe('');
+  });
 });
+
