@@ -57,7 +57,7 @@ export function elementsDigestOf(set: NftSet): string {
   return hash('sha256', `${typesText(set.key)}:${typesText(set.data)}|${elements.join(';')}`, 'hex').slice(0, ELEMENTS_DIGEST_BYTES * 2);
 }
 
-/** What a set's contents are known by: the digest it was written with, or else one of its elements. */
+/** What a set's contents are known by: the digest it was written with, or else one made from its elements. */
 function knownDigest(set: NftSet): string {
   return set.elementsDigest ?? elementsDigestOf(set);
 }
