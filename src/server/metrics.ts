@@ -12,6 +12,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ChangeTotals, PendingChanges } from '../proxy/model/tracker.js';
 import type { IPFamily, ProxyState } from '../proxy/model/types.js';
 import { categorizeEndpoints } from '../proxy/model/categorize.js';
+import { localPolicyPorts } from '../proxy/model/port-index.js';
 import type { SyncReport } from '../proxy/proxier.js';
 import type { SyncResult } from '../proxy/sync/family-sync.js';
 
@@ -322,11 +323,11 @@ export function recordSync(report: SyncReport, metrics: ProxyMetrics, context: R
 export function noLocalEndpointCounts(state: ProxyState): { internal: number; external: number } {
   let internal = 0;
   let external = 0;
-  for (const [id, sp] of state.services) {
+  for (const sp of localPolicyPorts(state)) {
     const internalLocal = sp.internalTrafficPolicy === 'Local';
     const externalLocal = sp.external && sp.externalTrafficPolicy === 'Local';
     if (!internalLocal && !externalLocal) continue;
-    const { localEndpoints } = categorizeEndpoints(state.endpoints.get(id) ?? [], sp);
+    const { localEndpoints } = categorizeEndpoints(state.endpoints.get(sp.id) ?? [], sp);
     if (localEndpoints.length > 0) continue;
     if (internalLocal) internal++;
     if (externalLocal) external++;

@@ -10,6 +10,7 @@
 // is drained). X-Load-Balancing-Endpoint-Weight carries N, as kube-proxy sends it.
 
 import type { Server } from 'node:http';
+import { localPolicyPorts } from '../proxy/model/port-index.js';
 import type { ProxyState } from '../proxy/model/types.js';
 import { close, formatBindAddress, listen } from './bind-address.js';
 import { http } from '../on-demand.js';
@@ -56,7 +57,7 @@ interface Listener {
 export function healthCheckEntries(states: readonly ProxyState[]): ServiceHealthEntry[] {
   const byService = new Map<string, { namespace: string; name: string; port: number; ips: Set<string> }>();
   for (const state of states) {
-    for (const [id, sp] of state.services) {
+    for (const sp of localPolicyPorts(state)) {
       if (sp.healthCheckNodePort === 0 || sp.externalTrafficPolicy !== 'Local') continue;
       const key = `${sp.namespace}/${sp.name}`;
       let entry = byService.get(key);
@@ -64,7 +65,7 @@ export function healthCheckEntries(states: readonly ProxyState[]): ServiceHealth
         entry = { namespace: sp.namespace, name: sp.name, port: sp.healthCheckNodePort, ips: new Set() };
         byService.set(key, entry);
       }
-      for (const ep of state.endpoints.get(id) ?? []) if (ep.isLocal && ep.ready) entry.ips.add(ep.ip);
+      for (const ep of state.endpoints.get(sp.id) ?? []) if (ep.isLocal && ep.ready) entry.ips.add(ep.ip);
     }
   }
   return [...byService.values()].map((e) => ({ namespace: e.namespace, name: e.name, port: e.port, localEndpoints: e.ips.size }));

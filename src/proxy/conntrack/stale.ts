@@ -16,6 +16,7 @@
 
 import type { NativeConntrackFilter } from '../../native/index.js';
 import { categorizeEndpoints } from '../model/categorize.js';
+import { flowCleanedPorts } from '../model/port-index.js';
 import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 const PROTOCOL_NUMBER = { TCP: 6, UDP: 17, SCTP: 132 } as const;
@@ -44,7 +45,7 @@ export type FlowBaseline = ReadonlyMap<ServicePortId, { sp: ServicePort; endpoin
 
 export function flowBaseline(state: ProxyState): FlowBaseline {
   const out = new Map<ServicePortId, { sp: ServicePort; endpoints: readonly ServiceEndpoint[] }>();
-  for (const sp of state.services.values()) if (cleanedProtocol(sp) !== undefined) out.set(sp.id, { sp, endpoints: state.endpoints.get(sp.id) ?? [] });
+  for (const sp of flowCleanedPorts(state)) out.set(sp.id, { sp, endpoints: state.endpoints.get(sp.id) ?? [] });
   return out;
 }
 
@@ -105,7 +106,7 @@ export function staleFlowFilters(previous: FlowBaseline | undefined, current: Pr
   }
 
   // Case 2: service ports (new or not) that had no reachable endpoint and now have one.
-  for (const sp of current.services.values()) {
+  for (const sp of flowCleanedPorts(current)) {
     const protocol = cleanedProtocol(sp);
     if (protocol === undefined || reachable(current, sp).length === 0) continue;
     const before = previous.get(sp.id);

@@ -14,6 +14,7 @@ import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, type EndpointSlice, type Node, typ
 import type { EventType, SourceHandler } from '../source/source.js';
 import { flat } from '../flat-string.js';
 import { AddressClaims, lostClaimReason } from './claims.js';
+import { indexPort, unindexPort, type IndexedPorts } from './port-index.js';
 import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
 import { IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
 import type { InvalidObject, IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId, StateChange } from './types.js';
@@ -77,7 +78,7 @@ interface SliceRecord {
 /** One family's state while it is rebuilt, plus which ids came from which Service. */
 interface FamilyState {
   /** Updated in place (see the top of the file). */
-  state: { family: IPFamily; services: Map<ServicePortId, ServicePort>; endpoints: Map<ServicePortId, readonly ServiceEndpoint[]> };
+  state: { family: IPFamily; services: Map<ServicePortId, ServicePort>; endpoints: Map<ServicePortId, readonly ServiceEndpoint[]> } & IndexedPorts;
   idsByService: Map<string, ServicePortId[]>;
   /** Who holds each address and port several Services claim. */
   claims: AddressClaims;
@@ -227,7 +228,8 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     const change: StateChange = { changedServices, changedEndpoints, removed };
     if (pending.size === 0) return change;
 
-    const { services, endpoints } = current.state;
+    const { state } = current;
+    const { services, endpoints } = state;
     const portsOf = this.claimedPorts(current, family, pending);
     for (const [serviceKey, ports] of portsOf) {
       const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName, this.zone);
@@ -238,6 +240,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
         if ((endpoints.get(oldId) ?? []).length > 0) changedEndpoints.add(oldId);
         services.delete(oldId);
         endpoints.delete(oldId);
+        unindexPort(state, oldId);
         removed.add(oldId);
       }
       for (let i = 0; i < ports.length; i++) {
@@ -249,6 +252,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
         if (!same) {
           changedServices.add(sp.id);
           services.set(sp.id, sp);
+          indexPort(state, sp);
         }
         const list = merged[i]!;
         if (!sameEndpoints(endpoints.get(sp.id) ?? [], list)) {
@@ -371,7 +375,12 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
 }
 
 function emptyFamilyState(family: IPFamily): FamilyState {
-  return { state: { family, services: new Map(), endpoints: new Map() }, idsByService: new Map(), claims: new AddressClaims(), reportedLost: new Map() };
+  return {
+    state: { family, services: new Map(), endpoints: new Map(), localPolicyPorts: new Set(), flowCleanedPorts: new Set() },
+    idsByService: new Map(),
+    claims: new AddressClaims(),
+    reportedLost: new Map(),
+  };
 }
 
 function objectKey(meta: { name?: string; namespace?: string } | undefined): string {

@@ -69,6 +69,12 @@ export interface ProxyState {
    * Every ServicePort in `services` has an entry (an empty list when it has no endpoints).
    */
   endpoints: ReadonlyMap<ServicePortId, readonly ServiceEndpoint[]>;
+  /**
+   * Kept by the tracker (absent from states made by hand): the ids of the service ports with a
+   * Local traffic policy, and of the UDP and SCTP ones (port-index.ts).
+   */
+  localPolicyPorts?: ReadonlySet<ServicePortId>;
+  flowCleanedPorts?: ReadonlySet<ServicePortId>;
 }
 
 /** What changed between two states (ids of service ports whose service or endpoints changed). */

@@ -373,6 +373,30 @@ describe('ChangeTracker', () => {
     expect(t.snapshot().invalid).toMatchObject([{ ref: 'ns/bad', reason: 'spec.ports[0].port: 0 is out of range (1-65535)' }]);
   });
 
+  it('keeps the indexes of the Local-policy and the UDP/SCTP service ports as services come, change and go', () => {
+    const t = new ChangeTracker({ nodeName: 'node-1' });
+    const ports = [
+      { name: 'dns', port: 53, protocol: 'UDP' },
+      { name: 'http', port: 80, protocol: 'TCP' },
+    ];
+    t.service('add', service('local', { clusterIP: '198.18.96.1', internalTrafficPolicy: 'Local', ports }));
+    t.service('add', service('lb', { clusterIP: '198.18.96.2', type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30999, ports: [{ name: 'http', port: 80, protocol: 'TCP', nodePort: 30080 }] }));
+    t.service('add', service('plain', { clusterIP: '198.18.96.3', ports: [{ name: 'sctp', port: 99, protocol: 'SCTP' }] }));
+    const indexes = () => {
+      const st = t.snapshot().states.ipv4;
+      return { local: [...st.localPolicyPorts!].sort(), flows: [...st.flowCleanedPorts!].sort() };
+    };
+    expect(indexes()).toEqual({ local: ['ns/lb:http', 'ns/local:dns', 'ns/local:http'], flows: ['ns/local:dns', 'ns/plain:sctp'] });
+    // Cluster policy now, one port fewer; the SCTP service goes.
+    t.service('update', service('local', { clusterIP: '198.18.96.1', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] }));
+    t.service('delete', service('plain', { clusterIP: '198.18.96.3' }));
+    expect(indexes()).toEqual({ local: ['ns/lb:http'], flows: ['ns/local:dns'] });
+    // TCP now: out of the flow index.
+    t.service('update', service('local', { clusterIP: '198.18.96.1', ports: [{ name: 'dns', port: 53, protocol: 'TCP' }] }));
+    t.service('delete', service('lb', { clusterIP: '198.18.96.2' }));
+    expect(indexes()).toEqual({ local: [], flows: [] });
+  });
+
   it('without versions (manifest files), the same objects again are compared by what they build: no change, no new state', () => {
     const t = new ChangeTracker({ nodeName: 'node-1' });
     const svc = (): Service => service('web', { clusterIP: '198.18.96.1' });
