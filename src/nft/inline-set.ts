@@ -57,6 +57,13 @@ export function elementsDigestOf(set: NftSet): string {
   return hash('sha256', `${typesText(set.key)}:${typesText(set.data)}|${elements.join(';')}`, 'hex').slice(0, ELEMENTS_DIGEST_BYTES * 2);
 }
 
+/** Refuses an inline set read without its elements (a dump with anonymousElements: false): it cannot be written back. */
+export function checkWritable(set: NftSet, chain: string): void {
+  if (set.elements === undefined && set.elementsDigest !== undefined) {
+    throw new RangeError(`a rule of chain ${chain} has an inline set read without its elements (a dump with anonymousElements: false): it cannot be written back`);
+  }
+}
+
 /** What a set's contents are known by: the digest it was written with, or else one made from its elements. */
 function knownDigest(set: NftSet): string {
   return set.elementsDigest ?? elementsDigestOf(set);

@@ -3,7 +3,7 @@
 // them for the operation's messages). A refused operation changes nothing.
 
 import type { Chain, Expr, NftSet, Operation, Rule, SetElement, Table } from '../nft/index.js';
-import { elementsDigestOf } from '../nft/inline-set.js';
+import { checkWritable, elementsDigestOf } from '../nft/inline-set.js';
 import { ERRNO } from '../nft/netlink/constants.js';
 import { setFlags } from '../nft/netlink/encode.js';
 import { WireKind } from '../nft/netlink/wire-format.js';
@@ -301,9 +301,7 @@ function exprFaultOf(t: FakeTable, exprs: readonly Expr[]): Fault | undefined {
  */
 function bindInlineSet(state: RulesetState, t: FakeTable | undefined, r: Rule, e: Extract<Expr, { type: 'lookup' }>, k: number, anonymousName: () => string, faults: Fault[]): Expr {
   const inline = e.inline!;
-  if (inline.elements === undefined && inline.elementsDigest !== undefined) {
-    throw new RangeError(`a rule of chain ${r.chain} has an inline set read without its elements (a dump with anonymousElements: false): it cannot be written back`);
-  }
+  checkWritable(inline, r.chain);
   const elements = inline.elements ?? [];
   if (!t) {
     faults.push({ ...missingAt(WireKind.Set, NFTA.SET_TABLE), inlineExpr: k });

@@ -24,9 +24,7 @@ export class UdataBuilder {
     return this;
   }
   nest(type: number, inner: UdataBuilder): this {
-    const b = inner.bytes();
-    this.parts.push(type, b.length, ...b);
-    return this;
+    return this.raw(type, inner.bytes());
   }
   get empty(): boolean {
     return this.parts.length === 0;

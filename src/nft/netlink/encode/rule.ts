@@ -2,7 +2,7 @@
 // messages, as nft sends it, and refers to them by transaction id.
 
 import { encodeExpr, type Expr } from '../../expr/index.js';
-import { elementsDigestOf } from '../../inline-set.js';
+import { checkWritable, elementsDigestOf } from '../../inline-set.js';
 import type { NftSet, Rule } from '../../objects.js';
 import type { Verb } from '../../operations.js';
 import { RULE_ATTR } from '../attrs.js';
@@ -60,9 +60,7 @@ function bindInlineSets(m: MessageWriter, r: Rule): readonly Expr[] {
 
 function bindInline(m: MessageWriter, e: Expr, r: Rule, exprIndex: number): Expr {
   if (e.type !== 'lookup' || !e.inline) return e;
-  if (e.inline.elements === undefined && e.inline.elementsDigest !== undefined) {
-    throw new RangeError(`a rule of chain ${r.chain} has an inline set read without its elements (a dump with anonymousElements: false): it cannot be written back`);
-  }
+  checkWritable(e.inline, r.chain);
   // The digest that lets a dump leave these elements out (inline-set.ts).
   const s: NftSet = { ...e.inline, family: r.family, table: r.table, anonymous: true, elementsDigest: elementsDigestOf(e.inline) };
   if (!s.name || s.name.includes('%d')) s.name = m.anonymousSetName();
