@@ -74,7 +74,7 @@ function knownDigest(set: NftSet): string {
  * digest (one of them was read without its elements).
  */
 export function sameInlineSet(a: NftSet, b: NftSet): boolean {
-  if (a.elements !== undefined && b.elements !== undefined) return inlineSetText(a) === inlineSetText(b);
-  if (a.elementsDigest === undefined && b.elementsDigest === undefined) return inlineSetText(a) === inlineSetText(b);
-  return knownDigest(a) === knownDigest(b);
+  const bothRead = a.elements !== undefined && b.elements !== undefined;
+  const neitherDigested = a.elementsDigest === undefined && b.elementsDigest === undefined;
+  return bothRead || neitherDigested ? inlineSetText(a) === inlineSetText(b) : knownDigest(a) === knownDigest(b);
 }

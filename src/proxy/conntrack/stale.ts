@@ -16,14 +16,14 @@
 
 import type { NativeConntrackFilter } from '../../native/index.js';
 import { categorizeEndpoints } from '../model/categorize.js';
-import { flowCleanedPorts } from '../model/port-index.js';
+import { flowCleanedPorts, isFlowCleaned } from '../model/port-index.js';
 import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 const PROTOCOL_NUMBER = { TCP: 6, UDP: 17, SCTP: 132 } as const;
 
 /** The IP protocol number when flows of this protocol need cleaning, else undefined. */
 function cleanedProtocol(sp: ServicePort): number | undefined {
-  return sp.protocol === 'UDP' || sp.protocol === 'SCTP' ? PROTOCOL_NUMBER[sp.protocol] : undefined;
+  return isFlowCleaned(sp) ? PROTOCOL_NUMBER[sp.protocol] : undefined;
 }
 
 /** The endpoints a service port's rules may send traffic to. */

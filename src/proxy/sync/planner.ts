@@ -51,7 +51,7 @@ export class SyncPlanner {
   newPlan(view: KernelView, chunkOps?: number): Plan {
     const prefix = view.anonymousSetPrefix;
     return new Plan(
-      (expectedBytes) => new Transaction({ sets: [...view.sets.values(), ...this.index.declaredSets()], ...(prefix ? { anonymousSetPrefix: prefix } : {}), ...(expectedBytes ? { expectedBytes } : {}) }),
+      (expectedBytes) => new Transaction({ sets: [...view.sets.values(), ...this.index.declaredSets()], ...(prefix ? { anonymousSetPrefix: prefix } : {}), expectedBytes }),
       chunkOps,
     );
   }
