@@ -9,6 +9,7 @@
 // first" would have it. A Service without a creationTimestamp (hand-written manifests) counts as
 // newer than any with one.
 
+import { exactCopy } from '../exact-array.js';
 import type { ServicePort } from './types.js';
 
 /** What orders Services for a claim: older first, then by "namespace/name". */
@@ -54,8 +55,9 @@ function claimKeys(ports: readonly ServicePort[]): string[] {
     for (const ip of sp.loadBalancerIPs) out.push(ip + at);
     if (sp.nodePort !== 0) out.push(nodePortKey(sp));
   }
-  // A service may claim one key twice (an external IP equal to its ClusterIP): once is enough.
-  return out.length === 1 ? out : [...new Set(out)];
+  // A service may claim one key twice (an external IP equal to its ClusterIP): once is enough. Kept
+  // as long as the service is, so exactly its size (see exactCopy).
+  return out.length === 1 ? exactCopy(out) : [...new Set(out)];
 }
 
 /** The claims of one IP family's services, kept across snapshots. */

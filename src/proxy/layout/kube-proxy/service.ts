@@ -13,6 +13,7 @@ import { markForMasquerade } from './base.js';
 import { endpointDnat } from './endpoint-dnat.js';
 import { oneOrSet } from './one-or-set.js';
 import { matchLocalTraffic } from '../local-traffic.js';
+import { exactCopy } from '../../exact-array.js';
 
 /** The service port's protocol as nft spells it. */
 export const l4proto = (sp: ServicePort): 'tcp' | 'udp' | 'sctp' => sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
@@ -150,8 +151,7 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   for (const ep of cat.allReachableEndpoints) put(SET.hairpinConnections, { key: [ep.ip, ep.ip, p, ep.port] });
   if (cfg.localhostNodePorts && sp.nodePort && p !== 'tcp') put(SET.localhostNodeports, { key: [p, sp.nodePort] });
 
-  // Exact-size copies: an array grown by push() reserves 17 slots, and these live as long as the
-  // service port does (at 10k services, 4 MB of empty slots).
-  elements.forEach((list, set) => elements.set(set, list.slice()));
-  return { chains: out, sets: sets.length ? sets : NO_SETS, elements };
+  // These live as long as the service port does (at 10k services, 4 MB of empty slots otherwise).
+  elements.forEach((list, set) => elements.set(set, exactCopy(list)));
+  return { chains: exactCopy(out), sets: sets.length ? exactCopy(sets) : NO_SETS, elements };
 }

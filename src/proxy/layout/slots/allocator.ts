@@ -14,6 +14,8 @@
 // maps cost as much. Buckets of a few dozen service chains keep both bounded; the bucket size was
 // chosen by measurement (scripts/probe-slots-layout.mjs, docs/decisions.md).
 
+import { exactCopy } from '../../exact-array.js';
+
 /** How an endpoint is named when endpoints are compared (and in an affinity group): `ip|port`. */
 export const endpointKey = (ep: { ip: string; port: number }): string => `${ep.ip}|${ep.port}`;
 
@@ -32,7 +34,10 @@ function byKey(endpoints: readonly SlotEndpoint[]): Map<string, SlotEndpoint> {
   return out;
 }
 
-/** Each endpoint once, in order; a handful compared in place, without key strings or closures. */
+/**
+ * Each endpoint once, in order; a handful compared in place, without key strings or closures. The
+ * result becomes a group's kept order, so it is exactly its size (see exactCopy).
+ */
 function distinct(endpoints: readonly SlotEndpoint[]): SlotEndpoint[] {
   if (endpoints.length > 16) return [...byKey(endpoints).values()];
   const out: SlotEndpoint[] = [];
@@ -42,7 +47,7 @@ function distinct(endpoints: readonly SlotEndpoint[]): SlotEndpoint[] {
     for (let j = 0; j < out.length && !seen; j++) seen = sameEndpoint(out[j]!, ep);
     if (!seen) out.push(ep);
   }
-  return out;
+  return exactCopy(out);
 }
 
 /**

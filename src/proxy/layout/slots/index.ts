@@ -22,6 +22,7 @@ import { familyParts } from '../family.js';
 import { pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
+import { exactCopy } from '../../exact-array.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
 
 const { inet_proto, inet_service, integer } = types;
@@ -98,7 +99,7 @@ export class SlotsLayout implements Layout {
         this.slots.release(g);
         this.pins.release(g);
       }
-      this.groupsOf.set(sp.id, placed);
+      this.groupsOf.set(sp.id, exactCopy(placed));
     }
   }
 
