@@ -88,10 +88,16 @@ export function readService(svc: Service): ServiceReadResult {
   }
 }
 
+/** One answer per family, not one per service: every service of the other family asks at every snapshot. */
+const NO_CLUSTER_IP: Readonly<Record<IPFamily, { skipped: string }>> = Object.freeze({
+  ipv4: Object.freeze({ skipped: `no ${API_FAMILY_NAME.ipv4} ClusterIP` }),
+  ipv6: Object.freeze({ skipped: `no ${API_FAMILY_NAME.ipv6} ClusterIP` }),
+});
+
 export function servicePortsOfFamily(info: ServiceInfo, family: IPFamily): ServicePortsResult {
   const clusterIP = info.clusterIPs[family];
   // kube-proxy's serviceToServiceMap: no ClusterIP of this family, nothing for this proxier.
-  if (!clusterIP) return { skipped: `no ${API_FAMILY_NAME[family]} ClusterIP` };
+  if (!clusterIP) return NO_CLUSTER_IP[family];
   // healthCheckNodePort is only served for LoadBalancer + ETP Local (apiservice.NeedsHealthCheck);
   // kube-proxy logs an error and serves none when the API left it 0.
   const needsHealthCheck = info.type === 'LoadBalancer' && info.externalTrafficPolicy === 'Local';
