@@ -8,11 +8,37 @@
 // every byte it looks for is ASCII, and no byte of a multi-byte character is. Any text the scanner
 // does not recognise as exactly that shape is left to JSON.parse of the whole, which also gives the
 // right error message for broken JSON.
+//
+// Where the items are is one typed array, not a pair of numbers per item: a file rewritten a few
+// times a second is scanned as often, and 20k small arrays per scan were garbage for the old
+// generation (the reader keeps the spans of a List's last read to compare the next one with).
 
 /** The List without its items (`items: null`), and where each item's bytes are. */
 export interface JsonListSpans {
   head: string;
-  items: [start: number, end: number][];
+  /** Item i's bytes are [items[2i], items[2i + 1]) (files are at most 64 MiB: offsets fit). */
+  items: Uint32Array;
+}
+
+/** Start and end offsets, two by two, in a typed array that grows as the scan finds items. */
+class SpanList {
+  private spans = new Uint32Array(2048);
+  private length = 0;
+
+  push(start: number, end: number): void {
+    if (this.length + 2 > this.spans.length) {
+      const grown = new Uint32Array(this.spans.length * 2);
+      grown.set(this.spans);
+      this.spans = grown;
+    }
+    this.spans[this.length++] = start;
+    this.spans[this.length++] = end;
+  }
+
+  /** The spans, exactly as many as found (a copy: the reader may keep them). */
+  done(): Uint32Array {
+    return this.spans.slice(0, this.length);
+  }
 }
 
 const QUOTE = 0x22;
@@ -66,7 +92,7 @@ export function jsonListSpans(text: Uint8Array): JsonListSpans | undefined {
   if (text[i] !== 0x7b) return undefined;
   i = skipWhitespace(text, i + 1);
   let itemsAt: [number, number] | undefined;
-  const items: [number, number][] = [];
+  const items = new SpanList();
   while (text[i] !== 0x7d) {
     if (text[i] !== QUOTE) return undefined;
     const keyEnd = stringEnd(text, i);
@@ -83,7 +109,7 @@ export function jsonListSpans(text: Uint8Array): JsonListSpans | undefined {
       while (text[i] !== 0x5d) {
         const end = valueEnd(text, i);
         if (end < 0) return undefined;
-        items.push([i, end]);
+        items.push(i, end);
         i = skipWhitespace(text, end);
         if (text[i] === 0x2c) i = skipWhitespace(text, i + 1);
         else if (text[i] !== 0x5d) return undefined;
@@ -100,7 +126,7 @@ export function jsonListSpans(text: Uint8Array): JsonListSpans | undefined {
     else if (text[i] !== 0x7d) return undefined;
   }
   if (!itemsAt || skipWhitespace(text, i + 1) !== text.length) return undefined;
-  return { head: utf8(text, 0, itemsAt[0]) + 'null' + utf8(text, itemsAt[1], text.length), items };
+  return { head: utf8(text, 0, itemsAt[0]) + 'null' + utf8(text, itemsAt[1], text.length), items: items.done() };
 }
 
 // A byte order mark is text like any other here: it is kept where it stands (a key that starts

@@ -7,7 +7,6 @@
 // keeps what the file gave before, because a file that does not parse is most often one being
 // written.
 
-import { hash } from 'node:crypto';
 import { jsonListSpans, utf8 } from './json-list.js';
 import { yaml } from '../../on-demand.js';
 
@@ -34,11 +33,11 @@ export type ParsedManifest = { documents: ManifestDocument[] } | { failed: strin
 export class ManifestParseError extends Error {}
 
 /** A manifest file's UTF-8 bytes -> its documents. */
-export function parseManifest(file: string, bytes: Uint8Array, json: boolean): ParsedManifest {
+export function parseManifest(file: string, bytes: Buffer, json: boolean): ParsedManifest {
   return json ? parseJson(file, bytes) : parseYaml(file, utf8(bytes, 0, bytes.length));
 }
 
-function parseJson(file: string, bytes: Uint8Array): ParsedManifest {
+function parseJson(file: string, bytes: Buffer): ParsedManifest {
   const list = jsonListSpans(bytes);
   if (list) return parseJsonList(file, bytes, list.head, list.items);
   let value: unknown;
@@ -51,27 +50,46 @@ function parseJson(file: string, bytes: Uint8Array): ParsedManifest {
   return { documents: [{ origin: file, value }] };
 }
 
+/** A JSON List's bytes and where its items are in them (json-list.ts). */
+export interface JsonListBytes {
+  bytes: Buffer;
+  spans: Uint32Array;
+}
+
 /**
  * An item of a JSON List read item by item (the iterable of a List's `items` yields these): parsed
- * when asked, so that a reader that has seen the same bytes before can skip it (digest()).
+ * when asked, so that a reader that has seen the same bytes before can skip it (sameBytesAs()).
  */
 export class JsonListItem {
-  constructor(
-    private readonly bytes: Uint8Array,
-    private readonly start: number,
-    private readonly end: number,
-  ) {}
+  private readonly start: number;
+  private readonly end: number;
 
-  /** The item's bytes' SHA-1, to tell it from what stood at its place in an earlier read. */
-  digest(): string {
-    return hash('sha1', this.bytes.subarray(this.start, this.end), 'base64');
+  constructor(
+    /** The List it is an item of: a reader keeps it to compare the next read's items with. */
+    readonly list: JsonListBytes,
+    readonly index: number,
+  ) {
+    this.start = list.spans[2 * index]!;
+    this.end = list.spans[2 * index + 1]!;
+  }
+
+  /**
+   * Whether its bytes are those of the item at the same index of `earlier` (a List read before).
+   * Compared in place (memcmp): neither side is hashed, copied or made a string.
+   */
+  sameBytesAs(earlier: JsonListBytes): boolean {
+    const at = 2 * this.index;
+    if (at + 1 >= earlier.spans.length) return false;
+    const start = earlier.spans[at]!;
+    const end = earlier.spans[at + 1]!;
+    return end - start === this.end - this.start && this.list.bytes.compare(earlier.bytes, start, end, this.start, this.end) === 0;
   }
 
   /** Throws ManifestParseError: the file then fails as a whole. */
   value(): unknown {
     let item: unknown;
     try {
-      item = JSON.parse(utf8(this.bytes, this.start, this.end));
+      item = JSON.parse(utf8(this.list.bytes, this.start, this.end));
     } catch (err) {
       throw new ManifestParseError(`not valid JSON: ${(err as Error).message} (in the item at offset ${this.start})`);
     }
@@ -82,7 +100,7 @@ export class JsonListItem {
 }
 
 /** A JSON List whose items are parsed when iterated (json-list.ts says why). */
-function parseJsonList(file: string, bytes: Uint8Array, headText: string, spans: readonly [number, number][]): ParsedManifest {
+function parseJsonList(file: string, bytes: Buffer, headText: string, spans: Uint32Array): ParsedManifest {
   let head: unknown;
   try {
     head = JSON.parse(headText);
@@ -90,9 +108,10 @@ function parseJsonList(file: string, bytes: Uint8Array, headText: string, spans:
     return { failed: `not valid JSON: ${(err as Error).message}` };
   }
   if (nestedTooDeep(head)) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
+  const list: JsonListBytes = { bytes, spans };
   const items: Iterable<JsonListItem> = {
     *[Symbol.iterator]() {
-      for (const [start, end] of spans) yield new JsonListItem(bytes, start, end);
+      for (let i = 0; 2 * i < spans.length; i++) yield new JsonListItem(list, i);
     },
   };
   return { documents: [{ origin: file, value: { ...(head as object), items } }] };

@@ -23,15 +23,16 @@
 
 import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { Backoff } from '../../k8s/backoff.js';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { validateObject } from '../../k8s/validation/validate.js';
 import { flat } from '../flat-string.js';
+import { readFileBytes, type FileBytes } from './file-bytes.js';
 import { utf8 } from './json-list.js';
-import { JsonListItem, ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
+import { JsonListItem, ManifestParseError, MAX_MANIFEST_BYTES, parseManifest, type JsonListBytes } from './manifest-parse.js';
 import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
 
 export interface ManifestSourceOptions {
@@ -341,19 +342,33 @@ interface ScanMemory {
   parsed: ReadonlyMap<string, ParsedFile>;
 }
 
-/**
- * What one item of a JSON List gave (an object, or none and a problem), under "index:kind the List
- * implies:digest of its bytes". A file that changed is likely to change again (a generator
- * rewriting it), so a read of a file read before keeps these, and the next read takes an item
- * whose bytes are the same at the same place from them: not parsed, not validated and not sent
- * again. Only the items that changed cost anything, instead of the whole file (at 10k services an
- * 11 MB List, 20k objects, rewritten a few times a second for a change of a few). A first read
- * keeps none: a file that never changes costs nothing for it.
- */
+/** What one item of a JSON List gave: an object, or none and a problem. */
 interface ItemMemo {
   objects: ManifestObject[];
-  problems: SourceProblem[];
+  problems: readonly SourceProblem[];
 }
+
+/**
+ * What the items of a file's JSON List gave, by index, with the List's bytes. A file that changed is
+ * likely to change again (a generator rewriting it), so a read of a file read before keeps these,
+ * and the next read takes an item whose bytes are the same at the same index (compared in place
+ * with the kept bytes) from them: not parsed, not validated and not sent again. Only the items that
+ * changed cost anything, instead of the whole file (at 10k services an 11 MB List, 20k objects,
+ * rewritten a few times a second for a change of a few). The comparison keeps the file's bytes
+ * (one buffer per file that changes) where a hash per item cost a hash, a key string and a Map
+ * entry per item per read, all garbage by the next read. A first read keeps none: a file that
+ * never changes costs nothing for it.
+ */
+interface ListMemo {
+  list: JsonListBytes;
+  /** The allocation `list.bytes` starts (file-bytes.ts): the read after the next one reads into it. */
+  buffer: Buffer;
+  /** The kind the List implies is part of what an item gives (a ServiceList's items need not say theirs). */
+  impliedKind: string | undefined;
+  items: ItemMemo[];
+}
+
+const NO_PROBLEMS: readonly SourceProblem[] = Object.freeze([]);
 
 /** What a file gave: its objects (or that it failed to parse) and the problems on the way. */
 interface ParsedFile {
@@ -363,8 +378,10 @@ interface ParsedFile {
   hash: string;
   result: ManifestObject[] | 'failed';
   problems: Scan['problems'];
-  /** Its List's items, when it is one read item by item and was read before (ItemMemo). */
-  items?: ReadonlyMap<string, ItemMemo>;
+  /** Its List's items, when it is one read item by item and was read before (ListMemo). */
+  items?: ListMemo;
+  /** The buffer of the read before (its ListMemo's, no longer needed): the next read reads into it. */
+  spare?: Buffer;
 }
 
 async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, sender?: Sender, unfinishedYamlSettleMs = 0): Promise<Scan> {
@@ -480,9 +497,9 @@ async function walk(root: string, dir: string, files: string[], scan: Scan, visi
 }
 
 /** The file's bytes, never made one string (json-list.ts says why), and their hash. */
-async function readBytesAndHash(file: string): Promise<{ bytes: Buffer; contentHash: string }> {
-  const bytes = await readFile(file);
-  return { bytes, contentHash: createHash('sha1').update(bytes).digest('base64') };
+async function readBytesAndHash(file: string, spare: Buffer | undefined): Promise<FileBytes & { contentHash: string }> {
+  const read = await readFileBytes(file, spare);
+  return { ...read, contentHash: createHash('sha1').update(read.bytes).digest('base64') };
 }
 
 /**
@@ -492,6 +509,7 @@ async function readBytesAndHash(file: string): Promise<{ bytes: Buffer; contentH
  */
 async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined, unfinishedYamlSettleMs: number): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let bytes: Buffer;
+  let buffer: Buffer;
   let contentHash: string;
   let stamp: string;
   let modifiedAt: number;
@@ -507,7 +525,7 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
       scan.parsed.set(file, { stamp, hash: '', result: 'failed', problems: scan.problems.slice(firstProblem) });
       return 'failed';
     }
-    ({ bytes, contentHash } = await readBytesAndHash(file));
+    ({ bytes, buffer, contentHash } = await readBytesAndHash(file, before?.spare));
   } catch (err) {
     // Deleted between listing and reading: the next event's re-read settles it.
     if (isGone(err)) return 'gone';
@@ -523,12 +541,15 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
   }
   if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
   const firstProblem = scan.problems.length;
-  // A file read before keeps what its items gave (ItemMemo), and takes what it can from before.
-  const items = before ? { earlier: before.items, now: new Map<string, ItemMemo>() } : undefined;
+  // A file read before keeps what its items gave (ListMemo), and takes what it can from before.
+  const items: Collector['items'] = before ? { earlier: before.items, now: undefined, buffer } : undefined;
   const result = parseAndCollect(file, bytes, scan, contentHash, sender, items);
   if (result === 'failed') scan.unparsed = true;
   const parsed: ParsedFile = { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) };
-  if (items?.now.size && result !== 'failed') parsed.items = items.now;
+  if (items?.now && result !== 'failed') {
+    parsed.items = items.now;
+    parsed.spare = before?.items?.buffer;
+  }
   scan.parsed.set(file, parsed);
   return result;
 }
@@ -565,7 +586,7 @@ function reuse(file: string, parsed: ParsedFile, scan: Scan): ManifestObject[] |
   return parsed.result;
 }
 
-function parseAndCollect(file: string, bytes: Uint8Array, scan: Scan, contentHash: string, sender: Sender | undefined, items?: Collector['items']): ManifestObject[] | 'failed' {
+function parseAndCollect(file: string, bytes: Buffer, scan: Scan, contentHash: string, sender: Sender | undefined, items?: Collector['items']): ManifestObject[] | 'failed' {
   const parsed = parseManifest(file, bytes, extname(file).toLowerCase() === '.json');
   if ('failed' in parsed) {
     addProblem(scan, file, parsed.failed, contentHash);
@@ -596,8 +617,8 @@ interface Collector {
   scan: Scan;
   contentHash: string;
   sender: Sender | undefined;
-  /** A file read before: what its List's items gave then, and what they give now (ItemMemo). */
-  items: { earlier: ReadonlyMap<string, ItemMemo> | undefined; now: Map<string, ItemMemo> } | undefined;
+  /** A file read before: what its List's items gave then, and what they give now (ListMemo). */
+  items: { earlier: ListMemo | undefined; now: ListMemo | undefined; buffer: Buffer } | undefined;
 }
 
 /** Adds one object, or the items of a List (which may leave out their kind when the List names it). */
@@ -624,7 +645,7 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
     const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
     let i = 0;
     for (const item of items as Iterable<unknown>) {
-      if (item instanceof JsonListItem) collectListItem(item, i, origin, itemKind, into);
+      if (item instanceof JsonListItem) collectListItem(item, origin, itemKind, into);
       else collectObject(item, itemOrigin(origin, i), itemKind, into);
       i++;
     }
@@ -676,15 +697,16 @@ function itemOrigin(listOrigin: string, index: number): string {
   return flat(listOrigin, ' items[', index, ']');
 }
 
-/** An item of a JSON List read item by item: from what the same bytes gave before, or parsed (ItemMemo). */
-function collectListItem(item: JsonListItem, index: number, listOrigin: string, impliedKind: string | undefined, into: Collector): void {
+/** An item of a JSON List read item by item: from what the same bytes gave before, or parsed (ListMemo). */
+function collectListItem(item: JsonListItem, listOrigin: string, impliedKind: string | undefined, into: Collector): void {
+  const index = item.index;
   if (!into.items) {
     collectObject(item.value(), itemOrigin(listOrigin, index), impliedKind, into);
     return;
   }
-  // The kind the List implies is part of what an item gives (a ServiceList's items need not say theirs).
-  const key = `${index}:${impliedKind ?? ''}:${item.digest()}`;
-  let memo = into.items.earlier?.get(key);
+  const now = (into.items.now ??= { list: item.list, buffer: into.items.buffer, impliedKind, items: [] });
+  const earlier = into.items.earlier;
+  let memo = earlier && earlier.impliedKind === impliedKind && item.sameBytesAs(earlier.list) ? earlier.items[index] : undefined;
   if (memo) {
     into.objects.push(...memo.objects);
     // Under this read's content hash: a changed file reports its problems again, as a parse would.
@@ -693,9 +715,10 @@ function collectListItem(item: JsonListItem, index: number, listOrigin: string, 
     const objects = into.objects.length;
     const problems = into.scan.problems.length;
     collectObject(item.value(), itemOrigin(listOrigin, index), impliedKind, into);
-    memo = { objects: into.objects.slice(objects), problems: into.scan.problems.slice(problems).map(({ problem }) => problem) };
+    const found = into.scan.problems.length > problems ? into.scan.problems.slice(problems).map(({ problem }) => problem) : NO_PROBLEMS;
+    memo = { objects: into.objects.slice(objects), problems: found };
   }
-  into.items.now.set(key, memo);
+  now.items.push(memo);
 }
 
 /** Adds an object of a file to the scan, unless another file or document defined it first. */

@@ -9,7 +9,10 @@ const spans = (text: string): ReturnType<typeof jsonListSpans> => jsonListSpans(
 const items = (text: string): unknown[] | undefined => {
   const bytes = Buffer.from(text);
   const l = jsonListSpans(bytes);
-  return l && l.items.map(([s, e]) => JSON.parse(bytes.toString('utf8', s, e)) as unknown);
+  if (!l) return undefined;
+  const out: unknown[] = [];
+  for (let i = 0; i < l.items.length; i += 2) out.push(JSON.parse(bytes.toString('utf8', l.items[i], l.items[i + 1])) as unknown);
+  return out;
 };
 
 describe('a JSON List read item by item', () => {
@@ -22,6 +25,9 @@ describe('a JSON List read item by item', () => {
     // A key that starts with a byte order mark is not "items" (the decoder keeps the mark).
     expect(spans('{"\ufeffitems":[1]}')).toBeUndefined();
     expect(items('{"items":[]}')).toEqual([]);
+    // More items than the scan's first allocation holds.
+    const many = Array.from({ length: 5000 }, (_, i) => ({ i }));
+    expect(items(JSON.stringify({ kind: 'List', items: many }))).toEqual(many);
   });
 
   it('leaves anything else to JSON.parse of the whole: no items, a second items, broken or trailing text', () => {

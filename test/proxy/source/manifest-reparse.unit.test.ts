@@ -13,7 +13,7 @@ vi.mock('../../../src/proxy/source/manifest-parse.js', async (importOriginal) =>
   const original = await importOriginal<typeof import('../../../src/proxy/source/manifest-parse.js')>();
   return {
     ...original,
-    parseManifest: (file: string, bytes: Uint8Array, json: boolean) => {
+    parseManifest: (file: string, bytes: Buffer, json: boolean) => {
       parsed.push(file);
       return original.parseManifest(file, bytes, json);
     },

@@ -14,16 +14,16 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManifestSource } from '../../../src/proxy/source/manifests.js';
 import { recorder, until, type Recorder } from './recorder.js';
 
-/** Every readFile of the source, by path: which files a re-read reads again. */
+/** Every file the source opens (to read it), by path: which files a re-read reads again. */
 const reads = vi.hoisted(() => [] as string[]);
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs/promises')>();
   return {
     ...fs,
-    readFile: ((path: Parameters<typeof fs.readFile>[0], ...rest: unknown[]) => {
+    open: ((path: Parameters<typeof fs.open>[0], ...rest: unknown[]) => {
       reads.push(String(path));
-      return (fs.readFile as (...a: unknown[]) => unknown)(path, ...rest);
-    }) as typeof fs.readFile,
+      return (fs.open as (...a: unknown[]) => unknown)(path, ...rest);
+    }) as typeof fs.open,
   };
 });
 
