@@ -18,6 +18,11 @@ export interface JsonListSpans {
   head: string;
   /** Item i's bytes are [items[2i], items[2i + 1]) (files are at most 64 MiB: offsets fit). */
   items: Uint32Array;
+  /**
+   * How deep brackets nest in the deepest item, its own counted (0 when no item has any): while
+   * this is under the reader's limit, no parsed item needs its nesting checked again.
+   */
+  deepest: number;
 }
 
 /** Start and end offsets, two by two, in a typed array that grows as the scan finds items. */
@@ -62,8 +67,13 @@ function stringEnd(text: Uint8Array, i: number): number {
   return -1;
 }
 
+/** What a scan learns besides where values end. */
+interface ScanStats {
+  deepest: number;
+}
+
 /** The index after the value that starts at `i` (strings and brackets skipped whole), or -1. */
-function valueEnd(text: Uint8Array, i: number): number {
+function valueEnd(text: Uint8Array, i: number, stats?: ScanStats): number {
   const first = text[i];
   if (first === QUOTE) return stringEnd(text, i);
   if (first !== 0x7b && first !== 0x5b) {
@@ -80,8 +90,10 @@ function valueEnd(text: Uint8Array, i: number): number {
     if (c === QUOTE) {
       j = stringEnd(text, j) - 1;
       if (j < 0) return -1;
-    } else if (c === 0x7b || c === 0x5b) depth++;
-    else if ((c === 0x7d || c === 0x5d) && --depth === 0) return j + 1;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (stats && depth > stats.deepest) stats.deepest = depth;
+    } else if ((c === 0x7d || c === 0x5d) && --depth === 0) return j + 1;
   }
   return -1;
 }
@@ -93,6 +105,7 @@ export function jsonListSpans(text: Uint8Array): JsonListSpans | undefined {
   i = skipWhitespace(text, i + 1);
   let itemsAt: [number, number] | undefined;
   const items = new SpanList();
+  const stats: ScanStats = { deepest: 0 };
   while (text[i] !== 0x7d) {
     if (text[i] !== QUOTE) return undefined;
     const keyEnd = stringEnd(text, i);
@@ -107,7 +120,7 @@ export function jsonListSpans(text: Uint8Array): JsonListSpans | undefined {
       const start = i;
       i = skipWhitespace(text, i + 1);
       while (text[i] !== 0x5d) {
-        const end = valueEnd(text, i);
+        const end = valueEnd(text, i, stats);
         if (end < 0) return undefined;
         items.push(i, end);
         i = skipWhitespace(text, end);
@@ -126,7 +139,7 @@ export function jsonListSpans(text: Uint8Array): JsonListSpans | undefined {
     else if (text[i] !== 0x7d) return undefined;
   }
   if (!itemsAt || skipWhitespace(text, i + 1) !== text.length) return undefined;
-  return { head: utf8(text, 0, itemsAt[0]) + 'null' + utf8(text, itemsAt[1], text.length), items: items.done() };
+  return { head: utf8(text, 0, itemsAt[0]) + 'null' + utf8(text, itemsAt[1], text.length), items: items.done(), deepest: stats.deepest };
 }
 
 // A byte order mark is text like any other here: it is kept where it stands (a key that starts

@@ -7,7 +7,7 @@
 // keeps what the file gave before, because a file that does not parse is most often one being
 // written.
 
-import { jsonListSpans, utf8 } from './json-list.js';
+import { jsonListSpans, utf8, type JsonListSpans } from './json-list.js';
 import { yaml } from '../../on-demand.js';
 
 /** Larger files are refused unread: a manifest of 100,000 objects is well under it. */
@@ -39,7 +39,7 @@ export function parseManifest(file: string, bytes: Buffer, json: boolean): Parse
 
 function parseJson(file: string, bytes: Buffer): ParsedManifest {
   const list = jsonListSpans(bytes);
-  if (list) return parseJsonList(file, bytes, list.head, list.items);
+  if (list) return parseJsonList(file, bytes, list);
   let value: unknown;
   try {
     value = JSON.parse(utf8(bytes, 0, bytes.length));
@@ -54,6 +54,8 @@ function parseJson(file: string, bytes: Buffer): ParsedManifest {
 export interface JsonListBytes {
   bytes: Buffer;
   spans: Uint32Array;
+  /** No item nests deeper than the limit allows (the scan counted): parsed items need no check. */
+  shallow: boolean;
 }
 
 /**
@@ -94,13 +96,13 @@ export class JsonListItem {
       throw new ManifestParseError(`not valid JSON: ${(err as Error).message} (in the item at offset ${this.start})`);
     }
     // The List and its items array are two levels above the item.
-    if (nestedTooDeep(item, 2)) throw new ManifestParseError(`not read: nested deeper than ${MAX_NESTING_DEPTH} levels`);
+    if (!this.list.shallow && nestedTooDeep(item, 2)) throw new ManifestParseError(`not read: nested deeper than ${MAX_NESTING_DEPTH} levels`);
     return item;
   }
 }
 
 /** A JSON List whose items are parsed when iterated (json-list.ts says why). */
-function parseJsonList(file: string, bytes: Buffer, headText: string, spans: Uint32Array): ParsedManifest {
+function parseJsonList(file: string, bytes: Buffer, { head: headText, items: spans, deepest }: JsonListSpans): ParsedManifest {
   let head: unknown;
   try {
     head = JSON.parse(headText);
@@ -108,7 +110,8 @@ function parseJsonList(file: string, bytes: Buffer, headText: string, spans: Uin
     return { failed: `not valid JSON: ${(err as Error).message}` };
   }
   if (nestedTooDeep(head)) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
-  const list: JsonListBytes = { bytes, spans };
+  // An item's outermost bracket sits two levels down (in the List, in its items array).
+  const list: JsonListBytes = { bytes, spans, shallow: deepest + 1 < MAX_NESTING_DEPTH };
   const items: Iterable<JsonListItem> = {
     *[Symbol.iterator]() {
       for (let i = 0; 2 * i < spans.length; i++) yield new JsonListItem(list, i);

@@ -22,6 +22,9 @@ describe('a JSON List read item by item', () => {
     const text = JSON.stringify(list, null, 2);
     expect(items(text)).toEqual(list.items);
     expect(JSON.parse(spans(text)!.head)).toEqual({ ...list, items: null });
+    // The deepest item nests three brackets (its own, b's array, the object in it); brackets in strings do not count.
+    expect(spans(text)!.deepest).toBe(3);
+    expect(spans('{"items":[1,"[[[{{{"]}')!.deepest).toBe(0);
     // A key that starts with a byte order mark is not "items" (the decoder keeps the mark).
     expect(spans('{"\ufeffitems":[1]}')).toBeUndefined();
     expect(items('{"items":[]}')).toEqual([]);

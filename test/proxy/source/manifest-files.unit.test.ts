@@ -5,7 +5,7 @@
 
 import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_MANIFEST_BYTES, MAX_NESTING_DEPTH } from '../../../src/proxy/source/manifest-parse.js';
 import { ManifestSource, readManifests } from '../../../src/proxy/source/manifests.js';
@@ -143,6 +143,17 @@ describe('bounded parsing', () => {
       `<dir>/deep-flow.yaml: not read: nested deeper than ${MAX_NESTING_DEPTH} levels`,
       `<dir>/deep.json: not read: nested deeper than ${MAX_NESTING_DEPTH} levels`,
     ]);
+  });
+
+  it('a List item nested to the limit reads, one level more fails the file, whichever item it is', async () => {
+    // The List and its items array are two levels; the item's own brace is the third.
+    const nested = (levels: number): string => JSON.stringify({ ...service('n'), x: 0 }).replace('"x":0', `"x":${'['.repeat(levels)}${']'.repeat(levels)}`);
+    const atLimit = MAX_NESTING_DEPTH - 3;
+    await writeFile(join(dir, 'ok.json'), `{"kind":"List","items":[${JSON.stringify(service('a'))},${nested(atLimit)}]}`);
+    await writeFile(join(dir, 'deep.json'), `{"kind":"List","items":[${JSON.stringify(service('b'))},${nested(atLimit + 1)}]}`);
+    const read = await readManifests(dir);
+    expect(read.problems.map((p) => `${basename(p.origin)}: ${p.reason}`)).toEqual([`deep.json: not read: nested deeper than ${MAX_NESTING_DEPTH} levels`]);
+    expect([...read.objects.keys()]).toEqual(['Service/default/a', 'Service/default/n']);
   });
 
   it('a file larger than the limit is refused unread, naming it', async () => {
