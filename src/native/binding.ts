@@ -189,6 +189,8 @@ export interface NativeBinding {
   relayCancel(id: number): void;
   /** Relays running now. */
   relayCount(): number;
+  /** Returns the C heap's free pages to the kernel (glibc's malloc_trim); whether any were released. */
+  trimMemory(): boolean;
 }
 
 export interface NativeRelayResult {
