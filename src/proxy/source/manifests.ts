@@ -48,7 +48,16 @@ export interface ManifestSourceOptions {
    * not changed for this long (default 5 s; a source that does not watch reads it at once).
    */
   unfinishedYamlSettleMs?: number;
+  /**
+   * How long what a changing List's items gave (and its file's buffers: ListMemo) is kept after the
+   * last read (default 60 s): a file that stopped changing then costs nothing, and its next change
+   * is parsed whole, as a first change is.
+   */
+  listMemoMs?: number;
 }
+
+/** ManifestSourceOptions.listMemoMs's default. */
+const LIST_MEMO_MS = 60_000;
 
 export type ManifestKind = 'Service' | 'EndpointSlice' | 'Node';
 
@@ -110,6 +119,8 @@ export class ManifestSource implements ProxySource {
   private readonly debounceMs: number;
   private readonly retryInitialMs: number;
   private readonly unfinishedYamlSettleMs: number;
+  private readonly listMemoMs: number;
+  private listMemoTimer: NodeJS.Timeout | undefined;
   private handler: SourceHandler | undefined;
   private objects = new Map<string, ManifestObject>();
   /** What each file gave at its last successful read (kept while it does not read or parse), and its last parse. */
@@ -134,6 +145,7 @@ export class ManifestSource implements ProxySource {
     this.debounceMs = options.debounceMs ?? 50;
     this.retryInitialMs = options.retryInitialMs ?? 500;
     this.unfinishedYamlSettleMs = this.watchChanges ? (options.unfinishedYamlSettleMs ?? 5000) : 0;
+    this.listMemoMs = options.listMemoMs ?? LIST_MEMO_MS;
     this.retryBackoff = this.newBackoff();
   }
 
@@ -158,6 +170,7 @@ export class ManifestSource implements ProxySource {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.retryTimer);
+    clearTimeout(this.listMemoTimer);
     for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
     await this.running;
@@ -197,6 +210,23 @@ export class ManifestSource implements ProxySource {
     this.retryTimer = setTimeout(() => this.schedule(0), this.retryBackoff.next());
   }
 
+  /**
+   * Forgets the files' ListMemos once no read has come for listMemoMs: each holds its file's bytes
+   * twice over (the last read's, and the buffer the next read takes), 22 MB for a 10k-service List.
+   */
+  private releaseListMemosLater(): void {
+    clearTimeout(this.listMemoTimer);
+    this.listMemoTimer = undefined;
+    if (this.stopped || ![...this.memory.parsed.values()].some((p) => p.items)) return;
+    this.listMemoTimer = setTimeout(() => {
+      this.listMemoTimer = undefined;
+      const parsed = new Map<string, ParsedFile>();
+      this.memory.parsed.forEach(({ items: _items, spare: _spare, ...file }, path) => parsed.set(path, file));
+      this.memory = { ...this.memory, parsed };
+    }, this.listMemoMs);
+    this.listMemoTimer.unref();
+  }
+
   private newBackoff(): Backoff {
     return new Backoff({ initialMs: this.retryInitialMs, maxMs: 30_000, jitter: 0.2 });
   }
@@ -218,6 +248,7 @@ export class ManifestSource implements ProxySource {
     const scan = await scanManifests(this.root, this.memory, sender, this.unfinishedYamlSettleMs);
     if (this.stopped) return;
     this.memory = { lastGood: scan.files, parsed: scan.parsed };
+    this.releaseListMemosLater();
     this.unread = scan.unread;
     if (scan.unread.length || scan.unparsed) this.scheduleRetry();
     else this.retryBackoff = this.newBackoff();

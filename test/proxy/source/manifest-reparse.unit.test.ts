@@ -42,10 +42,10 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 }
 
 /** Starts a watching source on `dir`: the services it sends ("type name port") and the problems. */
-async function startSource(): Promise<{ events: string[]; problems: SourceProblem[] }> {
+async function startSource(listMemoMs?: number): Promise<{ events: string[]; problems: SourceProblem[] }> {
   const events: string[] = [];
   const problems: SourceProblem[] = [];
-  source = new ManifestSource(dir, { debounceMs: 10 });
+  source = new ManifestSource(dir, { debounceMs: 10, listMemoMs });
   await source.start({
     service: (t, s) => events.push(`${t} ${s.metadata?.name} ${s.spec?.ports?.[0]?.port}`),
     endpointSlice: () => {},
@@ -93,6 +93,24 @@ it('a List rewritten again gives its unchanged items as they were: only the chan
   const refusals = problems.filter((p) => p.origin.includes('items[2]')).map((p) => `${p.origin}: ${p.reason}`);
   expect(refusals).toHaveLength(4);
   expect(new Set(refusals).size).toBe(1);
+});
+
+it('a List that stopped changing forgets what its items gave: its next change is read whole', async () => {
+  const list = (ports: number[]): string => `{"apiVersion":"v1","kind":"List","items":[${ports.map((p, i) => service(`s${i}`, p)).join(',')}]}`;
+  const file = join(dir, 'list.json');
+  await writeFile(file, list([80, 80]));
+  const { events } = await startSource(300);
+  await writeFile(file, list([80, 81]));
+  await until(() => events.includes('update s1 81'), 's1 updated');
+  // While it changes, only what changed is sent...
+  await writeFile(file, list([80, 82]));
+  await until(() => events.includes('update s1 82'), 's1 updated again');
+  expect(events.slice(4)).toEqual(['update s1 82']);
+  // ...and once it has been quiet for listMemoMs, a change is read whole, as a first change is.
+  await new Promise((r) => setTimeout(r, 500));
+  await writeFile(file, list([80, 83]));
+  await until(() => events.includes('update s1 83'), 's1 updated after the pause');
+  expect(events.slice(5)).toEqual(['update s0 80', 'update s1 83']);
 });
 
 it('an unchanged item of a List whose kind changed is read again: the List implies its kind', async () => {
