@@ -109,7 +109,7 @@ const DEFAULT_NAMESPACE = 'default';
 
 /** Reads every manifest under `path` once. */
 export async function readManifests(path: string): Promise<ManifestRead> {
-  const scan = await scanManifests(resolve(path));
+  const scan = await scanManifests(resolve(path), undefined, ONE_READ);
   return { objects: scan.objects, problems: scan.problems.map((p) => p.problem) };
 }
 
@@ -245,7 +245,7 @@ export class ManifestSource implements ProxySource {
             unsend: (obj) => emit(handler, 'delete', obj),
           }
         : undefined;
-    const scan = await scanManifests(this.root, this.memory, sender, this.unfinishedYamlSettleMs);
+    const scan = await scanManifests(this.root, this.memory, { sender, unfinishedYamlSettleMs: this.unfinishedYamlSettleMs, rereads: this.watchChanges });
     if (this.stopped) return;
     this.memory = { lastGood: scan.files, parsed: scan.parsed };
     this.releaseListMemosLater();
@@ -415,7 +415,23 @@ interface ParsedFile {
   spare?: Buffer;
 }
 
-async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, sender?: Sender, unfinishedYamlSettleMs = 0): Promise<Scan> {
+/** How a scan reads. */
+interface ScanOptions {
+  /** Sends each object as soon as it is read (a first read: see Sender). */
+  sender?: Sender;
+  /** ManifestSourceOptions.unfinishedYamlSettleMs; 0 for a single read. */
+  unfinishedYamlSettleMs: number;
+  /**
+   * The files will be read again (a watching source): each file's text is hashed, to tell a rewrite
+   * that changed nothing. A single read (`proxy --once`, `render`) names a file's content by its
+   * stat instead (11 MB of SHA-1 at 10k services, for nothing).
+   */
+  rereads: boolean;
+}
+
+const ONE_READ: ScanOptions = { unfinishedYamlSettleMs: 0, rereads: false };
+
+async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, options: ScanOptions): Promise<Scan> {
   const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Map(), unread: [], unlisted: [], unparsed: false };
   await watchEntry(scan, dirname(root), basename(root));
   const files: string[] = [];
@@ -433,7 +449,7 @@ async function scanManifests(root: string, memory: ScanMemory = { lastGood: new 
   if (rootStat.isDirectory()) await walk(root, root, files, scan, new Set());
   else files.push(root);
   for (const file of files.sort()) {
-    const read = await readManifestFile(file, scan, memory.parsed.get(file), sender, unfinishedYamlSettleMs);
+    const read = await readManifestFile(file, scan, memory.parsed.get(file), options);
     if (read === 'gone') continue;
     const objects = read === 'failed' ? (memory.lastGood.get(file) ?? []) : read;
     scan.files.set(file, objects);
@@ -527,10 +543,10 @@ async function walk(root: string, dir: string, files: string[], scan: Scan, visi
   }
 }
 
-/** The file's bytes, never made one string (json-list.ts says why), and their hash. */
-async function readBytesAndHash(file: string, spare: Buffer | undefined): Promise<FileBytes & { contentHash: string }> {
+/** The file's bytes, never made one string (json-list.ts says why), and their hash (or `stamp`: ScanOptions.rereads). */
+async function readBytesAndHash(file: string, spare: Buffer | undefined, hashed: boolean, stamp: string): Promise<FileBytes & { contentHash: string }> {
   const read = await readFileBytes(file, spare);
-  return { ...read, contentHash: createHash('sha1').update(read.bytes).digest('base64') };
+  return { ...read, contentHash: hashed ? createHash('sha1').update(read.bytes).digest('base64') : stamp };
 }
 
 /**
@@ -538,7 +554,7 @@ async function readBytesAndHash(file: string, spare: Buffer | undefined): Promis
  * read or parsed (reported), "gone" when it was deleted after it was listed. A file whose stat is
  * what it was at its last read is not read again; one whose text is the same is not parsed again.
  */
-async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, sender: Sender | undefined, unfinishedYamlSettleMs: number): Promise<ManifestObject[] | 'failed' | 'gone'> {
+async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, { sender, unfinishedYamlSettleMs, rereads }: ScanOptions): Promise<ManifestObject[] | 'failed' | 'gone'> {
   let bytes: Buffer;
   let buffer: Buffer;
   let contentHash: string;
@@ -556,7 +572,7 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
       scan.parsed.set(file, { stamp, hash: '', result: 'failed', problems: scan.problems.slice(firstProblem) });
       return 'failed';
     }
-    ({ bytes, buffer, contentHash } = await readBytesAndHash(file, before?.spare));
+    ({ bytes, buffer, contentHash } = await readBytesAndHash(file, before?.spare, rereads, stamp));
   } catch (err) {
     // Deleted between listing and reading: the next event's re-read settles it.
     if (isGone(err)) return 'gone';
