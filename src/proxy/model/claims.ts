@@ -71,6 +71,11 @@ export class AddressClaims {
   /** Service key -> its rank and claim keys. */
   private readonly services = new Map<string, { rank: ClaimRank; keys: string[] }>();
 
+  /** Whether the service claims anything (of this family). */
+  holdsAny(serviceKey: string): boolean {
+    return this.services.has(serviceKey);
+  }
+
   /**
    * Replaces a service's claims (none when it is gone or has no ports of this family). Returns the
    * other services that won or lost a claim by it: their ports must be built again.

@@ -94,10 +94,14 @@ const NO_CLUSTER_IP: Readonly<Record<IPFamily, { skipped: string }>> = Object.fr
   ipv6: Object.freeze({ skipped: `no ${API_FAMILY_NAME.ipv6} ClusterIP` }),
 });
 
+/** kube-proxy's serviceToServiceMap: a service without a ClusterIP of a family is nothing to that family's proxier. */
+export function hasClusterIPOf(info: ServiceInfo, family: IPFamily): boolean {
+  return Boolean(info.clusterIPs[family]);
+}
+
 export function servicePortsOfFamily(info: ServiceInfo, family: IPFamily): ServicePortsResult {
-  const clusterIP = info.clusterIPs[family];
-  // kube-proxy's serviceToServiceMap: no ClusterIP of this family, nothing for this proxier.
-  if (!clusterIP) return NO_CLUSTER_IP[family];
+  if (!hasClusterIPOf(info, family)) return NO_CLUSTER_IP[family];
+  const clusterIP = info.clusterIPs[family]!;
   // healthCheckNodePort is only served for LoadBalancer + ETP Local (apiservice.NeedsHealthCheck);
   // kube-proxy logs an error and serves none when the API left it 0.
   const needsHealthCheck = info.type === 'LoadBalancer' && info.externalTrafficPolicy === 'Local';

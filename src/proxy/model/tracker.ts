@@ -16,7 +16,7 @@ import { flat } from '../flat-string.js';
 import { AddressClaims, lostClaimReason } from './claims.js';
 import { indexPort, unindexPort, type IndexedPorts } from './port-index.js';
 import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
-import { IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
+import { hasClusterIPOf, IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
 import type { InvalidObject, IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId, StateChange } from './types.js';
 
 export interface ChangeTrackerOptions {
@@ -283,6 +283,9 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     };
     const affected = new Set<string>();
     for (const serviceKey of pending) {
+      // Nothing of this family, now or at the last snapshot: nothing to claim, resolve or rebuild
+      // (every service of the other family: all of them, in a single-stack cluster's other family).
+      if (!this.hasClusterIP(serviceKey, family) && !current.claims.holdsAny(serviceKey) && !current.idsByService.has(serviceKey)) continue;
       // A service whose object did not change (only its endpoints) claims what it claimed.
       if (!this.pendingServices.has(serviceKey)) unresolved.set(serviceKey, this.servicePortsOf(serviceKey, family));
       else for (const other of claim(serviceKey)) affected.add(other);
@@ -313,6 +316,11 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
       if (!before?.has(reason)) this.pendingInvalid.set(`Claim ${family} ${serviceKey} ${reason}`, { kind: 'Service', ref: serviceKey, reason });
     }
     current.reportedLost.set(serviceKey, new Set(reasons));
+  }
+
+  private hasClusterIP(serviceKey: string, family: IPFamily): boolean {
+    const read = this.services.get(serviceKey)?.read;
+    return read !== undefined && 'service' in read && hasClusterIPOf(read.service, family);
   }
 
   private servicePortsOf(serviceKey: string, family: IPFamily): ServicePort[] {

@@ -373,6 +373,21 @@ describe('ChangeTracker', () => {
     expect(t.snapshot().invalid).toMatchObject([{ ref: 'ns/bad', reason: 'spec.ports[0].port: 0 is out of range (1-65535)' }]);
   });
 
+  it('a service that leaves a family is removed from it, and its address there is free for another', () => {
+    const t = new ChangeTracker({ nodeName: 'node-1' });
+    t.service('add', service('dual', { clusterIPs: ['198.18.96.1', '2001:db8::1'], ipFamilies: ['IPv4', 'IPv6'] }, { metadata: { name: 'dual', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' } }));
+    t.service('add', service('later', { clusterIPs: ['2001:db8::1'], ipFamilies: ['IPv6'] }, { metadata: { name: 'later', namespace: 'ns', creationTimestamp: '2026-01-02T00:00:00Z' } }));
+    const first = t.snapshot();
+    // The older service holds 2001:db8::1 port 80; the later one loses it.
+    expect([...first.states.ipv6.services.keys()]).toEqual(['ns/dual:http']);
+    t.service('update', service('dual', { clusterIPs: ['198.18.96.1'], ipFamilies: ['IPv4'] }, { metadata: { name: 'dual', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' } }));
+    const second = t.snapshot();
+    expect([...second.change.ipv6.removed]).toEqual(['ns/dual:http']);
+    expect([...second.states.ipv6.services.keys()]).toEqual(['ns/later:http']);
+    expect([...second.states.ipv4.services.keys()]).toEqual(['ns/dual:http']);
+    expect(second.change.ipv4.removed.size).toBe(0);
+  });
+
   it('keeps the indexes of the Local-policy and the UDP/SCTP service ports as services come, change and go', () => {
     const t = new ChangeTracker({ nodeName: 'node-1' });
     const ports = [
