@@ -70,8 +70,13 @@ export interface ManifestObject {
    * metadata's name and namespace, enough to delete it (see forgetBodies).
    */
   object: Service | EndpointSlice | Node;
-  /** Where it was read: "file (document n)". */
+  /** Where it was read: "file (document n)", or the List's when it is an item of one (`item`). */
   origin: string;
+  /**
+   * Its index in that List (see objectOrigin). The text "file items[i]" is made only for a message:
+   * one per object of a 10k-service List was 1.3 MB kept for the process's life.
+   */
+  item: number | undefined;
   /** Already sent while its file was read (a first read streams its objects: see Sender). */
   sent?: boolean;
   /** `object` holds only what deletes it (forgetBody): an unchanged file's objects are not redone at every read. */
@@ -642,7 +647,7 @@ function parseAndCollect(file: string, bytes: Buffer, scan: Scan, contentHash: s
   const objects: ManifestObject[] = [];
   const problemsBefore = scan.problems.length;
   try {
-    for (const doc of parsed.documents) collectObject(doc.value, doc.origin, undefined, { objects, scan, contentHash, sender, items });
+    for (const doc of parsed.documents) collectObject(doc.value, doc.origin, undefined, undefined, { objects, scan, contentHash, sender, items });
   } catch (err) {
     if (!(err instanceof ManifestParseError)) throw err;
     // A List whose items are parsed as they are read broke partway: the file fails as a whole.
@@ -668,32 +673,33 @@ interface Collector {
   items: { earlier: ListMemo | undefined; now: ListMemo | undefined; buffer: Buffer } | undefined;
 }
 
-/** Adds one object, or the items of a List (which may leave out their kind when the List names it). */
-function collectObject(value: unknown, origin: string, impliedKind: string | undefined, into: Collector): void {
+/** Adds one object, or the items of a List (which may leave out their kind when the List names it); `item`: see ManifestObject. */
+function collectObject(value: unknown, origin: string, item: number | undefined, impliedKind: string | undefined, into: Collector): void {
   const { scan, contentHash } = into;
   if (value === null || value === undefined) return; // an empty document
   if (typeof value !== 'object' || Array.isArray(value)) {
-    addProblem(scan, origin, 'not a Kubernetes object (expected a mapping with kind and metadata)', contentHash);
+    addProblem(scan, originText(origin, item), 'not a Kubernetes object (expected a mapping with kind and metadata)', contentHash);
     return;
   }
   const obj = value as { kind?: unknown; apiVersion?: unknown; metadata?: { name?: unknown; namespace?: unknown }; items?: unknown };
   const kind = obj.kind ?? impliedKind;
   if (typeof kind !== 'string' || kind === '') {
-    addProblem(scan, origin, 'no kind', contentHash);
+    addProblem(scan, originText(origin, item), 'no kind', contentHash);
     return;
   }
   if (kind.endsWith('List')) {
     // An array, or the iterable of a JSON List read item by item (manifest-parse.ts).
+    const listOrigin = originText(origin, item);
     const items = obj.items;
     if (!Array.isArray(items) && !(items !== null && typeof items === 'object' && Symbol.iterator in items)) {
-      addProblem(scan, origin, `${kind} without an items list`, contentHash);
+      addProblem(scan, listOrigin, `${kind} without an items list`, contentHash);
       return;
     }
     const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
     let i = 0;
-    for (const item of items as Iterable<unknown>) {
-      if (item instanceof JsonListItem) collectListItem(item, origin, itemKind, into);
-      else collectObject(item, itemOrigin(origin, i), itemKind, into);
+    for (const element of items as Iterable<unknown>) {
+      if (element instanceof JsonListItem) collectListItem(element, listOrigin, itemKind, into);
+      else collectObject(element, listOrigin, i, itemKind, into);
       i++;
     }
     return;
@@ -702,12 +708,12 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
   const manifestKind = kind as ManifestKind;
   const apiVersion = KIND_API_VERSION[manifestKind];
   if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersion) {
-    addProblem(scan, origin, `${kind} of apiVersion ${JSON.stringify(obj.apiVersion)}: only ${apiVersion} is read`, contentHash);
+    addProblem(scan, originText(origin, item), `${kind} of apiVersion ${JSON.stringify(obj.apiVersion)}: only ${apiVersion} is read`, contentHash);
     return;
   }
   const name = obj.metadata?.name;
   if (typeof name !== 'string' || name === '') {
-    addProblem(scan, origin, `${kind} without metadata.name`, contentHash);
+    addProblem(scan, originText(origin, item), `${kind} without metadata.name`, contentHash);
     return;
   }
   // In place: the parser made this object for us alone. Not its metadata, which a YAML alias can
@@ -726,11 +732,11 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
   const valid = validateObject(manifestKind, normalized);
   if ('reason' in valid) {
     const ref = printable(namespace ? `${namespace}/${name}` : name);
-    addProblem(scan, `${kind} ${ref} in ${origin}`, valid.reason, contentHash, { kind, ref });
+    addProblem(scan, `${kind} ${ref} in ${originText(origin, item)}`, valid.reason, contentHash, { kind, ref });
     return;
   }
   const key = flat(kind, '/', namespace, '/', name);
-  const found: ManifestObject = { kind: manifestKind, key, object: valid.object, origin, sent: false, forgotten: false };
+  const found: ManifestObject = { kind: manifestKind, key, object: valid.object, origin, item, sent: false, forgotten: false };
   into.objects.push(found);
   // A first read sends it now (and then keeps only what deletes it), unless its key is taken.
   if (into.sender && !scan.objects.has(key)) {
@@ -739,16 +745,20 @@ function collectObject(value: unknown, origin: string, impliedKind: string | und
   }
 }
 
-/** "<the List's origin> items[i]". */
-function itemOrigin(listOrigin: string, index: number): string {
-  return flat(listOrigin, ' items[', index, ']');
+/** Where an object was read, as messages name it: "<document>", or "<the List's origin> items[i]". */
+function originText(origin: string, item: number | undefined): string {
+  return item === undefined ? origin : `${origin} items[${item}]`;
+}
+
+function objectOrigin(obj: ManifestObject): string {
+  return originText(obj.origin, obj.item);
 }
 
 /** An item of a JSON List read item by item: from what the same bytes gave before, or parsed (ListMemo). */
 function collectListItem(item: JsonListItem, listOrigin: string, impliedKind: string | undefined, into: Collector): void {
   const index = item.index;
   if (!into.items) {
-    collectObject(item.value(), itemOrigin(listOrigin, index), impliedKind, into);
+    collectObject(item.value(), listOrigin, index, impliedKind, into);
     return;
   }
   const now = (into.items.now ??= { list: item.list, buffer: into.items.buffer, impliedKind, items: [] });
@@ -761,7 +771,7 @@ function collectListItem(item: JsonListItem, listOrigin: string, impliedKind: st
   } else {
     const objects = into.objects.length;
     const problems = into.scan.problems.length;
-    collectObject(item.value(), itemOrigin(listOrigin, index), impliedKind, into);
+    collectObject(item.value(), listOrigin, index, impliedKind, into);
     const found = into.scan.problems.length > problems ? into.scan.problems.slice(problems).map(({ problem }) => problem) : NO_PROBLEMS;
     memo = { objects: into.objects.slice(objects), problems: found };
   }
@@ -778,7 +788,7 @@ function addObject(obj: ManifestObject, scan: Scan): void {
   }
   const meta = obj.object.metadata;
   const ref = printable(meta?.namespace ? `${meta.namespace}/${meta.name}` : `${meta?.name}`);
-  addProblem(scan, obj.origin, `${obj.kind} ${ref} is already defined in ${earlier.origin}; this copy is ignored`, earlier.origin, { kind: obj.kind, ref });
+  addProblem(scan, objectOrigin(obj), `${obj.kind} ${ref} is already defined in ${objectOrigin(earlier)}; this copy is ignored`, objectOrigin(earlier), { kind: obj.kind, ref });
 }
 
 function addProblem(scan: Scan, origin: string, reason: string, contentHash: string, object?: SourceProblem['object']): void {
