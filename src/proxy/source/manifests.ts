@@ -4,7 +4,8 @@
 // directories again on any change (debounced) and diffs the result against the previous read, so
 // the proxy sees the same add/update/delete events an informer would give it. Only a file whose
 // stat changed (device, inode, size, mtime, ctime: a rename over it or a ConfigMap's "..data" swap
-// changes the inode) is read again, and only a file whose text changed is parsed again.
+// changes the inode) is read again, only a file whose text changed is parsed again, and of a JSON
+// List that keeps changing only the items whose bytes changed (ListMemo).
 //
 // What cannot be used costs only itself, reported once: an object of the wrong shape (validated by
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
