@@ -1,0 +1,213 @@
+// From a parsed manifest document to the objects the manifest source sends (manifests.ts reads the
+// files and diffs reads): a List's items one by one (a JSON List's from what the same bytes gave at
+// the read before: ListMemo), each object's kind, apiVersion, name and namespace settled, then
+// validated as the informers' objects are (k8s/validation). What cannot be used becomes a problem
+// that names the object, its file and the reason, and costs nothing else.
+
+import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
+import { printable } from '../../k8s/validation/printable.js';
+import { validateObject } from '../../k8s/validation/validate.js';
+import { flat } from '../flat-string.js';
+import { JsonListItem, type JsonListBytes } from './manifest-parse.js';
+import type { SourceProblem } from './source.js';
+
+export type ManifestKind = 'Service' | 'EndpointSlice' | 'Node';
+
+export interface ManifestObject {
+  kind: ManifestKind;
+  /** "Kind/namespace/name" (namespace empty for Nodes). */
+  key: string;
+  /**
+   * The object as read, until the read that found it has emitted it; then only its kind and
+   * metadata's name and namespace, enough to delete it (see forgetBodies).
+   */
+  object: Service | EndpointSlice | Node;
+  /** Where it was read: "file (document n)", or the List's when it is an item of one (`item`). */
+  origin: string;
+  /**
+   * Its index in that List (see objectOrigin). The text "file items[i]" is made only for a message:
+   * one per object of a 10k-service List was 1.3 MB kept for the process's life.
+   */
+  item: number | undefined;
+  /** Already sent while its file was read (a first read streams its objects: see Sender). */
+  sent?: boolean;
+  /** `object` holds only what deletes it (forgetBody): an unchanged file's objects are not redone at every read. */
+  forgotten?: boolean;
+}
+
+/**
+ * A first read sends each object as soon as it is read and keeps only what deletes it, instead of
+ * holding every object of every file until the read ends: a 10 MB List is then never all in memory
+ * at once. `send` returns false for an object it does not take (an earlier one has its key);
+ * `unsend` takes back what a file sent before it failed to parse.
+ */
+export interface Sender {
+  send(obj: ManifestObject): boolean;
+  unsend(obj: ManifestObject): void;
+}
+
+/** The apiVersion each kind must have when it states one. */
+const KIND_API_VERSION: Record<ManifestKind, string> = { Service: 'v1', EndpointSlice: 'discovery.k8s.io/v1', Node: 'v1' };
+
+/** As kubectl apply: a namespaced object without a namespace is in "default". */
+const DEFAULT_NAMESPACE = 'default';
+
+/** A problem, and the key that reports it once: origin, reason and the content of its file. */
+export interface KeyedProblem {
+  key: string;
+  problem: SourceProblem;
+}
+
+/** Where collected objects go: the read's objects by key (a first read sends as it goes) and its problems. */
+export interface CollectTarget {
+  objects: Map<string, ManifestObject>;
+  problems: KeyedProblem[];
+}
+
+/** What one item of a JSON List gave: an object, or none and a problem. */
+interface ItemMemo {
+  objects: ManifestObject[];
+  problems: readonly SourceProblem[];
+}
+
+/**
+ * What the items of a file's JSON List gave, by index, with the List's bytes. A file that changed is
+ * likely to change again (a generator rewriting it), so a read of a file read before keeps these,
+ * and the next read takes an item whose bytes are the same at the same index (compared in place
+ * with the kept bytes) from them: not parsed, not validated and not sent again. Only the items that
+ * changed cost anything, instead of the whole file (at 10k services an 11 MB List, 20k objects,
+ * rewritten a few times a second for a change of a few). The comparison keeps the file's bytes
+ * (one buffer per file that changes) where a hash per item cost a hash, a key string and a Map
+ * entry per item per read, all garbage by the next read. A first read keeps none: a file that
+ * never changes costs nothing for it.
+ */
+export interface ListMemo {
+  list: JsonListBytes;
+  /** The allocation `list.bytes` starts (file-bytes.ts): the read after the next one reads into it. */
+  buffer: Buffer;
+  /** The kind the List implies is part of what an item gives (a ServiceList's items need not say theirs). */
+  impliedKind: string | undefined;
+  items: ItemMemo[];
+}
+
+const NO_PROBLEMS: readonly SourceProblem[] = Object.freeze([]);
+
+/** Where collectObject puts what it finds. */
+export interface Collector {
+  objects: ManifestObject[];
+  scan: CollectTarget;
+  contentHash: string;
+  sender: Sender | undefined;
+  /** A file read before: what its List's items gave then, and what they give now (ListMemo). */
+  items: { earlier: ListMemo | undefined; now: ListMemo | undefined; buffer: Buffer } | undefined;
+}
+
+/** Adds one object, or the items of a List (which may leave out their kind when the List names it); `item`: see ManifestObject. */
+export function collectObject(value: unknown, origin: string, item: number | undefined, impliedKind: string | undefined, into: Collector): void {
+  const { scan, contentHash } = into;
+  if (value === null || value === undefined) return; // an empty document
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    addProblem(scan, originText(origin, item), 'not a Kubernetes object (expected a mapping with kind and metadata)', contentHash);
+    return;
+  }
+  const obj = value as { kind?: unknown; apiVersion?: unknown; metadata?: { name?: unknown; namespace?: unknown }; items?: unknown };
+  const kind = obj.kind ?? impliedKind;
+  if (typeof kind !== 'string' || kind === '') {
+    addProblem(scan, originText(origin, item), 'no kind', contentHash);
+    return;
+  }
+  if (kind.endsWith('List')) {
+    // An array, or the iterable of a JSON List read item by item (manifest-parse.ts).
+    const listOrigin = originText(origin, item);
+    const items = obj.items;
+    if (!Array.isArray(items) && !(items !== null && typeof items === 'object' && Symbol.iterator in items)) {
+      addProblem(scan, listOrigin, `${kind} without an items list`, contentHash);
+      return;
+    }
+    const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
+    let i = 0;
+    for (const element of items as Iterable<unknown>) {
+      if (element instanceof JsonListItem) collectListItem(element, listOrigin, itemKind, into);
+      else collectObject(element, listOrigin, i, itemKind, into);
+      i++;
+    }
+    return;
+  }
+  if (!(kind in KIND_API_VERSION)) return; // not something the proxy reads
+  const manifestKind = kind as ManifestKind;
+  const apiVersion = KIND_API_VERSION[manifestKind];
+  if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersion) {
+    addProblem(scan, originText(origin, item), `${kind} of apiVersion ${JSON.stringify(obj.apiVersion)}: only ${apiVersion} is read`, contentHash);
+    return;
+  }
+  const name = obj.metadata?.name;
+  if (typeof name !== 'string' || name === '') {
+    addProblem(scan, originText(origin, item), `${kind} without metadata.name`, contentHash);
+    return;
+  }
+  // In place: the parser made this object for us alone. Not its metadata, which a YAML alias can
+  // share between two objects.
+  const normalized = obj as typeof obj & { metadata: { name: unknown; namespace?: unknown } };
+  normalized.kind = kind;
+  normalized.apiVersion = apiVersion;
+  normalized.metadata = { ...obj.metadata, name };
+  if (manifestKind === 'Node') delete normalized.metadata.namespace;
+  else if (normalized.metadata.namespace === undefined || normalized.metadata.namespace === '') {
+    normalized.metadata.namespace = DEFAULT_NAMESPACE;
+  }
+  const ns: unknown = normalized.metadata.namespace;
+  // Not a string: refused below by validation; written as JSON meanwhile, to name the object recognisably.
+  const namespace = manifestKind === 'Node' ? '' : typeof ns === 'string' ? ns : JSON.stringify(ns);
+  const valid = validateObject(manifestKind, normalized);
+  if ('reason' in valid) {
+    const ref = printable(namespace ? `${namespace}/${name}` : name);
+    addProblem(scan, `${kind} ${ref} in ${originText(origin, item)}`, valid.reason, contentHash, { kind, ref });
+    return;
+  }
+  const key = flat(kind, '/', namespace, '/', name);
+  const found: ManifestObject = { kind: manifestKind, key, object: valid.object, origin, item, sent: false, forgotten: false };
+  into.objects.push(found);
+  // A first read sends it now (and then keeps only what deletes it), unless its key is taken.
+  if (into.sender && !scan.objects.has(key)) {
+    scan.objects.set(key, found);
+    into.sender.send(found);
+  }
+}
+
+/** Where an object was read, as messages name it: "<document>", or "<the List's origin> items[i]". */
+function originText(origin: string, item: number | undefined): string {
+  return item === undefined ? origin : `${origin} items[${item}]`;
+}
+
+export function objectOrigin(obj: ManifestObject): string {
+  return originText(obj.origin, obj.item);
+}
+
+/** An item of a JSON List read item by item: from what the same bytes gave before, or parsed (ListMemo). */
+function collectListItem(item: JsonListItem, listOrigin: string, impliedKind: string | undefined, into: Collector): void {
+  const index = item.index;
+  if (!into.items) {
+    collectObject(item.value(), listOrigin, index, impliedKind, into);
+    return;
+  }
+  const now = (into.items.now ??= { list: item.list, buffer: into.items.buffer, impliedKind, items: [] });
+  const earlier = into.items.earlier;
+  let memo = earlier && earlier.impliedKind === impliedKind && item.sameBytesAs(earlier.list) ? earlier.items[index] : undefined;
+  if (memo) {
+    into.objects.push(...memo.objects);
+    // Under this read's content hash: a changed file reports its problems again, as a parse would.
+    for (const p of memo.problems) addProblem(into.scan, p.origin, p.reason, into.contentHash, p.object);
+  } else {
+    const objects = into.objects.length;
+    const problems = into.scan.problems.length;
+    collectObject(item.value(), listOrigin, index, impliedKind, into);
+    const found = into.scan.problems.length > problems ? into.scan.problems.slice(problems).map(({ problem }) => problem) : NO_PROBLEMS;
+    memo = { objects: into.objects.slice(objects), problems: found };
+  }
+  now.items.push(memo);
+}
+
+export function addProblem(target: { problems: KeyedProblem[] }, origin: string, reason: string, contentHash: string, object?: SourceProblem['object']): void {
+  const problem: SourceProblem = object ? { origin, reason, object } : { origin, reason };
+  target.problems.push({ key: `${origin}\n${reason}\n${contentHash}`, problem });
+}
