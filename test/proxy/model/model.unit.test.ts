@@ -373,6 +373,30 @@ describe('ChangeTracker', () => {
     expect(t.snapshot().invalid).toMatchObject([{ ref: 'ns/bad', reason: 'spec.ports[0].port: 0 is out of range (1-65535)' }]);
   });
 
+  it('follows slices as they come, go and move between services', () => {
+    const t = new ChangeTracker({ nodeName: 'node-1' });
+    t.service('add', service('a', { clusterIP: '198.18.96.1' }));
+    t.service('add', service('b', { clusterIP: '198.18.96.2' }));
+    t.endpointSlice('add', slice('a-1', 'a', 'IPv4', [ep('198.18.0.1')]));
+    t.endpointSlice('add', slice('a-2', 'a', 'IPv4', [ep('198.18.0.2')]));
+    t.endpointSlice('add', slice('a-3', 'a', 'IPv4', [ep('198.18.0.3')]));
+    const ips = (s: ReturnType<typeof t.snapshot>, id: string) => (s.states.ipv4.endpoints.get(id) ?? []).map((e) => e.ip);
+    expect(ips(t.snapshot(), 'ns/a:http')).toEqual(['198.18.0.1', '198.18.0.2', '198.18.0.3']);
+    t.endpointSlice('delete', slice('a-2', 'a', 'IPv4', [ep('198.18.0.2')]));
+    t.endpointSlice('delete', slice('a-1', 'a', 'IPv4', [ep('198.18.0.1')]));
+    expect(ips(t.snapshot(), 'ns/a:http')).toEqual(['198.18.0.3']);
+    // The last slice of a moves to b (its service label changed).
+    t.endpointSlice('update', slice('a-3', 'b', 'IPv4', [ep('198.18.0.3')]));
+    const moved = t.snapshot();
+    expect(ips(moved, 'ns/a:http')).toEqual([]);
+    expect(ips(moved, 'ns/b:http')).toEqual(['198.18.0.3']);
+    t.endpointSlice('add', slice('a-1', 'a', 'IPv4', [ep('198.18.0.1')]));
+    t.endpointSlice('delete', slice('a-3', 'b', 'IPv4', [ep('198.18.0.3')]));
+    const last = t.snapshot();
+    expect(ips(last, 'ns/a:http')).toEqual(['198.18.0.1']);
+    expect(ips(last, 'ns/b:http')).toEqual([]);
+  });
+
   it('a service that leaves a family is removed from it, and its address there is free for another', () => {
     const t = new ChangeTracker({ nodeName: 'node-1' });
     t.service('add', service('dual', { clusterIPs: ['198.18.96.1', '2001:db8::1'], ipFamilies: ['IPv4', 'IPv6'] }, { metadata: { name: 'dual', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' } }));
