@@ -16,6 +16,19 @@ export interface FileBytes {
   buffer: Buffer;
 }
 
+/** ES2024's ArrayBuffer.prototype.transfer (Node 20+), which the ES2023 lib the project builds with leaves out. */
+type Transferable = ArrayBuffer & { transfer(newLength?: number): ArrayBuffer };
+
+/**
+ * Frees a buffer this module returned, at once (its views become empty). Garbage as it may be, a
+ * buffer that survived the read's scavenges is freed only with its Buffer object, at a major
+ * collection: on a cold start that came after the first sync, and the 11 MB of a 10k-service List
+ * stayed in the process's peak. transfer(0) detaches it and gives its memory back there and then.
+ */
+export function releaseFileBytes(buffer: Buffer): void {
+  (buffer.buffer as Transferable).transfer(0);
+}
+
 /** Where a read checks that a full buffer holds the whole file. */
 const PROBE = Buffer.alloc(1);
 

@@ -29,7 +29,7 @@ import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { Backoff } from '../../k8s/backoff.js';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
-import { readFileBytes, type FileBytes } from './file-bytes.js';
+import { readFileBytes, releaseFileBytes, type FileBytes } from './file-bytes.js';
 import { utf8 } from './json-list.js';
 import { addProblem, collectObject, objectOrigin, type Collector, type KeyedProblem, type ListMemo, type ManifestKind, type ManifestObject, type Sender } from './manifest-objects.js';
 import { ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
@@ -534,6 +534,10 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
   if (items?.now && result !== 'failed') {
     parsed.items = items.now;
     parsed.spare = before?.items?.buffer;
+  } else {
+    // Nothing keeps these bytes (no ListMemo, and the spare it may have been read into is dropped
+    // with the memo it belonged to): freed now (file-bytes.ts says why).
+    releaseFileBytes(buffer);
   }
   scan.parsed.set(file, parsed);
   return result;

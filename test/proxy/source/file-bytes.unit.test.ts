@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readFileBytes } from '../../../src/proxy/source/file-bytes.js';
+import { readFileBytes, releaseFileBytes } from '../../../src/proxy/source/file-bytes.js';
 
 let dir: string;
 beforeEach(() => {
@@ -41,6 +41,16 @@ describe('a manifest file read into the buffer of an earlier read', () => {
     expect(grown.buffer.length).toBeGreaterThan(text.length);
     // The spare it was handed is untouched past what fit.
     expect(first.buffer.toString()).toBe('b'.repeat(100));
+  });
+
+  it('frees a buffer at once when asked: every view of it is empty afterwards', async () => {
+    const file = join(dir, 'a.json');
+    writeFileSync(file, 'x'.repeat(100_000));
+    const read = await readFileBytes(file);
+    releaseFileBytes(read.buffer);
+    expect(read.buffer.buffer.byteLength).toBe(0);
+    expect(read.bytes.length).toBe(0);
+    expect(read.buffer.length).toBe(0);
   });
 
   it('never hands out a buffer shared with anything else', async () => {
