@@ -236,9 +236,6 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     const { services, endpoints } = state;
     const portsOf = this.claimedPorts(current, family, pending);
     for (const [serviceKey, ports] of portsOf) {
-      // No port of this family, now or before: every service of the other family (all of them in
-      // a single-stack cluster, whose other family's snapshot would otherwise cost a fifth of its own).
-      if (ports.length === 0 && !current.idsByService.has(serviceKey)) continue;
       const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName, this.zone);
       const ids = ports.map((sp) => sp.id);
       for (const oldId of current.idsByService.get(serviceKey) ?? []) {
@@ -298,11 +295,6 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     for (const serviceKey of affected) if (!unresolved.has(serviceKey)) claim(serviceKey);
     const out = new Map<string, readonly ServicePort[]>();
     for (const [serviceKey, ports] of unresolved) {
-      if (ports.length === 0) {
-        out.set(serviceKey, ports);
-        current.reportedLost.delete(serviceKey);
-        continue;
-      }
       const { ports: kept, lost } = current.claims.resolve(serviceKey, ports);
       out.set(serviceKey, kept);
       this.reportLost(current, family, serviceKey, lost.map(lostClaimReason));
