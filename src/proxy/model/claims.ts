@@ -55,9 +55,8 @@ function claimKeys(ports: readonly ServicePort[]): string[] {
     for (const ip of sp.loadBalancerIPs) out.push(ip + at);
     if (sp.nodePort !== 0) out.push(nodePortKey(sp));
   }
-  // A service may claim one key twice (an external IP equal to its ClusterIP): once is enough. Kept
-  // as long as the service is, so exactly its size (see exactCopy).
-  return out.length === 1 ? exactCopy(out) : [...new Set(out)];
+  // A service may claim one key twice (an external IP equal to its ClusterIP): once is enough.
+  return out.length === 1 ? out : [...new Set(out)];
 }
 
 /** The claims of one IP family's services, kept across snapshots. */
@@ -107,7 +106,8 @@ export class AddressClaims {
       }
     }
     if (keys.length === 0) this.services.delete(serviceKey);
-    else this.services.set(serviceKey, { rank, keys });
+    // Kept as long as the service is: exactly its size (see exactCopy).
+    else this.services.set(serviceKey, { rank, keys: exactCopy(keys) });
     for (const key of keys) {
       const held = this.claimants.get(key);
       if (held === undefined) {
