@@ -14,11 +14,10 @@ export interface PlanStats {
 }
 
 export class Plan {
-  /**
-   * The transaction being filled. On a cold start the ones before it were sealed and handed to the
-   * kernel, and are not kept: a refusal carries its operation (NftCommitError.operation).
-   */
-  tx: Transaction;
+  /** The transaction being filled (see tx); none until something asks for it. */
+  private current: Transaction | undefined;
+  /** What the next transaction is expected to grow to: the size of the one sealed before it. */
+  private nextExpectedBytes: number | undefined;
   /** Operations sealed before `tx`: the global index of tx's first operation. */
   sealedOps = 0;
   /** Operations the kernel has committed, of those sealed. */
@@ -46,13 +45,21 @@ export class Plan {
     private readonly newTransaction: (expectedBytes?: number) => Transaction,
     /** Cut a new transaction at this size (cold start only). */
     readonly chunkOps?: number,
-  ) {
-    this.tx = newTransaction();
+  ) {}
+
+  /**
+   * The transaction being filled. On a cold start the ones before it were sealed and handed to the
+   * kernel, and are not kept: a refusal carries its operation (NftCommitError.operation). Made when
+   * first asked for: a partial sync seals its one transaction, and a next one made then would be
+   * an encoder allocated for nothing at every sync.
+   */
+  get tx(): Transaction {
+    return (this.current ??= this.newTransaction(this.nextExpectedBytes));
   }
 
   /** Operations planned so far, sealed ones included. */
   get operations(): number {
-    return this.sealedOps + this.tx.size;
+    return this.sealedOps + (this.current?.size ?? 0);
   }
 
   /** The owner of an operation, by its index in the whole plan. */
@@ -115,12 +122,13 @@ export class Plan {
     this.stats.elementsChanged += index.queue(this.tx, verdictMaps);
   }
 
-  /** Hands the current transaction over (to be committed) and starts the next; undefined if empty. */
+  /** Hands the current transaction over (to be committed); the next starts when asked for. Undefined if empty. */
   seal(): Transaction | undefined {
-    if (this.tx.size === 0) return undefined;
-    const sealed = this.tx;
+    const sealed = this.current;
+    if (sealed === undefined || sealed.size === 0) return undefined;
     this.sealedOps += sealed.size;
-    this.tx = this.newTransaction(sealed.encodedSize);
+    this.current = undefined;
+    this.nextExpectedBytes = sealed.encodedSize;
     return sealed;
   }
 }
