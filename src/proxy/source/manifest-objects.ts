@@ -19,7 +19,7 @@ export interface ManifestObject {
   key: string;
   /**
    * The object as read, until the read that found it has emitted it; then only its kind and
-   * metadata's name and namespace, enough to delete it (see forgetBodies).
+   * metadata's name and namespace, enough to delete it (manifests.ts, forgetBodies).
    */
   object: Service | EndpointSlice | Node;
   /** Where it was read: "file (document n)", or the List's when it is an item of one (`item`). */
