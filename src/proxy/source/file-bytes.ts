@@ -17,7 +17,7 @@ export interface FileBytes {
 }
 
 /** ES2024's ArrayBuffer.prototype.transfer (Node 20+), which the ES2023 lib the project builds with leaves out. */
-type Transferable = ArrayBuffer & { transfer(newLength?: number): ArrayBuffer };
+type DetachableArrayBuffer = ArrayBuffer & { transfer(newLength?: number): ArrayBuffer };
 
 /**
  * Frees a buffer this module returned, at once (its views become empty). Garbage as it may be, a
@@ -26,7 +26,7 @@ type Transferable = ArrayBuffer & { transfer(newLength?: number): ArrayBuffer };
  * stayed in the process's peak. transfer(0) detaches it and gives its memory back there and then.
  */
 export function releaseFileBytes(buffer: Buffer): void {
-  (buffer.buffer as Transferable).transfer(0);
+  (buffer.buffer as DetachableArrayBuffer).transfer(0);
 }
 
 /** Where a read checks that a full buffer holds the whole file. */
