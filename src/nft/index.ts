@@ -30,3 +30,4 @@ export { sameChainBase, sameRule, sameRules } from './reconcile/rule-equality.js
 export { chainChange, knownChain, rulesByChain, type ChainChange, type KnownChain } from './reconcile/known-chain.js';
 export { elementKey } from './values.js';
 export { sameElement, samePayload } from './reconcile/element-equality.js';
+export { elementHashes, sameElementHashes } from './reconcile/element-hashes.js';

@@ -11,7 +11,7 @@
 // store's one Map entry per element and nothing else (an owner Map beside it cost as much again,
 // in memory and in the cold start's time).
 
-import { ElementStore, elementKey, sameElement, samePayload, type NftSet, type SetElement, type Transaction } from '../../nft/index.js';
+import { ElementStore, elementHashes, elementKey, sameElement, sameElementHashes, samePayload, type NftSet, type SetElement, type Transaction } from '../../nft/index.js';
 import type { ElementContributions } from '../layout/types.js';
 
 /** Who owns an element: '' for the fixed part of the ruleset, else the service port's id. */
@@ -30,6 +30,11 @@ interface Entry {
   unkeyed: SetElement[][];
   /** Whether a cold start may write this set's elements before keying them. */
   deferrable: boolean;
+  /**
+   * A full sync's dump of this deferrable set, not given to the store yet: compared with what is
+   * contributed by hashes when the set is queued, and keyed only if they differ (see resync()).
+   */
+  dumped: { elements: readonly SetElement[]; keys: readonly string[] | undefined } | undefined;
 }
 
 /**
@@ -42,12 +47,18 @@ interface Entry {
  * service ports share (`keysNeverShared`: the slots layout's bucket maps, a slot per service chain).
  * Maps with data that can collide (the dispatch and no-endpoint maps) are keyed first, so that the
  * first contributor wins as in any other sync.
+ *
+ * A full sync against a dump treats the same sets alike: their contributions wait unkeyed, and at
+ * their queue are compared with the dump by hashes (compareDump). A restart onto an unchanged
+ * table then keys nothing before its commit; a set that differs is keyed and diffed as ever.
  */
 export class ElementIndex {
   private readonly sets = new Map<string, Entry>();
   /** declaredSets()'s answer until a set is declared or forgotten (every sync's transactions ask). */
   private declared: NftSet[] | undefined;
   private coldStarting = false;
+  /** Sets holding a dump not yet compared (Entry.dumped). */
+  private dumps = 0;
   private declarations = 0;
   /**
    * The sets whose store may have something to queue, or whose cold-start elements wait: all that
@@ -65,13 +76,14 @@ export class ElementIndex {
     if (this.sets.has(set.name)) return;
     this.declared = undefined;
     const deferrable = set.data === undefined || this.keysNeverShared(set.name);
-    this.sets.set(set.name, { set, order: this.declarations++, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable });
+    this.sets.set(set.name, { set, order: this.declarations++, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable, dumped: undefined });
   }
 
   /** Forgets a shared set (it was deleted, or will not be declared again). */
   undeclare(name: string): void {
     const e = this.sets.get(name);
     if (!e) return;
+    this.forgetDump(e);
     this.sets.delete(name);
     this.pending.delete(e);
     this.queued.delete(e);
@@ -103,6 +115,7 @@ export class ElementIndex {
     if (this.coldStarting) return;
     for (const e of this.sets.values()) {
       // Contributed and never queued (a plan that ended before its last part): the ordinary path.
+      this.keyDump(e);
       for (const list of e.unqueued) this.add(e, list);
       e.unqueued = [];
       for (const list of e.unkeyed) {
@@ -149,10 +162,10 @@ export class ElementIndex {
    * at 10k services).
    */
   contribute(before: ElementContributions | undefined, after: ElementContributions | undefined): void {
-    if (this.coldStarting && before === undefined) {
+    if (before === undefined && (this.coldStarting || this.dumps > 0)) {
       after?.forEach((elements, name) => {
         const e = this.entry(name);
-        if (e.deferrable) {
+        if (e.deferrable && (this.coldStarting || e.dumped)) {
           e.unqueued.push(elements);
           this.pending.add(e);
         } else this.add(e, elements);
@@ -169,6 +182,7 @@ export class ElementIndex {
   }
 
   private add(e: Entry, elements: readonly SetElement[], kept?: Set<SetElement>): void {
+    this.keyDump(e);
     if (elements.length) this.pending.add(e);
     for (const el of elements) {
       if (kept?.has(el)) continue;
@@ -243,6 +257,7 @@ export class ElementIndex {
     const queue = (e: Entry): void => {
       this.pending.delete(e);
       this.queued.add(e);
+      if (e.dumped) this.compareDump(e);
       if (e.unqueued.length) {
         // One operation per set, as the store's delta is (not one per service port's list).
         const elements = e.unqueued.length === 1 ? e.unqueued[0]! : e.unqueued.flat();
@@ -263,6 +278,42 @@ export class ElementIndex {
     return n;
   }
 
+  /**
+   * A dumped set at its queue: if what was contributed hashes the same as what the kernel holds,
+   * there is nothing to write, and the contributions are keyed later as a cold start's are (the
+   * kernel holds them: settle() adopts them). Else the dump and the contributions are keyed, and
+   * the store writes the difference.
+   */
+  private compareDump(e: Entry): void {
+    const dumped = e.dumped!;
+    const mine = elementHashes(e.set, e.unqueued);
+    const theirs = mine && elementHashes(e.set, [dumped.elements]);
+    if (!mine || !theirs || !sameElementHashes(mine, theirs)) {
+      this.keyDump(e);
+      const lists = e.unqueued;
+      e.unqueued = [];
+      for (const list of lists) this.add(e, list);
+      return;
+    }
+    this.forgetDump(e);
+    e.store.resync([]);
+    e.unkeyed.push(...e.unqueued);
+    e.unqueued = [];
+  }
+
+  /** Gives a dumped set's elements to its store (keyed): anything but a match at queue() needs them there. */
+  private keyDump(e: Entry): void {
+    const dumped = e.dumped;
+    if (!dumped) return;
+    this.forgetDump(e);
+    e.store.resync(dumped.elements, dumped.keys);
+  }
+
+  private forgetDump(e: Entry): void {
+    if (e.dumped) this.dumps--;
+    e.dumped = undefined;
+  }
+
   committed(): void {
     for (const e of this.queued) e.store.committed();
     this.queued.clear();
@@ -273,6 +324,7 @@ export class ElementIndex {
     this.coldStarting = false;
     this.queued.clear();
     for (const e of this.sets.values()) {
+      this.forgetDump(e);
       e.unqueued = [];
       e.unkeyed = [];
       e.store.failed();
@@ -281,12 +333,20 @@ export class ElementIndex {
     }
   }
 
-  /** What the kernel holds in a shared set, from a dump. */
+  /**
+   * What the kernel holds in a shared set, from a dump. A deferrable set outside a cold start keeps
+   * the dump aside: a full sync's contributions to it are compared with it by hashes when it is
+   * queued (compareDump), so that a restart onto an unchanged table keys nothing before its commit.
+   */
   resync(name: string, kernel: readonly SetElement[], keys?: readonly string[]): void {
     const e = this.entry(name);
     e.unqueued = [];
     e.unkeyed = [];
-    e.store.resync(kernel, keys);
+    this.forgetDump(e);
+    if (e.deferrable && !this.coldStarting) {
+      e.dumped = { elements: kernel, keys };
+      this.dumps++;
+    } else e.store.resync(kernel, keys);
     this.pending.add(e);
   }
 
@@ -312,6 +372,7 @@ export class ElementIndex {
   /** Forgets every contribution (a full rebuild follows). */
   clearContributions(): void {
     for (const e of this.sets.values()) {
+      this.forgetDump(e);
       e.shared.clear();
       e.unqueued = [];
       e.unkeyed = [];

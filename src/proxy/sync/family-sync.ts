@@ -215,12 +215,13 @@ export class FamilySync {
     // A full sync asked for meanwhile (the table changed by someone else during this one) stays due.
     if (this.fullRequests === requests) this.needFull = false;
     if (full) this.lastFullSync = this.now();
-    // A cold start's unkeyed elements are keyed once the rules are live, off the sync and a moment
+    // A cold start's unkeyed elements, and those a full sync found the kernel holding already
+    // (ElementIndex.compareDump), are keyed once the rules are live, off the sync and a moment
     // later, when the proxy is likely idle (a sync that comes first keys them itself: the index
     // settles before any read). Unreferenced: a process that ends after its first sync (--once)
     // does not wait for work nothing will use.
-    if (coldStart) {
-      this.planner.index.coldStartCommitted();
+    if (full) {
+      if (coldStart) this.planner.index.coldStartCommitted();
       if (this.settleTimer) clearTimeout(this.settleTimer);
       this.settleTimer = setTimeout(() => {
         this.settleTimer = undefined;

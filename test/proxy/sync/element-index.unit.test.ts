@@ -210,6 +210,86 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
     }
   });
 
+  it('a full sync against a dump writes nothing when the contributions are what the kernel holds, and afterwards every sync writes what a keyed index writes', () => {
+    for (const seed of [3, 11, 99]) {
+      const r = rng(seed);
+      const keyed = new ElementIndex(neverShared);
+      for (const s of sets) keyed.declare(s);
+      const current = new Map<number, { keyed: Map<string, SetElement[]>; restarted: Map<string, SetElement[]> }>();
+      const make = (id: number, gen: number) => {
+        const state = r(1 << 30);
+        return { keyed: service(id, gen, rng(state + 1)), restarted: service(id, gen, rng(state + 1)) };
+      };
+      for (let id = 0; id < 40; id++) current.set(id, make(id, 0));
+      for (const c of current.values()) keyed.contribute(undefined, c.keyed);
+      queueAll(keyed);
+      // A new process: the kernel's elements come from a dump (copies, in another order).
+      const restarted = new ElementIndex(neverShared);
+      for (const s of sets) {
+        restarted.declare(s);
+        restarted.resync(s.name, keyed.elements(s.name).map((e) => structuredClone(e)).reverse());
+      }
+      for (const c of current.values()) restarted.contribute(undefined, c.restarted);
+      expect(queueAll(restarted), `seed ${seed}`).toEqual(['']);
+      for (let step = 1; step <= 40; step++) {
+        const id = r(50);
+        const before = current.get(id);
+        const after = before !== undefined && r(4) === 0 ? undefined : make(id, step);
+        keyed.contribute(before?.keyed, after?.keyed);
+        restarted.contribute(before?.restarted, after?.restarted);
+        if (after) current.set(id, after);
+        else current.delete(id);
+        expect(queueAll(restarted), `seed ${seed}, step ${step}`).toEqual(queueAll(keyed));
+      }
+    }
+  });
+
+  it('a full sync against a dump that differs writes the difference: what is missing, what changed, what nobody contributes', () => {
+    const index = new ElementIndex(neverShared);
+    for (const s of sets) index.declare(s);
+    index.resync('hairpin', [{ key: ['198.18.1.1', 8080] }, { key: ['198.18.1.9', 8080] }]);
+    index.resync('eps-b0', [{ key: [0], value: ['198.18.1.1', 8080] }, { key: [1], value: ['198.18.1.2', 8080] }]);
+    index.resync('dispatch', []);
+    // Two contributors of one hairpin key: one kernel element.
+    index.contribute(undefined, new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }, { key: ['198.18.1.2', 8080] }]], ['eps-b0', [{ key: [0], value: ['198.18.1.1', 8080] }, { key: [1], value: ['198.18.1.2', 8081] }]]]));
+    index.contribute(undefined, new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }]]]));
+    const tx = new Transaction({ sets });
+    index.queue(tx);
+    index.committed();
+    expect(tx.render()).toBe(
+      [
+        'delete element ip t hairpin { 198.18.1.9 . 8080 }',
+        'add element ip t hairpin { 198.18.1.2 . 8080 }',
+        'delete element ip t eps-b0 { 1 }',
+        'add element ip t eps-b0 { 1 : 198.18.1.2 . 8081 }',
+        '',
+      ].join('\n'),
+    );
+    expect(index.isShared('hairpin', { key: ['198.18.1.1', 8080] })).toBe(true);
+  });
+
+  it('a full sync against a dump that matches adopts the contributions: a shared key stays shared, and the next change is a delta', () => {
+    const index = new ElementIndex(neverShared);
+    for (const s of sets) index.declare(s);
+    index.resync('hairpin', [{ key: ['198.18.1.1', 8080] }]);
+    index.resync('eps-b0', []);
+    index.resync('dispatch', []);
+    const a = new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }]]]);
+    const b = new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }]]]);
+    index.contribute(undefined, a);
+    index.contribute(undefined, b);
+    const tx = new Transaction({ sets });
+    index.queue(tx);
+    index.committed();
+    expect(tx.render()).toBe('');
+    // Nothing keyed yet: the first read keys the adopted contributions.
+    expect(index.isShared('hairpin', { key: ['198.18.1.1', 8080] })).toBe(true);
+    index.contribute(a, undefined);
+    expect(queueAll(index)).toEqual(['']);
+    index.contribute(b, undefined);
+    expect(queueAll(index)).toEqual(['delete element ip t hairpin { 198.18.1.1 . 8080 }\n']);
+  });
+
   it('keys the dispatch-like map first: of two contributors of one key the first wins, the second is not written', () => {
     const index = new ElementIndex(neverShared);
     for (const s of sets) index.declare(s);
