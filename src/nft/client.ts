@@ -117,7 +117,7 @@ export class Nftables implements MonitoringConnection {
   async dump(opts: DumpOptions = {}): Promise<Ruleset> {
     const family = opts.family ? codeOf(NFPROTO, opts.family, 'dump family') : NFPROTO.unspec;
     const table = opts.table ?? null;
-    const decodeOpts = { elementKeys: opts.elementKeys === true };
+    const decodeOpts = { elementKeys: opts.elementKeys === true, ...(opts.hashElements ? { hashElements: opts.hashElements } : {}) };
     if (opts.chain !== undefined || opts.elements === false) {
       const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES;
       return decodeRuleset(await this.native.dump(this.handle, what, family, table, opts.chain ?? null), decodeOpts);

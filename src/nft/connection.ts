@@ -50,6 +50,13 @@ export interface DumpOptions {
    * so that a caller keying elements by identity need not encode every decoded value back.
    */
   elementKeys?: boolean;
+  /**
+   * Sets (of those without intervals) whose elements the caller compares by hashes
+   * (elementHashes): the dump gives them as NftSet.elementHashes, read from the kernel's bytes, and
+   * decodes their elements only when `elements` is first read. A restart that finds its sets
+   * unchanged then never makes their element objects.
+   */
+  hashElements?: (set: NftSet) => boolean;
 }
 
 export interface NftConnection {

@@ -33,6 +33,8 @@ const SET: Fields = {
   handle: 'number',
   elements: 'array',
   elementKeys: 'array',
+  // A dump's (DumpOptions.hashElements); a transaction ignores it.
+  elementHashes: 'any',
   // A map of named objects: the objects' type (named-objects.ts).
   objects: 'string',
 };

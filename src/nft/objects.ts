@@ -106,6 +106,12 @@ export interface NftSet {
    * (what `elementKey` computes), read from the kernel's key bytes, parallel to `elements`.
    */
   elementKeys?: readonly string[];
+  /**
+   * From a dump whose `hashElements` picked this set: its elements as sorted, distinct hashes
+   * (elementHashes), made from the kernel's bytes; `elements` and `elementKeys` are then decoded
+   * when first read.
+   */
+  elementHashes?: Float64Array;
 }
 
 export interface SetElement {

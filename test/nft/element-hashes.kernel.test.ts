@@ -22,7 +22,7 @@ const SETS: [NftSet, (i: number) => SetElement][] = [
   [{ family: 'ip', table: 't', name: 'commented', key: [ipv4_addr, inet_proto, inet_service], comment: 'c' }, (i) => ({ key: [v4(i), 'tcp', 80], comment: `ns/svc-${i}:http` })],
 ];
 
-it('a dump of the proxy\'s kinds of shared sets hashes as what was written, and a changed element shows', async () => {
+it('a dump of the proxy\'s kinds of shared sets hashes as what was written, decoded or hashed as read, and a changed element shows', async () => {
   const nft = Nftables.open({ netns: ns().name });
   try {
     const tx = new Transaction();
@@ -40,12 +40,24 @@ it('a dump of the proxy\'s kinds of shared sets hashes as what was written, and 
       expect(mine, set.name).toBeDefined();
       expect(sameElementHashes(mine!, elementHashes(set, [dumped])!), set.name).toBe(true);
     }
+    // A dump that hashes instead of decoding gives the same hashes, and the elements when read.
+    const hashedDump = await nft.dump({ table: 't', hashElements: () => true, elementKeys: true });
+    for (const [set] of SETS) {
+      const s = hashedDump.sets.find((x) => x.name === set.name && x.family === set.family)!;
+      expect(s.elementHashes, set.name).toBeInstanceOf(Float64Array);
+      expect(sameElementHashes(s.elementHashes!, elementHashes(set, [written.get(set.name)!])!), set.name).toBe(true);
+      expect(s.elements!.length, set.name).toBe(300);
+      expect(s.elementKeys!.length, set.name).toBe(300);
+      expect(sameElementHashes(elementHashes(set, [s.elements!])!, s.elementHashes!), set.name).toBe(true);
+    }
     // Another process replaces one element of the bucket map with other data.
     const bucket = SETS[2]![0];
     const first = written.get('bucket')![0]!;
     await nft.commit(new Transaction().delete({ set: bucket, elements: [first] }).add({ set: bucket, elements: [{ key: first.key, value: [v4(999), 8080] }] }));
     const dumped = (await nft.dumpSetElements(bucket)).elements;
     expect(sameElementHashes(elementHashes(bucket, [written.get('bucket')!])!, elementHashes(bucket, [dumped])!)).toBe(false);
+    const changed = (await nft.dump({ table: 't', hashElements: () => true })).sets.find((x) => x.name === 'bucket')!;
+    expect(sameElementHashes(elementHashes(bucket, [written.get('bucket')!])!, changed.elementHashes!)).toBe(false);
   } finally {
     nft.close();
   }

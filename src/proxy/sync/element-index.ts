@@ -13,6 +13,7 @@
 
 import { ElementStore, elementHashes, elementKey, sameElement, sameElementHashes, samePayload, type NftSet, type SetElement, type Transaction } from '../../nft/index.js';
 import type { ElementContributions } from '../layout/types.js';
+import type { DumpedElements } from './kernel-view.js';
 
 /** Who owns an element: '' for the fixed part of the ruleset, else the service port's id. */
 export type Contributor = string;
@@ -32,9 +33,9 @@ interface Entry {
   deferrable: boolean;
   /**
    * A full sync's dump of this deferrable set, not given to the store yet: compared with what is
-   * contributed by hashes when the set is queued, and keyed only if they differ (see resync()).
+   * contributed by hashes when the set is queued, and keyed only if they differ (resyncFromDump()).
    */
-  dumped: { elements: readonly SetElement[]; keys: readonly string[] | undefined } | undefined;
+  dumped: DumpedElements | undefined;
 }
 
 /**
@@ -287,7 +288,8 @@ export class ElementIndex {
   private compareDump(e: Entry): void {
     const dumped = e.dumped!;
     const mine = elementHashes(e.set, e.unqueued);
-    const theirs = mine && elementHashes(e.set, [dumped.elements]);
+    // The dump's own hashes when it gave them (its elements are then not decoded at all).
+    const theirs = mine && (dumped.elementHashes ?? elementHashes(e.set, [dumped.elements ?? []]));
     if (!mine || !theirs || !sameElementHashes(mine, theirs)) {
       this.keyDump(e);
       const lists = e.unqueued;
@@ -306,7 +308,7 @@ export class ElementIndex {
     const dumped = e.dumped;
     if (!dumped) return;
     this.forgetDump(e);
-    e.store.resync(dumped.elements, dumped.keys);
+    e.store.resync(dumped.elements ?? [], dumped.elementKeys);
   }
 
   private forgetDump(e: Entry): void {
@@ -333,20 +335,30 @@ export class ElementIndex {
     }
   }
 
-  /**
-   * What the kernel holds in a shared set, from a dump. A deferrable set outside a cold start keeps
-   * the dump aside: a full sync's contributions to it are compared with it by hashes when it is
-   * queued (compareDump), so that a restart onto an unchanged table keys nothing before its commit.
-   */
+  /** What the kernel holds in a shared set, from a dump of it (compared in full at the next queue). */
   resync(name: string, kernel: readonly SetElement[], keys?: readonly string[]): void {
     const e = this.entry(name);
     e.unqueued = [];
     e.unkeyed = [];
     this.forgetDump(e);
-    if (e.deferrable && !this.coldStarting) {
-      e.dumped = { elements: kernel, keys };
-      this.dumps++;
-    } else e.store.resync(kernel, keys);
+    e.store.resync(kernel, keys);
+    this.pending.add(e);
+  }
+
+  /**
+   * What the kernel holds in a shared set, from the dump a full sync starts with (all its
+   * contributions follow, unkeyed). A deferrable set outside a cold start keeps the dump aside: the
+   * contributions are compared with it by hashes when the set is queued (compareDump), so that a
+   * restart onto an unchanged table keys nothing before its commit.
+   */
+  resyncFromDump(name: string, dumped: DumpedElements): void {
+    const e = this.entry(name);
+    if (!e.deferrable || this.coldStarting) return this.resync(name, dumped.elements ?? [], dumped.elementKeys);
+    e.unqueued = [];
+    e.unkeyed = [];
+    this.forgetDump(e);
+    e.dumped = dumped;
+    this.dumps++;
     this.pending.add(e);
   }
 

@@ -1,14 +1,15 @@
 // What the kernel holds of one table, as far as the sync knows: read from a dump, then kept current
 // by the plans that commit. Declarations only for sets: their elements go to the element index.
 
-import { knownChain, rulesByChain, type Family, type KnownChain, type NftConnection, type NftSet, type SetElement } from '../../nft/index.js';
+import { knownChain, rulesByChain, type Family, type KnownChain, type NftConnection, type NftSet } from '../../nft/index.js';
 import type { Layout } from '../layout/types.js';
 import type { Plan } from './plan.js';
 
-export interface DumpedElements {
-  elements: readonly SetElement[];
-  keys: readonly string[] | undefined;
-}
+/**
+ * A set's elements as the dump read them: their identities, and for sets the dump hashed
+ * (DumpOptions.hashElements) their hashes, the elements then decoded only when first read.
+ */
+export type DumpedElements = Pick<NftSet, 'elements' | 'elementKeys' | 'elementHashes'>;
 
 export class KernelView {
   table = false;
@@ -31,7 +32,10 @@ export class KernelView {
   static async read(nft: NftConnection, family: Family, table: string, layout: Layout): Promise<KernelView> {
     // Inline sets' elements left out: their rules compare by digest (most of a restart's kernel time
     // in the kube-proxy layout, which has an inline map per service with two or more endpoints).
-    const rs = await nft.dump({ family, table, elementKeys: true, anonymousElements: false });
+    // Sets without data hashed, not decoded: the element index compares those by hashes
+    // (ElementIndex.compareDump), and no layout adopts anything from them (the slots layout reads
+    // its bucket maps' elements to take over the slot assignment).
+    const rs = await nft.dump({ family, table, elementKeys: true, anonymousElements: false, hashElements: (s) => s.data === undefined });
     const view = new KernelView();
     view.table = rs.tables.length > 0;
     const rules = rulesByChain(rs.rules);
@@ -41,9 +45,10 @@ export class KernelView {
     // The element index keeps what it needs of the elements; the view keeps none (at 10k services
     // holding the dump's 150k decoded elements for the process's life cost 100+ MB).
     view.elements = new Map();
-    for (const { elements, elementKeys: keys, ...decl } of rs.sets) {
-      view.sets.set(decl.name, decl);
-      if (elements) view.elements.set(decl.name, { elements, keys });
+    for (const s of rs.sets) {
+      view.sets.set(s.name, declaration(s));
+      // `in`, not a read: reading a hashed set's elements decodes them.
+      if ('elements' in s) view.elements.set(s.name, s);
     }
     return view;
   }
@@ -59,4 +64,11 @@ export class KernelView {
       if (known) this.chains.set(name, knownChain(known.chain, []));
     }
   }
+}
+
+/** The set without what the dump read of its elements (not read here: see DumpedElements). */
+function declaration(s: NftSet): NftSet {
+  const decl: Record<string, unknown> = {};
+  for (const k of Object.keys(s)) if (k !== 'elements' && k !== 'elementKeys' && k !== 'elementHashes') decl[k] = (s as unknown as Record<string, unknown>)[k];
+  return decl as unknown as NftSet;
 }

@@ -75,8 +75,7 @@ export class SyncPlanner {
     // without one, what the stores know), and nobody has contributed yet.
     this.index.clearContributions();
     const resync = (name: string): void => {
-      const dumped = view.elements?.get(name);
-      if (view.elements) this.index.resync(name, dumped?.elements ?? [], dumped?.keys);
+      if (view.elements) this.index.resyncFromDump(name, view.elements.get(name) ?? {});
     };
     for (const name of this.index.names()) resync(name);
     const desiredSets = new Set<string>();

@@ -227,7 +227,7 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
       const restarted = new ElementIndex(neverShared);
       for (const s of sets) {
         restarted.declare(s);
-        restarted.resync(s.name, keyed.elements(s.name).map((e) => structuredClone(e)).reverse());
+        restarted.resyncFromDump(s.name, { elements: keyed.elements(s.name).map((e) => structuredClone(e)).reverse() });
       }
       for (const c of current.values()) restarted.contribute(undefined, c.restarted);
       expect(queueAll(restarted), `seed ${seed}`).toEqual(['']);
@@ -247,9 +247,9 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
   it('a full sync against a dump that differs writes the difference: what is missing, what changed, what nobody contributes', () => {
     const index = new ElementIndex(neverShared);
     for (const s of sets) index.declare(s);
-    index.resync('hairpin', [{ key: ['198.18.1.1', 8080] }, { key: ['198.18.1.9', 8080] }]);
-    index.resync('eps-b0', [{ key: [0], value: ['198.18.1.1', 8080] }, { key: [1], value: ['198.18.1.2', 8080] }]);
-    index.resync('dispatch', []);
+    index.resyncFromDump('hairpin', { elements: [{ key: ['198.18.1.1', 8080] }, { key: ['198.18.1.9', 8080] }] });
+    index.resyncFromDump('eps-b0', { elements: [{ key: [0], value: ['198.18.1.1', 8080] }, { key: [1], value: ['198.18.1.2', 8080] }] });
+    index.resyncFromDump('dispatch', {});
     // Two contributors of one hairpin key: one kernel element.
     index.contribute(undefined, new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }, { key: ['198.18.1.2', 8080] }]], ['eps-b0', [{ key: [0], value: ['198.18.1.1', 8080] }, { key: [1], value: ['198.18.1.2', 8081] }]]]));
     index.contribute(undefined, new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }]]]));
@@ -271,9 +271,9 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
   it('a full sync against a dump that matches adopts the contributions: a shared key stays shared, and the next change is a delta', () => {
     const index = new ElementIndex(neverShared);
     for (const s of sets) index.declare(s);
-    index.resync('hairpin', [{ key: ['198.18.1.1', 8080] }]);
-    index.resync('eps-b0', []);
-    index.resync('dispatch', []);
+    index.resyncFromDump('hairpin', { elements: [{ key: ['198.18.1.1', 8080] }] });
+    index.resyncFromDump('eps-b0', {});
+    index.resyncFromDump('dispatch', {});
     const a = new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }]]]);
     const b = new Map<string, SetElement[]>([['hairpin', [{ key: ['198.18.1.1', 8080] }]]]);
     index.contribute(undefined, a);

@@ -2,6 +2,7 @@
 // as ranges (single-field ones from their start and end markers, interval-elements.ts). Also how a
 // transaction reads back the elements it streamed into its request (same format).
 
+import { elementHash, putBytes, putText, sortedDistinct, startElement } from '../../element-hash.js';
 import type { NftSet, SetElement } from '../../objects.js';
 import { verdictFromCode } from '../../types/verdict.js';
 import { decodeValues, readValues, splitFields } from '../../values.js';
@@ -59,6 +60,73 @@ export class SetElementsDecoder {
   finish(): SetElement[] {
     if (this.marks) for (const e of this.marks.finish()) this.into.push(e);
     return this.into;
+  }
+}
+
+/**
+ * A plain set's dumped elements hashed as they are read (element-hash.ts), not decoded: a caller
+ * that compares them by hashes (reconcile/element-hashes.ts) and finds them equal never needs the
+ * element objects. The dump's objects are kept, and decoded if someone reads the elements after all.
+ */
+export class HashedSetElements {
+  private readonly objects: WireObject[] = [];
+  private hashes = new Float64Array(256);
+  private count = 0;
+  /** False once an element is not one the hashes cover (a range, an object reference). */
+  private covered = true;
+
+  constructor(private readonly set: NftSet) {}
+
+  add(o: WireObject): void {
+    this.objects.push(o);
+    if (this.covered) o.visitElements((buf, off, len) => this.hashOne(buf, off, len));
+  }
+
+  /** The same bytes, in the same order, as elementHashes() writes for the decoded element. */
+  private hashOne(buf: Uint8Array, off: Int32Array, len: Int32Array): void {
+    if (!this.covered) return;
+    const keyAt = off[ELEM_ATTR.KEY]!;
+    const endAt = off[ELEM_ATTR.KEY_END]!;
+    if (off[ELEM_ATTR.OBJREF]! >= 0 || (endAt >= 0 && !bytesEqual(buf.subarray(endAt, endAt + len[ELEM_ATTR.KEY_END]!), buf.subarray(keyAt, keyAt + len[ELEM_ATTR.KEY]!)))) {
+      this.covered = false;
+      return;
+    }
+    startElement();
+    if (keyAt >= 0) putBytes(buf, keyAt, len[ELEM_ATTR.KEY]!);
+    if (this.set.data === 'verdict') {
+      if (off[ELEM_ATTR.VERDICT]! >= 0) {
+        const code = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(off[ELEM_ATTR.VERDICT]!, true);
+        const chainAt = off[ELEM_ATTR.CHAIN]!;
+        const v = verdictFromCode(code, chainAt >= 0 ? cString(buf, chainAt, len[ELEM_ATTR.CHAIN]!) : undefined);
+        putText(v.kind);
+        putText('chain' in v ? v.chain : '');
+      }
+    } else if (this.set.data && off[ELEM_ATTR.DATA]! >= 0) putBytes(buf, off[ELEM_ATTR.DATA]!, len[ELEM_ATTR.DATA]!);
+    if (off[ELEM_ATTR.USERDATA]! >= 0) {
+      const comment = udataString(parseUdata(buf.subarray(off[ELEM_ATTR.USERDATA]!, off[ELEM_ATTR.USERDATA]! + len[ELEM_ATTR.USERDATA]!)).get(UDATA.SET_ELEM_COMMENT));
+      if (comment !== undefined) putText(comment);
+    }
+    if (off[ELEM_ATTR.TIMEOUT]! >= 0) {
+      putText(String(Number(new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getBigUint64(off[ELEM_ATTR.TIMEOUT]!, true))));
+    }
+    if (this.count === this.hashes.length) {
+      const next = new Float64Array(this.hashes.length * 2);
+      next.set(this.hashes);
+      this.hashes = next;
+    }
+    this.hashes[this.count++] = elementHash();
+  }
+
+  /** The elements' hashes, sorted and de-duplicated; undefined if some element is not covered. */
+  finish(): Float64Array | undefined {
+    return this.covered ? sortedDistinct(this.hashes, this.count) : undefined;
+  }
+
+  /** The elements decoded (and their identities into `keys`, when given). */
+  decode(keys?: string[]): SetElement[] {
+    const out: SetElement[] = [];
+    for (const o of this.objects) decodePlainElements(this.set, (visit) => o.visitElements(visit), out, keys);
+    return out;
   }
 }
 

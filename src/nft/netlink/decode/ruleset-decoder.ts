@@ -3,6 +3,7 @@
 
 import type { Expr } from '../../expr/index.js';
 import type { NftSet, Rule, Ruleset, SetElement } from '../../objects.js';
+import { hashableSet } from '../../reconcile/element-hashes.js';
 import { withToJSON } from '../../render/json.js';
 import { SET_ATTR } from '../attrs.js';
 import { WireKind } from '../wire-format.js';
@@ -10,12 +11,19 @@ import { getStr, getU32 } from './attr-values.js';
 import { decodeChain } from './chain.js';
 import { decodeFlowtable } from './flowtable.js';
 import { decodeObject } from './object.js';
-import { SetElementsDecoder } from './elements.js';
+import { HashedSetElements, SetElementsDecoder } from './elements.js';
 import { familyOf } from './family.js';
 import { decodeRule } from './rule.js';
 import { decodeSet } from './set.js';
 import { decodeTable } from './table.js';
 import { WireReader } from './wire-reader.js';
+
+export interface RulesetDecodeOptions {
+  /** Each plain set's element identities (NftSet.elementKeys). */
+  elementKeys?: boolean;
+  /** Sets whose elements are hashed and decoded only when read (DumpOptions.hashElements). */
+  hashElements?: (set: NftSet) => boolean;
+}
 
 /** How decoders key named sets: family, table and name. */
 export const setKey = (family: string, table: string, name: string): string => `${family}\0${table}\0${name}`;
@@ -34,8 +42,10 @@ export class RulesetDecoder {
   private generation: number | undefined;
   /** Each set's elements, over all the objects that carry them (interval markers pair at the end). */
   private readonly elements = new Map<NftSet, SetElementsDecoder>();
+  /** The sets whose elements are hashed, not decoded (DumpOptions.hashElements). */
+  private readonly hashed = new Map<NftSet, HashedSetElements>();
 
-  constructor(private readonly opts: { elementKeys?: boolean } = {}) {}
+  constructor(private readonly opts: RulesetDecodeOptions = {}) {}
 
   /** Adds one buffer's objects; returns the generation it was dumped at. */
   add(buf: Uint8Array): number {
@@ -66,6 +76,12 @@ export class RulesetDecoder {
           const id = getU32(o.attrs, SET_ATTR.ID);
           const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
           if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
+          let hashed = this.hashed.get(s);
+          if (!hashed && !this.elements.has(s) && hashableSet(s) && this.opts.hashElements?.(s)) this.hashed.set(s, (hashed = new HashedSetElements(s)));
+          if (hashed) {
+            hashed.add(o);
+            break;
+          }
           let elements = this.elements.get(s);
           if (!elements) {
             const keyed = this.opts.elementKeys === true && !s.anonymous && !(s.flags ?? []).includes('interval');
@@ -96,14 +112,50 @@ export class RulesetDecoder {
     out.generation = this.generation ?? 0;
     for (const elements of this.elements.values()) elements.finish();
     this.elements.clear();
+    for (const [s, hashed] of this.hashed) this.finishHashed(s, hashed);
+    this.hashed.clear();
     for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
     out.sets = out.sets.filter((s) => !s.anonymous);
     return withToJSON(out);
   }
+
+  /** A set whose elements were hashed: decoded now if some element is not covered, else on first read. */
+  private finishHashed(s: NftSet, hashed: HashedSetElements): void {
+    const keyed = this.opts.elementKeys === true;
+    const hashes = hashed.finish();
+    if (hashes === undefined) {
+      const keys = keyed ? [] : undefined;
+      s.elements = hashed.decode(keys);
+      if (keys) s.elementKeys = keys;
+      return;
+    }
+    s.elementHashes = hashes;
+    decodeOnRead(s, hashed, keyed);
+  }
+}
+
+/** A hashed set gets its hashes, and elements (and identities) decoded when first read. */
+function decodeOnRead(s: NftSet, hashed: HashedSetElements, keyed: boolean): void {
+  let decoded: { elements: SetElement[]; keys: string[] | undefined } | undefined;
+  const decode = () => {
+    if (decoded) return decoded;
+    const keys = keyed ? [] : undefined;
+    return (decoded = { elements: hashed.decode(keys), keys });
+  };
+  const lazy = (name: 'elements' | 'elementKeys', get: () => unknown): void => {
+    Object.defineProperty(s, name, {
+      configurable: true,
+      enumerable: true,
+      get,
+      set: (value: unknown) => Object.defineProperty(s, name, { value, writable: true, enumerable: true, configurable: true }),
+    });
+  };
+  lazy('elements', () => decode().elements);
+  if (keyed) lazy('elementKeys', () => decode().keys);
 }
 
 /** Decodes one dump buffer from the addon (RulesetDecoder for several). */
-export function decodeRuleset(buf: Uint8Array, opts: { elementKeys?: boolean } = {}): Ruleset {
+export function decodeRuleset(buf: Uint8Array, opts: RulesetDecodeOptions = {}): Ruleset {
   const d = new RulesetDecoder(opts);
   d.add(buf);
   return d.finish();

@@ -1,0 +1,111 @@
+// One set element as one number: a 53-bit hash of the bytes the kernel holds for it, written here
+// piece by piece. Two writers feed it the same bytes for the same element: the one for element
+// objects (reconcile/element-hashes.ts: values encoded as the encoder writes them) and the one for
+// a dump's undecoded elements (netlink/decode/elements.ts: the attributes' bytes as read). The
+// pieces, in this order: the key's bytes, then the data's bytes or the verdict's kind and chain,
+// then the comment, then the timeout; text is set apart by a length prefix, so no piece can run
+// into the next.
+
+import type { Datatype, Scalar } from './types/datatypes.js';
+import { writeValues } from './values.js';
+
+let scratch = new Uint8Array(256);
+let at = 0;
+
+function room(n: number): void {
+  if (at + n <= scratch.length) return;
+  const next = new Uint8Array(Math.max(at + n, scratch.length * 2));
+  next.set(scratch.subarray(0, at));
+  scratch = next;
+}
+
+/** Starts the next element's bytes. */
+export function startElement(): void {
+  at = 0;
+}
+
+/** Appends values as the encoder writes them (throws as writeValues does). */
+export function putValues(types: readonly Datatype[], values: readonly Scalar[], length: number): void {
+  room(length);
+  writeValues(types, values, scratch, at);
+  at += length;
+}
+
+/** Appends bytes as read (a dump's key or data attribute). */
+export function putBytes(src: Uint8Array, from: number, length: number): void {
+  room(length);
+  scratch.set(src.subarray(from, from + length), at);
+  at += length;
+}
+
+/** Appends a piece of text (a verdict's kind or chain, a comment, a timeout), length first. */
+export function putText(text: string): void {
+  room(4 + text.length * 2);
+  scratch[at++] = 0xff;
+  scratch[at++] = text.length & 0xff;
+  scratch[at++] = (text.length >>> 8) & 0xff;
+  scratch[at++] = 0xfe;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    scratch[at++] = c & 0xff;
+    scratch[at++] = c >>> 8;
+  }
+}
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+
+/** One 32-bit word into a murmur3 state. */
+function mix(h: number, k: number): number {
+  k = Math.imul(k, C1);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, C2);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+/** murmur3's finalizer: every input bit reaches every output bit. */
+function finish(h: number, length: number): number {
+  h ^= length;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** The element's hash: two murmur3 lanes of its bytes (different seeds), as one exact double below 2^53. */
+export function elementHash(): number {
+  let a = 0x9747b28c;
+  let b = 0x5bd1e995;
+  let i = 0;
+  for (; i + 4 <= at; i += 4) {
+    const k = scratch[i]! | (scratch[i + 1]! << 8) | (scratch[i + 2]! << 16) | (scratch[i + 3]! << 24);
+    a = mix(a, k);
+    b = mix(b, k);
+  }
+  if (i < at) {
+    let k = 0;
+    for (let s = 0; i < at; i++, s += 8) k |= scratch[i]! << s;
+    a = mix(a, k);
+    b = mix(b, k);
+  }
+  return finish(a, at) * 0x200000 + (finish(b, at) >>> 11);
+}
+
+/** The first `n` hashes sorted, each once: the elements as a set (a key given twice is one element). */
+export function sortedDistinct(hashes: Float64Array, n: number): Float64Array {
+  const out = hashes.subarray(0, n).sort();
+  let distinct = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || out[i] !== out[distinct - 1]) out[distinct++] = out[i]!;
+  return out.subarray(0, distinct);
+}
+
+/** Whether two sortedDistinct() answers are the same elements. */
+export function sameElementHashes(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
