@@ -13,10 +13,12 @@
 
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LayoutName } from '../../src/proxy/layout/index.js';
 import { BIN } from '../../src/netns/proxy-process.js';
+import { COMPACTION_DELAY_MS } from '../../src/proxy/heap-compaction.js';
 import { packagePath } from '../../src/package-root.js';
 import { runTimed, waitQuiet, type ProcessFigures } from '../measure.js';
 import { inNetns, withNetns } from '../netns.js';
@@ -53,6 +55,11 @@ export interface ProcessRun extends ProcessFigures {
    * serving, which a loaded 2-core machine takes from the measured process's wall.
    */
   benchCpuS?: number;
+  /**
+   * live: resident memory once the proxy has settled after its first sync (the heap compaction
+   * after a big sync done: src/proxy/heap-compaction.ts), MB (VmRSS).
+   */
+  idleRssMB?: number;
   /** floor commit: the kernel's commit of the batches, ms, measured around the addon's commit. */
   commitMs?: number;
   /**
@@ -160,6 +167,9 @@ export async function proxyRuns(file: string, layout: LayoutName, services: numb
  * server of `kubeconfig` (in this process). Not --once: `proxy --once` through the informers syncs
  * before their first lists have arrived (it does not wait for the source to be synced).
  */
+/** Time for the compaction's collection itself, after its delay: 0.2-0.3 s at 10k services, about ten times that at 100k. */
+const settleMs = (services: number): number => Math.max(2500, services * 0.05);
+
 export async function firstSyncRun(side: 'live manifests' | 'live informers', feed: string, layout: LayoutName, services: number, endpoints: number, run: number): Promise<ProcessRun> {
   const busy = await quiet();
   return withNetns(
@@ -168,15 +178,19 @@ export async function firstSyncRun(side: 'live manifests' | 'live informers', fe
       const cpu = process.cpuUsage();
       const proxy = LiveProxy.start(side === 'live informers' ? informerFlags(feed, layout, ns!) : proxyFlags(feed, layout, ns!));
       let benchCpuS: number;
+      let idleRssMB: number;
       try {
         await proxy.syncs(1, 30 * 60_000);
         const used = process.cpuUsage(cpu);
         benchCpuS = (used.user + used.system) / 1e6;
+        // What an operator sees once it sits idle: after the compaction that follows a big sync.
+        await sleep(COMPACTION_DELAY_MS + settleMs(services));
+        idleRssMB = proxy.rssMB();
       } finally {
         await proxy.stop();
       }
       const { wall, user, sys, rssMB, operations, syncMs } = proxy.first!;
-      return { services, endpoints, layout, run, side, wall, user, sys, rssMB, operations, syncMs, benchCpuS, busy };
+      return { services, endpoints, layout, run, side, wall, user, sys, rssMB, operations, syncMs, benchCpuS, idleRssMB, busy };
     },
     NETNS_PREFIX,
   );

@@ -53,11 +53,11 @@ function med(rs: readonly ProcessRun[]): Figures | undefined {
 }
 
 /** A long-running proxy at the end of its first sync, and this process's CPU time meanwhile (the API server's, through the informers). */
-export type LiveFigures = Figures & { syncMs: number; operations: number; benchCpuS: number };
+export type LiveFigures = Figures & { syncMs: number; operations: number; benchCpuS: number; idleRssMB: number };
 
 function liveMedian(rs: readonly ProcessRun[]): LiveFigures | undefined {
   const m = med(rs);
-  return m && { ...m, syncMs: median(rs.map((r) => r.syncMs!)), operations: median(rs.map((r) => r.operations!)), benchCpuS: median(rs.map((r) => r.benchCpuS ?? NaN)) };
+  return m && { ...m, syncMs: median(rs.map((r) => r.syncMs!)), operations: median(rs.map((r) => r.operations!)), benchCpuS: median(rs.map((r) => r.benchCpuS ?? NaN)), idleRssMB: median(rs.map((r) => r.idleRssMB ?? NaN)) };
 }
 
 export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
@@ -100,7 +100,7 @@ export function processMedians(runs: readonly ProcessRun[]): ProcessMedian[] {
 const x = (a: number | undefined, b: number | undefined): string => (a !== undefined && b !== undefined ? `${ratio(a, b).toFixed(2)}x` : '-');
 
 export function renderProcess(ms: readonly ProcessMedian[]): string {
-  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'live mf s', 'RSS MB', 'live inf s', 'user', 'RSS MB', 'ops', 'api cpu s', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor', 'inf / mf']];
+  const rows = [['services', 'layout', 'runs', 'wall s', 'user', 'sys', 'RSS MB', 'sync s', 'ops', 'restart s', 'RSS MB', 'ops', 'live mf s', 'RSS MB', 'idle MB', 'live inf s', 'user', 'RSS MB', 'ops', 'api cpu s', 'nft -f s', 'user', 'sys', 'RSS MB', 'nft -f kp s', '1 batch s', 'kernel s', 'floor s', 'nft -f / wall', 'nft -f kp / wall', 'wall / floor', 'inf / mf']];
   for (const m of ms) {
     rows.push([
       `${m.services}x${m.endpoints}`,
@@ -117,6 +117,7 @@ export function renderProcess(ms: readonly ProcessMedian[]): string {
       f(m.restart?.operations, 0),
       f(m.liveManifests?.wall, 3),
       f(m.liveManifests?.rssMB, 0),
+      f(m.liveManifests?.idleRssMB, 0),
       f(m.liveInformers?.wall, 3),
       f(m.liveInformers?.user, 2),
       f(m.liveInformers?.rssMB, 0),
@@ -165,6 +166,8 @@ export function processTargets(ms: readonly ProcessMedian[]): TargetResult[] {
     out.push({ target: "kube-proxy layout 10k x 5: whole process <= 1.2x the kernel's time for its batch", value: `${f(k10.proxy.wall, 3)} / ${f(k10.kernelS, 3)} = ${r.toFixed(2)}x`, pass: r <= 1.2 });
   }
   if (s10?.proxy) out.push({ target: 'slots 10k x 5: peak RSS <= 150 MB', value: `${f(s10.proxy.rssMB, 0)} MB`, pass: s10.proxy.rssMB <= 150 });
+  const idle = s10?.liveManifests?.idleRssMB;
+  if (idle !== undefined && !Number.isNaN(idle)) out.push({ target: "slots 10k x 5: the proxy's steady RSS after the first sync <= 120 MB (idle, manifests)", value: `${f(idle, 0)} MB`, pass: idle <= 120 });
   if (s100?.proxy) out.push({ target: 'slots 100k x 5: peak RSS <= 1 GB', value: `${f(s100.proxy.rssMB, 0)} MB`, pass: s100.proxy.rssMB <= 1024 });
   if (s10?.proxy && s100?.proxy) {
     const r = ratio(s100.proxy.wall, s10.proxy.wall);
