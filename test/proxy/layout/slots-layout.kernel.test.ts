@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { BenchModel, benchConfig, change } from '../../fixtures/scale-model.js';
 import { Nftables } from '../../../src/nft/client.js';
-import type { Ruleset } from '../../../src/nft/objects.js';
+import type { NftSet, Ruleset, SetElement } from '../../../src/nft/objects.js';
+import { Transaction } from '../../../src/nft/transaction.js';
 import type { Logger } from '../../../src/logging/logger.js';
 import { SlotsLayout } from '../../../src/proxy/layout/slots/index.js';
 import { FamilySync } from '../../../src/proxy/sync/family-sync.js';
@@ -131,6 +132,41 @@ describe('slots layout against the kernel', () => {
       model.replaceEndpoint(id!);
       await restarted.sync(model.state(), change({ endpoints: [id!] }));
       expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
+    }));
+
+  it('a restart onto shared sets another process changed writes exactly the difference (the sets compared by hashes first), and the next restart nothing', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(50, 3);
+      await new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog()).sync(model.state(), undefined);
+      const contents = async (): Promise<Map<string, string[]>> => {
+        const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+        return new Map(rs.sets.filter((x) => x.elements?.length).map((x) => [x.name, x.elements!.map((e) => JSON.stringify(e)).sort()]));
+      };
+      const programmed = await contents();
+      const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      const set = (name: string): NftSet & { elements: readonly SetElement[] } => {
+        const x = rs.sets.find((y) => y.name === name)!;
+        return { family: x.family, table: x.table, name: x.name, key: x.key, ...(x.data ? { data: x.data } : {}), elements: x.elements! };
+      };
+      const { elements: hairpinElements, ...hairpin } = set('hairpin-connections');
+      const { elements: _clusterIPs, ...clusterIPs } = set('cluster-ips');
+      const { elements: bucketElements, ...bucket } = set(bucketMaps(rs)[0]!);
+      const gone = hairpinElements[0]!;
+      const moved = bucketElements[0]!;
+      await nft.commit(
+        new Transaction()
+          .delete({ set: hairpin, elements: [gone] })
+          .add({ set: clusterIPs, elements: [{ key: ['198.18.255.250'] }] })
+          .delete({ set: bucket, elements: [moved] })
+          .add({ set: bucket, elements: [{ key: moved.key, value: ['198.19.255.250', 9999] }] }),
+      );
+
+      const log = transactionLog();
+      const r = await new FamilySync(nft, new SlotsLayout(), benchConfig(), log).sync(model.state(), undefined);
+      expect(r.elementsChanged).toBe(4);
+      expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
+      expect(await contents()).toEqual(programmed);
+      expect((await new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog()).sync(model.state(), undefined)).operations).toBe(0);
     }));
 
   it('commits a cold start in parts, with every verdict map element in the last part', () =>
