@@ -42,13 +42,16 @@ it('a dump of the proxy\'s kinds of shared sets hashes as what was written, deco
     }
     // A dump that hashes instead of decoding gives the same hashes, and the elements when read.
     const hashedDump = await nft.dump({ table: 't', hashElements: () => true, elementKeys: true });
+    const eagerDump = await nft.dump({ table: 't', elementKeys: true });
     for (const [set] of SETS) {
       const s = hashedDump.sets.find((x) => x.name === set.name && x.family === set.family)!;
+      const eager = eagerDump.sets.find((x) => x.name === set.name && x.family === set.family)!;
       expect(s.elementHashes, set.name).toBeInstanceOf(Float64Array);
+      expect(eager.elementHashes).toBeUndefined();
       expect(sameElementHashes(s.elementHashes!, elementHashes(set, [written.get(set.name)!])!), set.name).toBe(true);
-      expect(s.elements!.length, set.name).toBe(300);
-      expect(s.elementKeys!.length, set.name).toBe(300);
-      expect(sameElementHashes(elementHashes(set, [s.elements!])!, s.elementHashes!), set.name).toBe(true);
+      // Read when asked, each on its own, as the eager dump gives them.
+      expect(s.elementKeys, set.name).toEqual(eager.elementKeys);
+      expect(s.elements, set.name).toEqual(eager.elements);
     }
     // Another process replaces one element of the bucket map with other data.
     const bucket = SETS[2]![0];
