@@ -1,7 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --min-semi-space-size=8 --v8-pool-size=1 --expose-gc
+#!/usr/bin/env -S node --max-semi-space-size=4 --min-semi-space-size=4 --v8-pool-size=1 --expose-gc
 // The CLI entry: runs the compiled TypeScript, bundled (npm run build; scripts/bundle.mjs). Exit codes: 0 ok, 1 failure, 2 usage.
 //
-// The V8 flags above fix the young generation's semi-spaces at 8 MB. The proxy's heap is long-lived
+// The V8 flags above fix the young generation's semi-spaces at 4 MB. The proxy's heap is long-lived
 // state (at 10k services, tens of MB that every sync keeps), so a young generation that grows
 // larger only holds more garbage (with Node 24's default, about 100 MB more peak RSS at 10k
 // services for a little less GC time). --v8-pool-size=1: one V8 background thread instead of

@@ -11,10 +11,9 @@
 // The collection is V8's "last resort" one (gc's `flavor: 'last-resort'`, what a low-memory
 // notification runs: full collections with the memory reducer's settings, repeated while they find
 // more). A plain full collection leaves the young generation's pages committed (both semi-spaces,
-// 13.7 MB at the CLI's 8 MB setting, empty) and the old generation's free pages in place; this one
-// gives both back. A proxy idle after a 10k x 5 cold start: 175-185 MB RSS after a plain
-// collection, 150 MB after this one, which takes 210-270 ms (about twice that in CPU, V8's helper
-// thread marking too) instead of 5 ms, once per big sync, while the proxy is idle.
+// empty) and the old generation's free pages in place; this one gives both back, for a few hundred
+// milliseconds of collection instead of a few, once per big sync while the proxy is idle. The
+// figures: docs/decisions.md.
 //
 // It is followed by a trim of the C heap (the addon's trimMemory, glibc's malloc_trim): what the
 // sync freed there stays in the RSS otherwise. A proxy idle after a 10k x 5 cold start held 194 MB,
