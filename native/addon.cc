@@ -223,7 +223,8 @@ Napi::Value Dump(const Napi::CallbackInfo &info) {
   if (!isInteger(info[1], 1, kDumpFlagsMax, &what) || (uint32_t(what) & kDumpAll) == 0)
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `what` must be a bitmask of 1 tables, 2 chains, "
                                                    "4 sets, 8 elements, 16 rules, 32 objects, 64 flowtables (at least "
-                                                   "one of them), and 128 to leave out digested anonymous elements"));
+                                                   "one of them), 128 to leave out digested anonymous elements, and 256 "
+                                                   "to read rules chain by chain"));
   if (!isInteger(info[2], 0, 255, &family))
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `family` must be an NFPROTO_* number (0..255)"));
   if (!optionalString(info[3], &spec.hasTable, &spec.table))
@@ -232,6 +233,18 @@ Napi::Value Dump(const Napi::CallbackInfo &info) {
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `chain` must be a string or null"));
   if (spec.hasChain && !spec.hasTable)
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): a `chain` needs its `table`"));
+  if ((uint32_t(what) & kDumpRulesPerChain) && (!spec.hasTable || (uint32_t(what) & (kDumpChains | kDumpRules)) != (kDumpChains | kDumpRules)))
+    return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): rules chain by chain need a `table`, its chains and its rules"));
+  if (info.Length() > 5 && !info[5].IsUndefined() && !info[5].IsNull()) {
+    const char *bad = "nftlink: dump(): `omitElementsOf` must be an array of set names, with a `table`";
+    if (!info[5].IsArray() || !spec.hasTable) return rejected(env, Napi::TypeError::New(env, bad));
+    Napi::Array names = info[5].As<Napi::Array>();
+    for (uint32_t i = 0; i < names.Length(); i++) {
+      Napi::Value v = names.Get(i);
+      if (!v.IsString()) return rejected(env, Napi::TypeError::New(env, bad));
+      spec.omitElementsOf.push_back(v.As<Napi::String>().Utf8Value());
+    }
+  }
   spec.what = uint32_t(what);
   spec.family = uint8_t(family);
   return startDump(env, std::move(h), std::move(spec));

@@ -1,5 +1,7 @@
 #include "dump.h"
 
+#include <algorithm>
+
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
@@ -181,11 +183,16 @@ class Dumper {
   }
 
   void chains() {
+    chainNames_.clear();
     run("chain", request(NFT_MSG_GETCHAIN, spec_.family), [&](const nlmsghdr *nlh) {
       ChainPtr c(checkAlloc(nftnl_chain_alloc(), "chain"));
       if (nftnl_chain_nlmsg_parse(nlh, c.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a chain from the kernel");
       if (!tableMatches(nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TABLE))) return;
+      if (spec_.what & kDumpRulesPerChain) {
+        const char *name = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_NAME);
+        if (name) chainNames_.push_back({familyOf(nlh), name});
+      }
       writeChainOp(*w_, c.get(), kNewChain, familyOf(nlh));
       count_++;
     });
@@ -201,7 +208,8 @@ class Dumper {
       const char *table = nftnl_set_get_str(s.get(), NFTNL_SET_TABLE);
       const char *name = nftnl_set_get_str(s.get(), NFTNL_SET_NAME);
       if (!tableMatches(table) || !name || !table) return;
-      const bool omitElements = (spec_.what & kDumpOmitDigestedElements) && digestedAnonymous(s.get());
+      const bool omitElements = ((spec_.what & kDumpOmitDigestedElements) && digestedAnonymous(s.get())) ||
+                                std::find(spec_.omitElementsOf.begin(), spec_.omitElementsOf.end(), name) != spec_.omitElementsOf.end();
       if (!omitElements) out.push_back({familyOf(nlh), table, name});
       if (!emit) return;
       writeSetOp(*w_, s.get(), kNewSet, familyOf(nlh));
@@ -301,6 +309,10 @@ class Dumper {
   }
 
   void rules() {
+    if (spec_.what & kDumpRulesPerChain) {
+      for (const auto &[family, chain] : chainNames_) rulesOf(family, chain);
+      return;
+    }
     nlmsghdr *req = request(NFT_MSG_GETRULE, spec_.family);
     if (spec_.hasTable) {
       // nf_tables_dump_rules_start() filters by table name without looking it up (no ENOENT).
@@ -322,8 +334,25 @@ class Dumper {
     });
   }
 
+  // One chain's rules (kDumpRulesPerChain): the kernel looks the chain up by name.
+  void rulesOf(uint8_t family, const std::string &chain) {
+    nlmsghdr *req = request(NFT_MSG_GETRULE, family);
+    RulePtr r(checkAlloc(nftnl_rule_alloc(), "rule"));
+    nftnl_rule_set_str(r.get(), NFTNL_RULE_TABLE, spec_.table.c_str());
+    nftnl_rule_set_str(r.get(), NFTNL_RULE_CHAIN, chain.c_str());
+    nftnl_rule_nlmsg_build_payload(req, r.get());
+    run("rule", req, [&](const nlmsghdr *nlh) {
+      RulePtr rule(checkAlloc(nftnl_rule_alloc(), "rule"));
+      if (nftnl_rule_nlmsg_parse(nlh, rule.get()) < 0)
+        throw std::runtime_error("nftlink: libnftnl could not parse a rule from the kernel");
+      writeRuleOp(*w_, rule.get(), kNewRule, familyOf(nlh));
+      count_++;
+    });
+  }
+
   NlSocket &sock_;
   const DumpSpec &spec_;
+  std::vector<std::pair<uint8_t, std::string>> chainNames_;  // kDumpRulesPerChain: the chains() listed
   Writer *w_ = nullptr;
   Parts *parts_ = nullptr;  // dumpSetElementsStream: elements go out in parts instead of into *w_
   IdentitySet seen_;  // the element identities of this dump (repeats: see elements())

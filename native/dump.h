@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "socket.h"
 
@@ -26,7 +27,11 @@ enum DumpWhat : uint32_t {
   // (the kernel refuses element changes to a bound anonymous set), so the digest stands for its
   // elements; dumping them is most of a restart's kernel time when a table has thousands.
   kDumpOmitDigestedElements = 128,
-  kDumpFlagsMax = 255,
+  // With kDumpChains and kDumpRules, for one table: the rules read with one request per chain. The
+  // kernel resumes a dump of a table's rules by walking past every rule it sent before (quadratic
+  // in the table's rules: seconds at 100k chains); given a chain, it finds that chain by name.
+  kDumpRulesPerChain = 256,
+  kDumpFlagsMax = 511,
 };
 
 // The set userdata TLV type nftlink writes an anonymous set's elements digest under (16 bytes).
@@ -42,6 +47,9 @@ struct DumpSpec {
   std::string chain;
   bool oneSet = false;  // dumpSetElements: only `set`'s elements
   std::string set;
+  // Named sets of `table` whose elements are left out (their set op is still written). The kernel's
+  // element dump resumes each message by walking past what it sent before: quadratic in a set's size.
+  std::vector<std::string> omitElementsOf;
 };
 
 // Synchronous cores (throw std::runtime_error).

@@ -133,7 +133,7 @@ export interface NativeBinding {
    * digest (inline-set.ts). `family` 0 = all.
    * Resolves with the compact reply format, one consistent generation (header genid).
    */
-  dump(h: NativeHandle, what: number, family: number, table: string | null, chain?: string | null): Promise<Uint8Array>;
+  dump(h: NativeHandle, what: number, family: number, table: string | null, chain?: string | null, omitElementsOf?: readonly string[] | null): Promise<Uint8Array>;
   /** One set's elements only (a single kind-4 operation in the reply format). */
   dumpSetElements(h: NativeHandle, family: number, table: string, set: string): Promise<Uint8Array>;
   /**

@@ -14,7 +14,7 @@ import { codeOf } from './validate.js';
 import type { MonitorOptions } from './monitor/events.js';
 import { openKernelMonitor } from './monitor/kernel-monitor.js';
 import type { NftMonitor } from './monitor/nft-monitor.js';
-import type { CommitOptions, CommitResult, DumpOptions, MonitoringConnection } from './connection.js';
+import { checkDumpOptions, type CommitOptions, type CommitResult, type DumpOptions, type MonitoringConnection } from './connection.js';
 
 export type { CommitOptions, CommitResult, DumpOptions } from './connection.js';
 
@@ -32,6 +32,7 @@ const DUMP_OBJECTS = 32;
 const DUMP_FLOWTABLES = 64;
 /** With DUMP_ELEMENTS: not those of anonymous sets that carry an elements digest. */
 const DUMP_OMIT_DIGESTED_ELEMENTS = 128;
+const DUMP_RULES_PER_CHAIN = 256;
 
 export class Nftables implements MonitoringConnection {
   private constructor(
@@ -117,9 +118,11 @@ export class Nftables implements MonitoringConnection {
   async dump(opts: DumpOptions = {}): Promise<Ruleset> {
     const family = opts.family ? codeOf(NFPROTO, opts.family, 'dump family') : NFPROTO.unspec;
     const table = opts.table ?? null;
+    checkDumpOptions(opts);
     const decodeOpts = { elementKeys: opts.elementKeys === true, ...(opts.hashElements ? { hashElements: opts.hashElements } : {}) };
+    const perChain = opts.perChainRules ? DUMP_RULES_PER_CHAIN : 0;
     if (opts.chain !== undefined || opts.elements === false) {
-      const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES;
+      const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | perChain;
       return decodeRuleset(await this.native.dump(this.handle, what, family, table, opts.chain ?? null), decodeOpts);
     }
     // Two dumps, the rules and the sets with their elements: the rules are decoded while the
@@ -127,9 +130,9 @@ export class Nftables implements MonitoringConnection {
     // docs/decisions.md). Each dump is of one
     // generation; when the two differ, the table changed in between and both are read again.
     for (let attempt = 0; ; attempt++) {
-      const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES, family, table, null);
+      const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | perChain, family, table, null);
       const omit = opts.anonymousElements === false ? DUMP_OMIT_DIGESTED_ELEMENTS : 0;
-      const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit, family, table, null);
+      const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit, family, table, null, opts.omitElementsOf?.length ? opts.omitElementsOf : null);
       // Not an unhandled rejection while the first half is decoded: awaited below.
       sets.catch(() => {});
       const d = new RulesetDecoder(decodeOpts);

@@ -57,6 +57,26 @@ export interface DumpOptions {
    * unchanged then never makes their element objects.
    */
   hashElements?: (set: NftSet) => boolean;
+  /**
+   * Named sets of `table` whose elements the dump leaves out (their `elements` stay undefined).
+   * The kernel's element dump starts each message by walking past every element it sent before, so
+   * reading a set costs the square of its size: 500k elements take it seconds. A caller that will
+   * replace such a set's contents anyway (flush and add) need not read them.
+   */
+  omitElementsOf?: readonly string[];
+  /**
+   * Reads the table's rules with one request per chain (needs `table`). The kernel resumes a dump
+   * of a table's rules by walking past every rule it sent before, so one dump costs the square of
+   * the rule count: seconds at 100k chains. Given a chain, it looks that chain up by name. A request
+   * per chain costs a round trip each, which is cheaper only for large tables.
+   */
+  perChainRules?: boolean;
+}
+
+/** Refuses options that do not go together (the same for the kernel's connection and the fake). */
+export function checkDumpOptions(opts: DumpOptions): void {
+  if (opts.omitElementsOf?.length && opts.table === undefined) throw new TypeError('nftlink: dump(): omitElementsOf names sets of one table: give its `table`');
+  if (opts.perChainRules && opts.table === undefined) throw new TypeError('nftlink: dump(): perChainRules reads the chains of one table: give its `table`');
 }
 
 export interface NftConnection {

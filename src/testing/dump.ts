@@ -45,7 +45,7 @@ function withoutDigestedElements(r: Rule): Rule {
 }
 
 function dumpedSet(s: FakeSet, opts: DumpOptions): NftSet {
-  if (opts.elements === false) return s.set;
+  if (opts.elements === false || opts.omitElementsOf?.includes(s.set.name)) return s.set;
   const elements = [...s.elements.values()];
   const set: NftSet = { ...s.set, elements };
   if (opts.elementKeys && !(s.set.flags ?? []).includes('interval')) set.elementKeys = elements.map((e) => elementKey(s.set, e));

@@ -18,6 +18,7 @@ import {
   withErrnoCode,
 } from '../nft/index.js';
 import { ERRNO } from '../nft/netlink/constants.js';
+import { checkDumpOptions } from '../nft/connection.js';
 import { notATransaction } from '../nft/input-shape.js';
 import { commitFailure, commitResult, operationRefusal } from '../nft/refusal.js';
 import { applyOperation } from './apply.js';
@@ -128,6 +129,7 @@ export class FakeNftables implements MonitoringConnection {
 
   async dump(opts: DumpOptions = {}): Promise<Ruleset> {
     this.open();
+    checkDumpOptions(opts);
     return dumpRuleset(this.state, this.gen, opts);
   }
 

@@ -78,6 +78,11 @@ export interface Layout {
   release?(id: ServicePortId): void;
   /** After a full sync planned every service port: forget what nobody claimed. */
   sweep?(): void;
+  /**
+   * Shared sets this state fills beyond what reading them back is worth (large-sets.ts): a full
+   * sync leaves their elements out of its dump and writes them afresh.
+   */
+  largeSets?(state: ProxyState): readonly string[];
   /** Sets shared by many service ports that exist only while used (declarations, no elements). */
   sharedSets?(cfg: LayoutConfig): readonly NftSet[];
   /**

@@ -36,6 +36,8 @@ interface Entry {
    * contributed by hashes when the set is queued, and keyed only if they differ (resyncFromDump()).
    */
   dumped: DumpedElements | undefined;
+  /** The set's next queue flushes it first (its contents were not read: keyDump). */
+  flushFirst: boolean;
 }
 
 /**
@@ -77,7 +79,7 @@ export class ElementIndex {
     if (this.sets.has(set.name)) return;
     this.declared = undefined;
     const deferrable = set.data === undefined || this.keysNeverShared(set.name);
-    this.sets.set(set.name, { set, order: this.declarations++, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable, dumped: undefined });
+    this.sets.set(set.name, { set, order: this.declarations++, store: new ElementStore(set), shared: new Map(), unqueued: [], unkeyed: [], deferrable, dumped: undefined, flushFirst: false });
   }
 
   /** Forgets a shared set (it was deleted, or will not be declared again). */
@@ -259,6 +261,10 @@ export class ElementIndex {
       this.pending.delete(e);
       this.queued.add(e);
       if (e.dumped) this.compareDump(e);
+      if (e.flushFirst) {
+        tx.flush({ set: e.set });
+        e.flushFirst = false;
+      }
       if (e.unqueued.length) {
         // One operation per set, as the store's delta is (not one per service port's list).
         const elements = e.unqueued.length === 1 ? e.unqueued[0]! : e.unqueued.flat();
@@ -287,6 +293,8 @@ export class ElementIndex {
    */
   private compareDump(e: Entry): void {
     const dumped = e.dumped!;
+    // Left out of the dump: nothing to compare; emptied and written whole (keyDump).
+    if (dumped.omitted) return this.keyDump(e);
     const mine = elementHashes(e.set, e.unqueued);
     // The dump's own hashes when it gave them (its elements are then not decoded at all).
     const theirs = mine && (dumped.elementHashes ?? elementHashes(e.set, [dumped.elements ?? []]));
@@ -303,12 +311,19 @@ export class ElementIndex {
     e.unqueued = [];
   }
 
-  /** Gives a dumped set's elements to its store (keyed): anything but a match at queue() needs them there. */
+  /**
+   * Gives a dumped set's elements to its store (keyed): anything but a match at queue() needs them
+   * there. A set left out of the dump is flushed at its next queue instead, and the store starts
+   * from nothing.
+   */
   private keyDump(e: Entry): void {
     const dumped = e.dumped;
     if (!dumped) return;
     this.forgetDump(e);
-    e.store.resync(dumped.elements ?? [], dumped.elementKeys);
+    if (dumped.omitted) {
+      e.flushFirst = true;
+      e.store.resync([]);
+    } else e.store.resync(dumped.elements ?? [], dumped.elementKeys);
   }
 
   private forgetDump(e: Entry): void {
@@ -327,6 +342,7 @@ export class ElementIndex {
     this.queued.clear();
     for (const e of this.sets.values()) {
       this.forgetDump(e);
+      e.flushFirst = false;
       e.unqueued = [];
       e.unkeyed = [];
       e.store.failed();
@@ -341,6 +357,7 @@ export class ElementIndex {
     e.unqueued = [];
     e.unkeyed = [];
     this.forgetDump(e);
+    e.flushFirst = false;
     e.store.resync(kernel, keys);
     this.pending.add(e);
   }
@@ -353,7 +370,9 @@ export class ElementIndex {
    */
   resyncFromDump(name: string, dumped: DumpedElements): void {
     const e = this.entry(name);
-    if (!e.deferrable || this.coldStarting) return this.resync(name, dumped.elements ?? [], dumped.elementKeys);
+    // A set left out of the dump is written whole, unkeyed, as a cold start writes (also in one).
+    if (dumped.omitted && !e.deferrable) throw new Error(`nftlink: set ${name} was left out of the dump, but its elements cannot be written before they are keyed`);
+    if (!dumped.omitted && (!e.deferrable || this.coldStarting)) return this.resync(name, dumped.elements ?? [], dumped.elementKeys);
     e.unqueued = [];
     e.unkeyed = [];
     this.forgetDump(e);
@@ -385,6 +404,7 @@ export class ElementIndex {
   clearContributions(): void {
     for (const e of this.sets.values()) {
       this.forgetDump(e);
+      e.flushFirst = false;
       e.shared.clear();
       e.unqueued = [];
       e.unkeyed = [];

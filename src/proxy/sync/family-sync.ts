@@ -178,7 +178,7 @@ export class FamilySync {
       // What others changed so far, this read sees; what they change from now on, the next sync.
       this.dirty = new DirtyObjects();
       // The dump runs on the addon's thread and in the kernel: meanwhile, what needs no kernel state.
-      const reading = KernelView.read(this.nft, this.family, this.cfg.table, this.layout);
+      const reading = KernelView.read(this.nft, this.family, this.cfg.table, this.layout, state);
       this.layout.prepare?.(state);
       this.view = await reading;
     }

@@ -3,13 +3,24 @@
 
 import { knownChain, rulesByChain, type Family, type KnownChain, type NftConnection, type NftSet } from '../../nft/index.js';
 import type { Layout } from '../layout/types.js';
+import type { ProxyState } from '../model/types.js';
 import type { Plan } from './plan.js';
+
+/**
+ * Service ports from which a full sync reads its table's rules chain by chain
+ * (DumpOptions.perChainRules): one dump of them is quadratic in the kernel, a request per chain
+ * costs a round trip each; where they cross: docs/decisions.md.
+ */
+export const PER_CHAIN_RULES_FROM = 30_000;
 
 /**
  * A set's elements as the dump read them: their identities, and for sets the dump hashed
  * (DumpOptions.hashElements) their hashes, the elements then decoded only when first read.
  */
-export type DumpedElements = Pick<NftSet, 'elements' | 'elementKeys' | 'elementHashes'>;
+export type DumpedElements = Pick<NftSet, 'elements' | 'elementKeys' | 'elementHashes'> & {
+  /** Left out of the dump (Layout.largeSets): its contents are unknown, and written afresh. */
+  omitted?: true;
+};
 
 export class KernelView {
   table = false;
@@ -17,6 +28,8 @@ export class KernelView {
   readonly sets = new Map<string, NftSet>();
   /** The dump's elements, until the next full plan hands them to the element index. */
   elements: Map<string, DumpedElements> | undefined;
+  /** The sets the dump left the elements of out (Layout.largeSets), until the next full plan. */
+  omitted: ReadonlySet<string> | undefined;
   /**
    * Names of anonymous sets start with this: the generation the table was read at, unique among
    * every writer of the table so far, and short (see src/nft/netlink/encode/request-encoder.ts).
@@ -28,14 +41,20 @@ export class KernelView {
     return new KernelView();
   }
 
-  /** Reads the table back (chains with their rules, sets with elements); the layout adopts what it finds. */
-  static async read(nft: NftConnection, family: Family, table: string, layout: Layout): Promise<KernelView> {
+  /**
+   * Reads the table back (chains with their rules, sets with elements); the layout adopts what it
+   * finds. For `state`'s size: the sets the layout finds too large to read are left out
+   * (Layout.largeSets), and a large table's rules are read chain by chain (PER_CHAIN_RULES_FROM).
+   */
+  static async read(nft: NftConnection, family: Family, table: string, layout: Layout, state?: ProxyState): Promise<KernelView> {
+    const omit = (state && layout.largeSets?.(state)) ?? [];
+    const perChainRules = state !== undefined && state.services.size >= PER_CHAIN_RULES_FROM;
     // Inline sets' elements left out: their rules compare by digest (most of a restart's kernel time
     // in the kube-proxy layout, which has an inline map per service with two or more endpoints).
     // Sets without data hashed, not decoded: the element index compares those by hashes
     // (ElementIndex.compareDump), and no layout adopts anything from them (the slots layout reads
     // its bucket maps' elements to take over the slot assignment).
-    const rs = await nft.dump({ family, table, elementKeys: true, anonymousElements: false, hashElements: (s) => s.data === undefined });
+    const rs = await nft.dump({ family, table, elementKeys: true, anonymousElements: false, hashElements: (s) => s.data === undefined, ...(omit.length ? { omitElementsOf: omit } : {}), perChainRules });
     const view = new KernelView();
     view.table = rs.tables.length > 0;
     const rules = rulesByChain(rs.rules);
@@ -45,6 +64,7 @@ export class KernelView {
     // The element index keeps what it needs of the elements; the view keeps none (at 10k services
     // holding the dump's 150k decoded elements for the process's life cost 100+ MB).
     view.elements = new Map();
+    view.omitted = new Set(omit);
     for (const s of rs.sets) {
       view.sets.set(s.name, declaration(s));
       // `in`, not a read: reading a hashed set's elements decodes them.

@@ -1,5 +1,6 @@
 // The "kube-proxy" layout: the ruleset of kube-proxy's nftables mode (Kubernetes 1.37 shapes; docs/kube-proxy-contract.md).
 
+import { largeSets } from '../large-sets.js';
 import { prepareChainBases } from '../names.js';
 import type { Layout } from '../types.js';
 import { baseObjects } from './base.js';
@@ -10,4 +11,5 @@ export const kubeProxyLayout: Layout = {
   base: baseObjects,
   service: serviceObjects,
   prepare: prepareChainBases,
+  largeSets,
 };

@@ -19,6 +19,7 @@ import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '..
 import { baseObjects } from '../kube-proxy/base.js';
 import { l4proto, serviceObjects, type PickerContext } from '../kube-proxy/service.js';
 import { familyParts } from '../family.js';
+import { largeSets } from '../large-sets.js';
 import { pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
@@ -47,6 +48,10 @@ export class SlotsLayout implements Layout {
 
   prepare(state: ProxyState): void {
     prepareChainBases(state);
+  }
+
+  largeSets(state: ProxyState): readonly string[] {
+    return largeSets(state);
   }
 
   /** kube-proxy's fixed objects, and what renews affinity pins after the DNAT (affinity.ts). */

@@ -1,0 +1,19 @@
+// Shared sets a state fills beyond what reading them back is worth. The kernel's element dump
+// starts each message (at most 32 KiB) by walking past every element it sent before, so reading a
+// set costs the square of its size (Linux 6.18, nf_tables_dump_set): the hairpin set of 100k
+// services x 5 endpoints (500k elements) took the kernel seconds to dump, more than the restart's
+// whole cold start. A full sync leaves such sets out of its dump and writes them afresh instead
+// (flush, then add, in its one transaction: ElementIndex.resyncFromDump).
+
+import type { ProxyState } from '../model/types.js';
+import { SET } from './names.js';
+
+/** The size from which a set is written afresh rather than read back: far above 10k x 5's 50k. */
+export const LARGE_SET_ELEMENTS = 200_000;
+
+/** The hairpin set holds one element per endpoint of every service port. */
+export function largeSets(state: ProxyState): string[] {
+  let endpoints = 0;
+  for (const eps of state.endpoints.values()) endpoints += eps.length;
+  return endpoints > LARGE_SET_ELEMENTS ? [SET.hairpinConnections] : [];
+}
