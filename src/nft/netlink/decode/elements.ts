@@ -4,7 +4,7 @@
 
 import { elementHash, putBytes, putText, sortedDistinct, startElement } from '../../element-hash.js';
 import type { NftSet, SetElement } from '../../objects.js';
-import { verdictFromCode } from '../../types/verdict.js';
+import { verdictFromCode, type Verdict } from '../../types/verdict.js';
 import { decodeValues, readValues, splitFields } from '../../values.js';
 import { ELEM_ATTR, UDATA } from '../attrs.js';
 import { parseUdata, udataString } from '../udata.js';
@@ -77,6 +77,8 @@ export class HashedSetElements {
 
   constructor(private readonly set: NftSet) {}
 
+  private readonly viewOf = viewsOf();
+
   add(o: WireObject): void {
     this.objects.push(o);
     if (this.covered) o.visitElements((buf, off, len) => this.hashOne(buf, off, len));
@@ -85,30 +87,22 @@ export class HashedSetElements {
   /** The same bytes, in the same order, as elementHashes() writes for the decoded element. */
   private hashOne(buf: Uint8Array, off: Int32Array, len: Int32Array): void {
     if (!this.covered) return;
-    const keyAt = off[ELEM_ATTR.KEY]!;
-    const endAt = off[ELEM_ATTR.KEY_END]!;
-    if (off[ELEM_ATTR.OBJREF]! >= 0 || (endAt >= 0 && !bytesEqual(buf.subarray(endAt, endAt + len[ELEM_ATTR.KEY_END]!), buf.subarray(keyAt, keyAt + len[ELEM_ATTR.KEY]!)))) {
+    if (off[ELEM_ATTR.OBJREF]! >= 0 || isRange(buf, off, len)) {
       this.covered = false;
       return;
     }
     startElement();
-    if (keyAt >= 0) putBytes(buf, keyAt, len[ELEM_ATTR.KEY]!);
+    if (off[ELEM_ATTR.KEY]! >= 0) putBytes(buf, off[ELEM_ATTR.KEY]!, len[ELEM_ATTR.KEY]!);
     if (this.set.data === 'verdict') {
-      if (off[ELEM_ATTR.VERDICT]! >= 0) {
-        const code = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(off[ELEM_ATTR.VERDICT]!, true);
-        const chainAt = off[ELEM_ATTR.CHAIN]!;
-        const v = verdictFromCode(code, chainAt >= 0 ? cString(buf, chainAt, len[ELEM_ATTR.CHAIN]!) : undefined);
+      const v = verdictAt(this.viewOf(buf), buf, off, len);
+      if (v) {
         putText(v.kind);
         putText('chain' in v ? v.chain : '');
       }
     } else if (this.set.data && off[ELEM_ATTR.DATA]! >= 0) putBytes(buf, off[ELEM_ATTR.DATA]!, len[ELEM_ATTR.DATA]!);
-    if (off[ELEM_ATTR.USERDATA]! >= 0) {
-      const comment = udataString(parseUdata(buf.subarray(off[ELEM_ATTR.USERDATA]!, off[ELEM_ATTR.USERDATA]! + len[ELEM_ATTR.USERDATA]!)).get(UDATA.SET_ELEM_COMMENT));
-      if (comment !== undefined) putText(comment);
-    }
-    if (off[ELEM_ATTR.TIMEOUT]! >= 0) {
-      putText(String(Number(new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getBigUint64(off[ELEM_ATTR.TIMEOUT]!, true))));
-    }
+    const comment = commentAt(buf, off, len);
+    if (comment !== undefined) putText(comment);
+    if (off[ELEM_ATTR.TIMEOUT]! >= 0) putText(String(Number(this.viewOf(buf).getBigUint64(off[ELEM_ATTR.TIMEOUT]!, true))));
     if (this.count === this.hashes.length) {
       const next = new Float64Array(this.hashes.length * 2);
       next.set(this.hashes);
@@ -155,12 +149,7 @@ function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => voi
     if (keys) keys.push(off[ELEM_ATTR.KEY]! >= 0 ? dv.bytes!.toString('latin1', off[ELEM_ATTR.KEY]!, off[ELEM_ATTR.KEY]! + len[ELEM_ATTR.KEY]!) : '');
     let value: SetElement['value'];
     if (data === 'verdict') {
-      if (off[ELEM_ATTR.VERDICT]! >= 0) {
-        const code = view.getUint32(off[ELEM_ATTR.VERDICT]!, true);
-        const chainAt = off[ELEM_ATTR.CHAIN]!;
-        const chain = chainAt >= 0 ? cString(buf, chainAt, len[ELEM_ATTR.CHAIN]!) : undefined;
-        value = verdictFromCode(code, chain);
-      }
+      value = verdictAt(view, buf, off, len);
     } else if (data && off[ELEM_ATTR.DATA]! >= 0) {
       value = readValues(data, buf, off[ELEM_ATTR.DATA]!);
     } else if (off[ELEM_ATTR.OBJREF]! >= 0) {
@@ -170,21 +159,45 @@ function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => voi
     // later costs a separate backing store per element; 120k of them at 10k services).
     const k = off[ELEM_ATTR.KEY]! >= 0 ? readValues(key, buf, off[ELEM_ATTR.KEY]!) : [];
     const e: SetElement = value === undefined ? { key: k } : { key: k, value };
-    if (off[ELEM_ATTR.KEY_END]! >= 0) {
-      const end = buf.subarray(off[ELEM_ATTR.KEY_END]!, off[ELEM_ATTR.KEY_END]! + len[ELEM_ATTR.KEY_END]!);
-      const from = buf.subarray(off[ELEM_ATTR.KEY]!, off[ELEM_ATTR.KEY]! + len[ELEM_ATTR.KEY]!);
-      if (!bytesEqual(from, end)) e.keyEnd = readValues(key, buf, off[ELEM_ATTR.KEY_END]!);
-    }
+    if (isRange(buf, off, len)) e.keyEnd = readValues(key, buf, off[ELEM_ATTR.KEY_END]!);
     if (off[ELEM_ATTR.TIMEOUT]! >= 0) e.timeout = Number(view.getBigUint64(off[ELEM_ATTR.TIMEOUT]!, true));
     if (off[ELEM_ATTR.EXPIRATION]! >= 0) e.expires = Number(view.getBigUint64(off[ELEM_ATTR.EXPIRATION]!, true));
-    if (off[ELEM_ATTR.USERDATA]! >= 0) {
-      const comment = udataString(parseUdata(buf.subarray(off[ELEM_ATTR.USERDATA]!, off[ELEM_ATTR.USERDATA]! + len[ELEM_ATTR.USERDATA]!)).get(UDATA.SET_ELEM_COMMENT));
-      if (comment !== undefined) e.comment = comment;
-    }
+    const comment = commentAt(buf, off, len);
+    if (comment !== undefined) e.comment = comment;
     void exprs;
     out.push(e);
   });
   return out;
+}
+
+/** A verdict map element's verdict, or undefined without one. */
+function verdictAt(view: DataView, buf: Uint8Array, off: Int32Array, len: Int32Array): Verdict | undefined {
+  if (off[ELEM_ATTR.VERDICT]! < 0) return undefined;
+  const chainAt = off[ELEM_ATTR.CHAIN]!;
+  return verdictFromCode(view.getUint32(off[ELEM_ATTR.VERDICT]!, true), chainAt >= 0 ? cString(buf, chainAt, len[ELEM_ATTR.CHAIN]!) : undefined);
+}
+
+/** The element's comment, from its userdata; undefined without one. */
+function commentAt(buf: Uint8Array, off: Int32Array, len: Int32Array): string | undefined {
+  const at = off[ELEM_ATTR.USERDATA]!;
+  return at >= 0 ? udataString(parseUdata(buf.subarray(at, at + len[ELEM_ATTR.USERDATA]!)).get(UDATA.SET_ELEM_COMMENT)) : undefined;
+}
+
+/** Whether the element is a range (a key end other than its key). */
+function isRange(buf: Uint8Array, off: Int32Array, len: Int32Array): boolean {
+  const endAt = off[ELEM_ATTR.KEY_END]!;
+  const keyAt = off[ELEM_ATTR.KEY]!;
+  return endAt >= 0 && !bytesEqual(buf.subarray(endAt, endAt + len[ELEM_ATTR.KEY_END]!), buf.subarray(keyAt, keyAt + len[ELEM_ATTR.KEY]!));
+}
+
+/** A DataView of each buffer visited, made once per buffer (a dump's elements come in a few hundred). */
+function viewsOf(): (buf: Uint8Array) => DataView {
+  let last: Uint8Array | undefined;
+  let view: DataView | undefined;
+  return (buf) => {
+    if (last !== buf) (last = buf), (view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength));
+    return view!;
+  };
 }
 
 const cDecoder = new TextDecoder();
