@@ -307,7 +307,8 @@ export class ElementIndex {
     }
     this.forgetDump(e);
     e.store.resync([]);
-    e.unkeyed.push(...e.unqueued);
+    // A loop, not push(...): one list per service port, 100k and more of them.
+    for (const list of e.unqueued) e.unkeyed.push(list);
     e.unqueued = [];
   }
 
