@@ -6,8 +6,14 @@
 // then the comment, then the timeout; text is set apart by a length prefix, so no piece can run
 // into the next.
 
+import type { NftSet } from './objects.js';
 import type { Datatype, Scalar } from './types/datatypes.js';
 import { writeValues } from './values.js';
+
+/** Whether the hashes cover a set's elements: not those of interval and anonymous sets. */
+export function hashableSet(set: Pick<NftSet, 'anonymous' | 'flags'>): boolean {
+  return !set.anonymous && !set.flags?.includes('interval');
+}
 
 let scratch = new Uint8Array(256);
 let at = 0;

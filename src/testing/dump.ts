@@ -5,7 +5,7 @@
 
 import type { DumpOptions, Expr, NftSet, Rule, Ruleset } from '../nft/index.js';
 import { withToJSON } from '../nft/render/json.js';
-import { elementHashes, hashableSet } from '../nft/reconcile/element-hashes.js';
+import { elementHashes } from '../nft/reconcile/element-hashes.js';
 import { elementKey } from '../nft/values.js';
 import type { FakeSet, RulesetState } from './ruleset-state.js';
 
@@ -50,7 +50,7 @@ function dumpedSet(s: FakeSet, opts: DumpOptions): NftSet {
   const set: NftSet = { ...s.set, elements };
   if (opts.elementKeys && !(s.set.flags ?? []).includes('interval')) set.elementKeys = elements.map((e) => elementKey(s.set, e));
   // As the addon's dump: hashes for the sets asked (and covered); the elements come anyway.
-  const hashes = hashableSet(s.set) && opts.hashElements?.(s.set) ? elementHashes(s.set, [elements]) : undefined;
+  const hashes = opts.hashElements?.(s.set) ? elementHashes(s.set, [elements]) : undefined;
   if (hashes) set.elementHashes = hashes;
   return set;
 }

@@ -13,17 +13,12 @@
 // elements under 1e-6, times the odds that the missing element is that one). A caller that must
 // be exact keys the elements instead (ElementStore).
 
-import { elementHash, putText, putValues, sortedDistinct, startElement } from '../element-hash.js';
+import { elementHash, hashableSet, putText, putValues, sortedDistinct, startElement } from '../element-hash.js';
 import type { NftSet, SetElement } from '../objects.js';
 import { isVerdict } from '../types/verdict.js';
 import { valuesLength } from '../values.js';
 
 export { sameElementHashes } from '../element-hash.js';
-
-/** Whether elementHashes covers the set's elements (interval and anonymous sets it does not). */
-export function hashableSet(set: NftSet): boolean {
-  return !set.anonymous && !set.flags?.includes('interval');
-}
 
 /**
  * The elements' hashes, sorted and de-duplicated. Undefined when the set or an element is not one

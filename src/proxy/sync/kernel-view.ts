@@ -28,8 +28,6 @@ export class KernelView {
   readonly sets = new Map<string, NftSet>();
   /** The dump's elements, until the next full plan hands them to the element index. */
   elements: Map<string, DumpedElements> | undefined;
-  /** The sets the dump left the elements of out (Layout.largeSets), until the next full plan. */
-  omitted: ReadonlySet<string> | undefined;
   /**
    * Names of anonymous sets start with this: the generation the table was read at, unique among
    * every writer of the table so far, and short (see src/nft/netlink/encode/request-encoder.ts).
@@ -64,11 +62,12 @@ export class KernelView {
     // The element index keeps what it needs of the elements; the view keeps none (at 10k services
     // holding the dump's 150k decoded elements for the process's life cost 100+ MB).
     view.elements = new Map();
-    view.omitted = new Set(omit);
     for (const s of rs.sets) {
       view.sets.set(s.name, declaration(s));
-      // `in`, not a read: reading a hashed set's elements decodes them.
-      if ('elements' in s) view.elements.set(s.name, s);
+      // A set left out of the dump is written afresh; `in`, not a read: reading a hashed set's
+      // elements decodes them.
+      if (omit.includes(s.name)) view.elements.set(s.name, { omitted: true });
+      else if ('elements' in s) view.elements.set(s.name, s);
     }
     return view;
   }

@@ -75,7 +75,7 @@ export class SyncPlanner {
     // without one, what the stores know), and nobody has contributed yet.
     this.index.clearContributions();
     const resync = (name: string): void => {
-      if (view.elements) this.index.resyncFromDump(name, view.omitted?.has(name) ? { omitted: true } : (view.elements.get(name) ?? {}));
+      if (view.elements) this.index.resyncFromDump(name, view.elements.get(name) ?? {});
     };
     for (const name of this.index.names()) resync(name);
     const desiredSets = new Set<string>();
@@ -148,7 +148,6 @@ export class SyncPlanner {
     const declared = new Set([...base.sets.map((s) => s.name), ...plan.shared]);
     for (const name of this.index.names()) if (!declared.has(name)) this.index.undeclare(name);
     view.elements = undefined;
-    view.omitted = undefined;
     for (const name of view.chains.keys()) if (!desiredChains.has(name)) this.flushStale(plan, view, name);
     for (const [name, set] of view.sets) if (!declared.has(name) && !ownSets.has(name)) plan.deleteSet('', set);
   }

@@ -3,7 +3,7 @@
 
 import type { Expr } from '../../expr/index.js';
 import type { NftSet, Rule, Ruleset, SetElement } from '../../objects.js';
-import { hashableSet } from '../../reconcile/element-hashes.js';
+import { hashableSet } from '../../element-hash.js';
 import { withToJSON } from '../../render/json.js';
 import { SET_ATTR } from '../attrs.js';
 import { WireKind } from '../wire-format.js';
