@@ -63,6 +63,8 @@ export interface ChurnResult {
   /** The syncs under churn: durations summed over the families, ms, and operations. */
   syncMs: number[];
   syncOperations: number[];
+  /** The heap collections the proxy ran under churn (after its first sync's): each one's pause, ms. */
+  compactionMs: number[];
 }
 
 /** A ChurnSource's way of making the changes, and the flags that point the proxy at it. */
@@ -101,6 +103,7 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
           await proxy.syncs(1, FIRST_SYNC_TIMEOUT_MS);
           const firstSyncS = (performance.now() - started) / 1000;
           const t0 = performance.now();
+          const compactionsBefore = proxy.compactions.length;
           const samples: ChurnResult['samples'] = [];
           const sample = (): void => {
             samples.push({ s: (performance.now() - t0) / 1000, rssMB: proxy.rssMB() });
@@ -146,6 +149,7 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
             samples,
             syncMs: under.map((r) => r.durationMs),
             syncOperations: under.map((r) => r.operations),
+            compactionMs: proxy.compactions.slice(compactionsBefore).map((c) => c.durationMs),
           };
         } finally {
           await proxy.stop();

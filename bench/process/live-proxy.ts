@@ -49,8 +49,17 @@ interface SyncedLine {
   durationMs: number;
 }
 
+/** A heap collection the proxy logged (src/proxy/heap-compaction.ts): why, and how long it held the event loop. */
+export interface CompactionLine {
+  /** When its line was read, ms since the proxy was started. */
+  atMs: number;
+  reason: string;
+  durationMs: number;
+}
+
 export class LiveProxy {
   readonly rounds: SyncRound[] = [];
+  readonly compactions: CompactionLine[] = [];
   first: FirstSync | undefined;
   private open: SyncedLine[] = [];
   private stderrTail = '';
@@ -68,7 +77,13 @@ export class LiveProxy {
       buf += s;
       const lines = buf.split('\n');
       buf = lines.pop()!;
-      for (const line of lines) if (line.includes('"msg":"synced"')) this.synced(JSON.parse(line) as SyncedLine);
+      for (const line of lines) {
+        if (line.includes('"msg":"synced"')) this.synced(JSON.parse(line) as SyncedLine);
+        else if (line.includes('"msg":"heap compacted"')) {
+          const c = JSON.parse(line) as { reason: string; durationMs: number };
+          this.compactions.push({ atMs: performance.now() - this.started, reason: c.reason, durationMs: c.durationMs });
+        }
+      }
     });
     this.exited = new Promise((r) => child.once('exit', (code) => ((this.exitCode = code), r())));
   }

@@ -237,6 +237,9 @@ export interface ChurnSummary {
   syncMaxMs: number;
   /** Services changed per second, as made. */
   changesPerS: number;
+  /** The proxy's heap collections under churn, and the longest one's pause, ms. */
+  compactions: number;
+  compactionMaxMs: number;
 }
 
 export function churnSummary(c: ChurnResult): ChurnSummary {
@@ -248,14 +251,16 @@ export function churnSummary(c: ChurnResult): ChurnSummary {
     syncP95Ms: percentile(c.syncMs, 95),
     syncMaxMs: Math.max(...c.syncMs),
     changesPerS: c.changes / c.seconds,
+    compactions: c.compactionMs.length,
+    compactionMaxMs: Math.max(0, ...c.compactionMs),
   };
 }
 
 export function renderChurn(cs: readonly ChurnResult[]): string {
-  const rows = [['services', 'layout', 'source', 'churn s', 'changes/s', 'first sync s', 'RSS then MB', 'max steady RSS MB', 'slope MB/min', 'samples', 'syncs', 'sync p50 ms', 'p95', 'max']];
+  const rows = [['services', 'layout', 'source', 'churn s', 'changes/s', 'first sync s', 'RSS then MB', 'max steady RSS MB', 'slope MB/min', 'samples', 'syncs', 'sync p50 ms', 'p95', 'max', 'GCs', 'GC pause ms']];
   for (const c of cs) {
     const s = churnSummary(c);
-    rows.push([`${c.services}x${c.endpoints}`, c.layout, c.source, String(c.seconds), s.changesPerS.toFixed(0), f(c.firstSyncS, 2), f(c.firstSyncRssMB, 0), f(s.maxSteadyRssMB, 0), f(s.slopeMBPerMin, 2), String(c.samples.length), String(s.syncs), f(s.syncP50Ms, 1), f(s.syncP95Ms, 1), f(s.syncMaxMs, 1)]);
+    rows.push([`${c.services}x${c.endpoints}`, c.layout, c.source, String(c.seconds), s.changesPerS.toFixed(0), f(c.firstSyncS, 2), f(c.firstSyncRssMB, 0), f(s.maxSteadyRssMB, 0), f(s.slopeMBPerMin, 2), String(c.samples.length), String(s.syncs), f(s.syncP50Ms, 1), f(s.syncP95Ms, 1), f(s.syncMaxMs, 1), String(s.compactions), s.compactions ? f(s.compactionMaxMs, 0) : '-']);
   }
   return pad(rows);
 }

@@ -20,7 +20,7 @@ import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
 import { ConntrackCleaner } from './conntrack/cleaner.js';
-import { HeapCompaction } from './heap-compaction.js';
+import { exposedGc, HeapCompaction } from './heap-compaction.js';
 
 export interface ProxierOptions {
   source: ProxySource;
@@ -100,8 +100,8 @@ export class Proxier {
   private markSourceSynced!: () => void;
   private readonly sourceSynced = new Promise<void>((resolve) => (this.markSourceSynced = resolve));
   private staleTimer: NodeJS.Timeout | undefined;
-  /** A full garbage collection once the proxy is idle after a big sync (heap-compaction.ts). */
-  private readonly compaction = new HeapCompaction();
+  /** A full garbage collection once the proxy is idle after a big sync, or its heap holds too much unused (heap-compaction.ts). */
+  private readonly compaction: HeapCompaction;
   private watch: TableWatch | undefined;
   private readonly repairBackoff = new RepairBackoff();
   private repairTimer: NodeJS.Timeout | undefined;
@@ -116,6 +116,7 @@ export class Proxier {
     this.tracker = new ChangeTracker({ nodeName: opts.nodeName });
     this.conntrack = new ConntrackCleaner({ ...(opts.netns !== undefined ? { netns: opts.netns } : {}), log: opts.log });
     this.runner = new BoundedFrequencyRunner(() => this.syncAll(), { minIntervalMs: opts.minSyncPeriodMs, maxIntervalMs: opts.syncPeriodMs });
+    this.compaction = new HeapCompaction(exposedGc(), undefined, (c) => opts.log.debug('heap compacted', { ...c }));
   }
 
   /** Pending changes for healthz and metrics. */
@@ -329,6 +330,7 @@ export class Proxier {
     if (error) report.error = error;
     this.lastReport = report;
     this.opts.onSync?.(report);
+    this.compaction.syncsDone();
     // Come back for stale chains once they may be deleted, and retry soon after a failure.
     if (error || this.families.some((f) => f.hasStaleChains)) {
       if (this.staleTimer) clearTimeout(this.staleTimer);

@@ -6,7 +6,7 @@ import type { ProcessRun } from '../../bench/process/cases.js';
 import { syncedTotals } from '../../bench/process/cases.js';
 import { clusterAddress, endpointAddress, NODE_IP, serviceObjects } from '../../bench/process/manifests.js';
 import { categorize, packageOf } from '../../bench/process/profile-summary.js';
-import { churnTargets, processMedians, processTargets, slope } from '../../bench/process/report.js';
+import { churnTargets, processMedians, processTargets, renderChurn, slope } from '../../bench/process/report.js';
 import { EndpointChurn } from '../../bench/process/churn-state.js';
 import type { ChurnResult, DeltaResult } from '../../bench/process/churn.js';
 import { nftDelta, splitElements } from '../../bench/process/nft-delta.js';
@@ -243,12 +243,17 @@ describe('churn options and targets', () => {
     const churn: ChurnResult = {
       source: 'informers', layout: 'slots', services: 10_000, endpoints: 5, seconds: 120, servicesPerTick: 50, intervalMs: 200, ticks: 600, changes: 30_000, firstSyncS: 2, firstSyncRssMB: 150,
       samples: [{ s: 0, rssMB: 150 }, { s: 60, rssMB: 152 }, { s: 120, rssMB: 154 }],
-      syncMs: [10, 20, 30], syncOperations: [5, 5, 5],
+      syncMs: [10, 20, 30], syncOperations: [5, 5, 5], compactionMs: [240, 310],
     };
     const delta: DeltaResult = { layout: 'slots', services: 10_000, endpoints: 5, syncMs: [2, 3, 4], syncOperations: [4, 4, 4], nftWall: [0.1, 0.08, 0.12], nftUser: [0, 0, 0], nftSys: [0, 0, 0], deltaStatements: 4 };
     const ts = churnTargets([churn, { ...churn, samples: churn.samples.map((s) => ({ ...s, rssMB: s.rssMB + s.s })) }], [delta]);
     expect(ts.map((t) => t.pass)).toEqual([false, false, true]);
     expect(ts[0]!.value).toBe('max 154 MB, 2.00 MB/min');
     expect(ts[2]!.value).toBe('3.00 / 100.0 ms = 1/33.3');
+    // The proxy's heap collections under churn: how many, and the longest pause.
+    const table = renderChurn([churn, { ...churn, compactionMs: [] }]).split('\n');
+    expect(table[0]).toMatch(/GCs\s+GC pause ms$/);
+    expect(table[1]).toMatch(/\s2\s+310$/);
+    expect(table[2]).toMatch(/\s0\s+-$/);
   });
 });

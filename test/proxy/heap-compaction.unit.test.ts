@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BIG_FULL_SYNC_SERVICE_PORTS, BIG_SYNC_OPERATIONS, COMPACTION_DELAY_MS, HeapCompaction } from '../../src/proxy/heap-compaction.js';
+import { BIG_FULL_SYNC_SERVICE_PORTS, BIG_SYNC_OPERATIONS, COMPACTION_DELAY_MS, HeapCompaction, SLACK_MAX_TIME_SHARE, SLACK_MIN_BYTES, SLACK_MIN_INTERVAL_MS, SLACK_SHARE, type Compacted, type HeapUse } from '../../src/proxy/heap-compaction.js';
 
 describe('HeapCompaction (one collection once idle after a big sync)', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -22,6 +22,71 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
     c.synced({ full: true, operations: 0 }, BIG_FULL_SYNC_SERVICE_PORTS);
     vi.advanceTimersByTime(COMPACTION_DELAY_MS);
     expect(collect).toHaveBeenCalledTimes(1);
+  });
+
+  it('once every table is synced, collects when V8 holds too much of its heap unused, at most every SLACK_MIN_INTERVAL_MS', () => {
+    const MB = 2 ** 20;
+    const used = 100 * MB;
+    const threshold = Math.max(SLACK_MIN_BYTES, SLACK_SHARE * used);
+    let heap: HeapUse = { committedBytes: used + 4 * MB, usedBytes: used };
+    let clock = 0;
+    const collectMs = 300;
+    const collect = vi.fn(() => {
+      clock += collectMs;
+      heap = { committedBytes: heap.usedBytes + 4 * MB, usedBytes: heap.usedBytes };
+    });
+    const logged: Compacted[] = [];
+    const c = new HeapCompaction(collect, () => heap, (x) => logged.push(x), () => clock);
+    c.syncsDone();
+    expect(collect).not.toHaveBeenCalled();
+
+    // Unused up to the threshold: nothing. Beyond it: a collection there and then.
+    heap = { committedBytes: used + threshold, usedBytes: used };
+    c.syncsDone();
+    expect(collect).not.toHaveBeenCalled();
+    heap = { committedBytes: used + threshold + MB, usedBytes: used };
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(1);
+    expect(logged).toEqual([{ reason: 'slack', durationMs: collectMs, heapBeforeMB: (used + threshold + MB) / MB, heapAfterMB: 104 }]);
+
+    // Too much unused again: not within SLACK_MIN_INTERVAL_MS of the last collection's end (for a
+    // collection this short the interval decides, not the time share)...
+    expect(collectMs / SLACK_MAX_TIME_SHARE).toBeLessThanOrEqual(SLACK_MIN_INTERVAL_MS);
+    heap = { committedBytes: 2 * used, usedBytes: used };
+    clock += SLACK_MIN_INTERVAL_MS - 10;
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(1);
+    clock += 10;
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(2);
+
+    // A small heap counts from SLACK_MIN_BYTES, not from its share.
+    heap = { committedBytes: 20 * MB + SLACK_MIN_BYTES, usedBytes: 20 * MB };
+    clock += SLACK_MIN_INTERVAL_MS;
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(2);
+  });
+
+  it('spaces those collections by their own duration (SLACK_MAX_TIME_SHARE of the time), and leaves them to a big sync\'s own', () => {
+    const MB = 2 ** 20;
+    let clock = 0;
+    const collectMs = 2000; // a heap at 100k services
+    const collect = vi.fn(() => {
+      clock += collectMs;
+    });
+    const c = new HeapCompaction(collect, () => ({ committedBytes: 2000 * MB, usedBytes: 1000 * MB }), () => {}, () => clock);
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(1);
+    clock += collectMs / SLACK_MAX_TIME_SHARE - 10;
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(1);
+    clock += 10;
+    // A big sync's collection is scheduled: that one runs, once the proxy is idle, not a second now.
+    c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 100_000);
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(COMPACTION_DELAY_MS);
+    expect(collect).toHaveBeenCalledTimes(2);
   });
 
   it('does nothing once stopped, or without an exposed gc()', () => {
