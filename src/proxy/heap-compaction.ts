@@ -21,9 +21,11 @@
 // every table is synced, the proxy checks how much of its heap V8 holds unused, and when that is
 // more than a fifth of what is in use (and more than 16 MB), runs the same collection there and
 // then, between syncs: at most every 20 s, and rarely enough that these pauses take at most 2% of
-// the time (the last one's duration decides: a few hundred milliseconds at 10k services, seconds
-// at 100k). That bounds the RSS under churn, as Go's runtime bounds a Go proxy's by giving back
-// its free pages in the background. The figures: docs/decisions.md.
+// the time (the last one's duration decides: 0.2-0.4 s at 10k services). Not at all while the
+// last collection paused the proxy for more than a second (2.7 s at 100k x 5): there a pause
+// would stall syncs for longer than the memory is worth. That bounds the RSS under churn, as Go's
+// runtime bounds a Go proxy's by giving back its free pages in the background. The figures:
+// docs/decisions.md.
 //
 // It is followed by a trim of the C heap (the addon's trimMemory, glibc's malloc_trim): what the
 // sync freed there stays in the RSS otherwise. A proxy idle after a 10k x 5 cold start held 194 MB,
@@ -45,8 +47,10 @@ export const SLACK_SHARE = 0.2;
 export const SLACK_MIN_BYTES = 16 * 2 ** 20;
 /** Collections for slack at most this often... */
 export const SLACK_MIN_INTERVAL_MS = 20_000;
-/** ...and at most this share of the time (the last collection's duration / the interval). */
+/** ...and at most this share of the time (the last collection's duration / the interval)... */
 export const SLACK_MAX_TIME_SHARE = 0.02;
+/** ...and not at all while the last collection paused the proxy longer than this. */
+export const SLACK_MAX_PAUSE_MS = 1000;
 
 /** The old generation and the rest of V8's heap: what is committed, and what of it is in use. */
 export interface HeapUse {
@@ -100,7 +104,7 @@ export class HeapCompaction {
    * never falls inside a sync (its duration, its latency metrics); a sync due meanwhile waits for it.
    */
   syncsDone(): void {
-    if (!this.collect || this.timer) return;
+    if (!this.collect || this.timer || this.lastDurationMs > SLACK_MAX_PAUSE_MS) return;
     if (this.now() - this.lastEnd < Math.max(SLACK_MIN_INTERVAL_MS, this.lastDurationMs / SLACK_MAX_TIME_SHARE)) return;
     const { committedBytes, usedBytes } = this.heapUse();
     if (committedBytes - usedBytes > Math.max(SLACK_MIN_BYTES, SLACK_SHARE * usedBytes)) this.run('slack');

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BIG_FULL_SYNC_SERVICE_PORTS, BIG_SYNC_OPERATIONS, COMPACTION_DELAY_MS, HeapCompaction, SLACK_MAX_TIME_SHARE, SLACK_MIN_BYTES, SLACK_MIN_INTERVAL_MS, SLACK_SHARE, type Compacted, type HeapUse } from '../../src/proxy/heap-compaction.js';
+import { BIG_FULL_SYNC_SERVICE_PORTS, BIG_SYNC_OPERATIONS, COMPACTION_DELAY_MS, HeapCompaction, SLACK_MAX_PAUSE_MS, SLACK_MAX_TIME_SHARE, SLACK_MIN_BYTES, SLACK_MIN_INTERVAL_MS, SLACK_SHARE, type Compacted, type HeapUse } from '../../src/proxy/heap-compaction.js';
 
 describe('HeapCompaction (one collection once idle after a big sync)', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -70,7 +70,7 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
   it('spaces those collections by their own duration (SLACK_MAX_TIME_SHARE of the time), and leaves them to a big sync\'s own', () => {
     const MB = 2 ** 20;
     let clock = 0;
-    const collectMs = 2000; // a heap at 100k services
+    const collectMs = SLACK_MAX_PAUSE_MS;
     const collect = vi.fn(() => {
       clock += collectMs;
     });
@@ -87,6 +87,32 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
     expect(collect).toHaveBeenCalledTimes(1);
     vi.advanceTimersByTime(COMPACTION_DELAY_MS);
     expect(collect).toHaveBeenCalledTimes(2);
+  });
+
+  it('stops while the last collection paused the proxy longer than SLACK_MAX_PAUSE_MS (a heap of 100k services)', () => {
+    const MB = 2 ** 20;
+    let clock = 0;
+    let collectMs = SLACK_MAX_PAUSE_MS + 1;
+    const collect = vi.fn(() => {
+      clock += collectMs;
+    });
+    const c = new HeapCompaction(collect, () => ({ committedBytes: 2000 * MB, usedBytes: 1000 * MB }), () => {}, () => clock);
+    c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 100_000);
+    clock += COMPACTION_DELAY_MS;
+    vi.advanceTimersByTime(COMPACTION_DELAY_MS);
+    expect(collect).toHaveBeenCalledTimes(1);
+    clock += 3_600_000;
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(1);
+    // The next big sync's collection was quick enough: slack collections resume.
+    collectMs = SLACK_MAX_PAUSE_MS;
+    c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 100_000);
+    clock += COMPACTION_DELAY_MS;
+    vi.advanceTimersByTime(COMPACTION_DELAY_MS);
+    expect(collect).toHaveBeenCalledTimes(2);
+    clock += collectMs / SLACK_MAX_TIME_SHARE;
+    c.syncsDone();
+    expect(collect).toHaveBeenCalledTimes(3);
   });
 
   it('does nothing once stopped, or without an exposed gc()', () => {
