@@ -18,20 +18,20 @@
 // Under steady churn there is no idle moment after a big sync, and V8 keeps growing its old
 // generation (at 10k x 5 under informer churn: 84 MB committed for 76 MB in use, 111 MB for 80
 // 100 s later) rather than give back the pages its full collections leave partly free. So once
-// every table is synced, the proxy checks how much of its heap V8 holds unused, and when that is
-// more than a fifth of what is in use (and more than 16 MB), runs the same collection there and
-// then, between syncs: at most every 20 s, and rarely enough that these pauses take at most 2% of
-// the time (the last one's duration decides: 0.2-0.4 s at 10k services). Not at all while the
-// last collection paused the proxy for more than a second (2.7 s at 100k x 5): there a pause
-// would stall syncs for longer than the memory is worth. That bounds the RSS under churn, as Go's
-// runtime bounds a Go proxy's by giving back its free pages in the background. The figures:
-// docs/decisions.md.
+// every table is synced, the proxy compares its RSS with what the last collection left (or, before
+// any, with the first sync's), and when it has grown by more than a tenth (and more than 16 MB),
+// runs the same collection there and then, between syncs: at most every 20 s, and rarely enough
+// that these pauses take at most 2% of the time (the last one's duration decides: 0.2-0.4 s at 10k
+// services). Not at all while the last collection paused the proxy for more than a second (2.7 s
+// at 100k x 5): there a pause would stall syncs for longer than the memory is worth. Growth that
+// is the proxy's own state (more services) costs one collection, which then measures from there.
+// That bounds the RSS under churn, as Go's runtime bounds a Go proxy's by giving back its free
+// pages in the background. The figures: docs/decisions.md.
 //
 // It is followed by a trim of the C heap (the addon's trimMemory, glibc's malloc_trim): what the
 // sync freed there stays in the RSS otherwise. A proxy idle after a 10k x 5 cold start held 194 MB,
 // 180 MB after the trim, nearly all of it from glibc's arenas.
 
-import { getHeapStatistics } from 'node:v8';
 import { loadNative } from '../native/index.js';
 
 /** How long after a big sync: after the cold start's background keying (family-sync.ts, 500 ms). */
@@ -41,45 +41,35 @@ export const COMPACTION_DELAY_MS = 1500;
 export const BIG_SYNC_OPERATIONS = 5000;
 export const BIG_FULL_SYNC_SERVICE_PORTS = 1000;
 
-/** A sync schedules a collection when V8 holds more of its heap unused than this share of what is in use... */
-export const SLACK_SHARE = 0.2;
-/** ...and more than this. */
-export const SLACK_MIN_BYTES = 16 * 2 ** 20;
-/** Collections for slack at most this often... */
-export const SLACK_MIN_INTERVAL_MS = 20_000;
+/** Once every table is synced, a collection runs when the RSS has grown by more than this share... */
+export const GROWTH_SHARE = 0.1;
+/** ...and more than this, since the last collection (or the first sync)... */
+export const GROWTH_MIN_BYTES = 16 * 2 ** 20;
+/** ...at most this often... */
+export const GROWTH_MIN_INTERVAL_MS = 20_000;
 /** ...and at most this share of the time (the last collection's duration / the interval)... */
-export const SLACK_MAX_TIME_SHARE = 0.02;
+export const GROWTH_MAX_TIME_SHARE = 0.02;
 /** ...and not at all while the last collection paused the proxy longer than this. */
-export const SLACK_MAX_PAUSE_MS = 1000;
-
-/** The old generation and the rest of V8's heap: what is committed, and what of it is in use. */
-export interface HeapUse {
-  committedBytes: number;
-  usedBytes: number;
-}
-
-function v8HeapUse(): HeapUse {
-  const h = getHeapStatistics();
-  return { committedBytes: h.total_physical_size, usedBytes: h.used_heap_size };
-}
+export const GROWTH_MAX_PAUSE_MS = 1000;
 
 /** Why a collection ran, and what it did (for the proxy's debug log). */
 export interface Compacted {
-  reason: 'big-sync' | 'slack';
+  reason: 'big-sync' | 'growth';
   durationMs: number;
-  heapBeforeMB: number;
-  heapAfterMB: number;
+  rssBeforeMB: number;
+  rssAfterMB: number;
 }
 
 export class HeapCompaction {
   private timer: NodeJS.Timeout | undefined;
-  /** When the last collection ended, and how long it took. */
+  /** When the last collection ended, how long it took, and the RSS it left (bytes). */
   private lastEnd = -Infinity;
   private lastDurationMs = 0;
+  private baselineRss: number | undefined;
 
   constructor(
     private readonly collect: (() => void) | undefined = exposedGc(),
-    private readonly heapUse: () => HeapUse = v8HeapUse,
+    private readonly rss: () => number = () => process.memoryUsage.rss(),
     private readonly onCompacted: (c: Compacted) => void = () => {},
     private readonly now: () => number = () => performance.now(),
   ) {}
@@ -100,14 +90,15 @@ export class HeapCompaction {
 
   /**
    * Every table is synced, and the next sync cannot start before this returns: collects now if the
-   * heap holds too much unused (see the file comment). Here, and not on a timer, so that the pause
+   * RSS has grown too much (see the file comment). Here, and not on a timer, so that the pause
    * never falls inside a sync (its duration, its latency metrics); a sync due meanwhile waits for it.
    */
   syncsDone(): void {
-    if (!this.collect || this.timer || this.lastDurationMs > SLACK_MAX_PAUSE_MS) return;
-    if (this.now() - this.lastEnd < Math.max(SLACK_MIN_INTERVAL_MS, this.lastDurationMs / SLACK_MAX_TIME_SHARE)) return;
-    const { committedBytes, usedBytes } = this.heapUse();
-    if (committedBytes - usedBytes > Math.max(SLACK_MIN_BYTES, SLACK_SHARE * usedBytes)) this.run('slack');
+    if (!this.collect || this.timer || this.lastDurationMs > GROWTH_MAX_PAUSE_MS) return;
+    if (this.now() - this.lastEnd < Math.max(GROWTH_MIN_INTERVAL_MS, this.lastDurationMs / GROWTH_MAX_TIME_SHARE)) return;
+    const rss = this.rss();
+    if (this.baselineRss === undefined) this.baselineRss = rss;
+    else if (rss - this.baselineRss > Math.max(GROWTH_MIN_BYTES, GROWTH_SHARE * this.baselineRss)) this.run('growth', rss);
   }
 
   stop(): void {
@@ -115,13 +106,13 @@ export class HeapCompaction {
     this.timer = undefined;
   }
 
-  private run(reason: Compacted['reason']): void {
-    const before = this.heapUse().committedBytes;
+  private run(reason: Compacted['reason'], before = this.rss()): void {
     const t0 = this.now();
     this.collect?.();
     this.lastEnd = this.now();
     this.lastDurationMs = this.lastEnd - t0;
-    this.onCompacted({ reason, durationMs: this.lastDurationMs, heapBeforeMB: before / 2 ** 20, heapAfterMB: this.heapUse().committedBytes / 2 ** 20 });
+    this.baselineRss = this.rss();
+    this.onCompacted({ reason, durationMs: this.lastDurationMs, rssBeforeMB: before / 2 ** 20, rssAfterMB: this.baselineRss / 2 ** 20 });
   }
 }
 

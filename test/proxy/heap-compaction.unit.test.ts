@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BIG_FULL_SYNC_SERVICE_PORTS, BIG_SYNC_OPERATIONS, COMPACTION_DELAY_MS, HeapCompaction, SLACK_MAX_PAUSE_MS, SLACK_MAX_TIME_SHARE, SLACK_MIN_BYTES, SLACK_MIN_INTERVAL_MS, SLACK_SHARE, type Compacted, type HeapUse } from '../../src/proxy/heap-compaction.js';
+import { BIG_FULL_SYNC_SERVICE_PORTS, BIG_SYNC_OPERATIONS, COMPACTION_DELAY_MS, GROWTH_MAX_PAUSE_MS, GROWTH_MAX_TIME_SHARE, GROWTH_MIN_BYTES, GROWTH_MIN_INTERVAL_MS, GROWTH_SHARE, HeapCompaction, type Compacted } from '../../src/proxy/heap-compaction.js';
 
 describe('HeapCompaction (one collection once idle after a big sync)', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -24,60 +24,66 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
     expect(collect).toHaveBeenCalledTimes(1);
   });
 
-  it('once every table is synced, collects when V8 holds too much of its heap unused, at most every SLACK_MIN_INTERVAL_MS', () => {
+  it('once every table is synced, collects when the RSS has grown too much since the first sync, then since the last collection', () => {
     const MB = 2 ** 20;
-    const used = 100 * MB;
-    const threshold = Math.max(SLACK_MIN_BYTES, SLACK_SHARE * used);
-    let heap: HeapUse = { committedBytes: used + 4 * MB, usedBytes: used };
+    const first = 150 * MB;
+    const growth = Math.max(GROWTH_MIN_BYTES, GROWTH_SHARE * first);
+    let rss = first;
     let clock = 0;
     const collectMs = 300;
     const collect = vi.fn(() => {
       clock += collectMs;
-      heap = { committedBytes: heap.usedBytes + 4 * MB, usedBytes: heap.usedBytes };
+      rss = 140 * MB;
     });
     const logged: Compacted[] = [];
-    const c = new HeapCompaction(collect, () => heap, (x) => logged.push(x), () => clock);
+    const c = new HeapCompaction(collect, () => rss, (x) => logged.push(x), () => clock);
+    // The first sync sets where growth counts from.
     c.syncsDone();
     expect(collect).not.toHaveBeenCalled();
 
-    // Unused up to the threshold: nothing. Beyond it: a collection there and then.
-    heap = { committedBytes: used + threshold, usedBytes: used };
+    // Grown up to the threshold: nothing. Beyond it: a collection there and then.
+    rss = first + growth;
     c.syncsDone();
     expect(collect).not.toHaveBeenCalled();
-    heap = { committedBytes: used + threshold + MB, usedBytes: used };
+    rss = first + growth + MB;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(1);
-    expect(logged).toEqual([{ reason: 'slack', durationMs: collectMs, heapBeforeMB: (used + threshold + MB) / MB, heapAfterMB: 104 }]);
+    expect(logged).toEqual([{ reason: 'growth', durationMs: collectMs, rssBeforeMB: (first + growth + MB) / MB, rssAfterMB: 140 }]);
 
-    // Too much unused again: not within SLACK_MIN_INTERVAL_MS of the last collection's end (for a
-    // collection this short the interval decides, not the time share)...
-    expect(collectMs / SLACK_MAX_TIME_SHARE).toBeLessThanOrEqual(SLACK_MIN_INTERVAL_MS);
-    heap = { committedBytes: 2 * used, usedBytes: used };
-    clock += SLACK_MIN_INTERVAL_MS - 10;
+    // Grown again, from what the collection left: not within GROWTH_MIN_INTERVAL_MS of its end
+    // (for a collection this short the interval decides, not the time share)...
+    expect(collectMs / GROWTH_MAX_TIME_SHARE).toBeLessThanOrEqual(GROWTH_MIN_INTERVAL_MS);
+    rss = 140 * MB + Math.max(GROWTH_MIN_BYTES, GROWTH_SHARE * 140 * MB) + MB;
+    clock += GROWTH_MIN_INTERVAL_MS - 10;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(1);
     clock += 10;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(2);
 
-    // A small heap counts from SLACK_MIN_BYTES, not from its share.
-    heap = { committedBytes: 20 * MB + SLACK_MIN_BYTES, usedBytes: 20 * MB };
-    clock += SLACK_MIN_INTERVAL_MS;
+    // A small process counts from GROWTH_MIN_BYTES, not from its share.
+    rss = 140 * MB + GROWTH_MIN_BYTES;
+    clock += GROWTH_MIN_INTERVAL_MS;
+    expect(GROWTH_SHARE * 140 * MB).toBeLessThan(GROWTH_MIN_BYTES);
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(2);
   });
 
-  it('spaces those collections by their own duration (SLACK_MAX_TIME_SHARE of the time), and leaves them to a big sync\'s own', () => {
+  it('spaces those collections by their own duration (GROWTH_MAX_TIME_SHARE of the time), and leaves them to a big sync\'s own', () => {
     const MB = 2 ** 20;
     let clock = 0;
-    const collectMs = SLACK_MAX_PAUSE_MS;
+    let rss = 1000 * MB;
+    const collectMs = GROWTH_MAX_PAUSE_MS;
     const collect = vi.fn(() => {
       clock += collectMs;
     });
-    const c = new HeapCompaction(collect, () => ({ committedBytes: 2000 * MB, usedBytes: 1000 * MB }), () => {}, () => clock);
+    const c = new HeapCompaction(collect, () => rss, () => {}, () => clock);
+    c.syncsDone();
+    rss = 2000 * MB;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(1);
-    clock += collectMs / SLACK_MAX_TIME_SHARE - 10;
+    rss = 3000 * MB;
+    clock += collectMs / GROWTH_MAX_TIME_SHARE - 10;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(1);
     clock += 10;
@@ -89,28 +95,31 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
     expect(collect).toHaveBeenCalledTimes(2);
   });
 
-  it('stops while the last collection paused the proxy longer than SLACK_MAX_PAUSE_MS (a heap of 100k services)', () => {
+  it('stops while the last collection paused the proxy longer than GROWTH_MAX_PAUSE_MS (a heap of 100k services)', () => {
     const MB = 2 ** 20;
     let clock = 0;
-    let collectMs = SLACK_MAX_PAUSE_MS + 1;
+    let rss = 1000 * MB;
+    let collectMs = GROWTH_MAX_PAUSE_MS + 1;
     const collect = vi.fn(() => {
       clock += collectMs;
     });
-    const c = new HeapCompaction(collect, () => ({ committedBytes: 2000 * MB, usedBytes: 1000 * MB }), () => {}, () => clock);
+    const c = new HeapCompaction(collect, () => rss, () => {}, () => clock);
     c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 100_000);
     clock += COMPACTION_DELAY_MS;
     vi.advanceTimersByTime(COMPACTION_DELAY_MS);
     expect(collect).toHaveBeenCalledTimes(1);
+    rss = 2000 * MB;
     clock += 3_600_000;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(1);
-    // The next big sync's collection was quick enough: slack collections resume.
-    collectMs = SLACK_MAX_PAUSE_MS;
+    // The next big sync's collection was quick enough: collections for growth resume.
+    collectMs = GROWTH_MAX_PAUSE_MS;
     c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 100_000);
     clock += COMPACTION_DELAY_MS;
     vi.advanceTimersByTime(COMPACTION_DELAY_MS);
     expect(collect).toHaveBeenCalledTimes(2);
-    clock += collectMs / SLACK_MAX_TIME_SHARE;
+    rss = 3000 * MB;
+    clock += collectMs / GROWTH_MAX_TIME_SHARE;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(3);
   });
