@@ -103,7 +103,7 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
           await proxy.syncs(1, FIRST_SYNC_TIMEOUT_MS);
           const firstSyncS = (performance.now() - started) / 1000;
           const t0 = performance.now();
-          const compactionsBefore = proxy.compactions.length;
+          const compactionsBefore = proxy.compactionMs.length;
           const samples: ChurnResult['samples'] = [];
           const sample = (): void => {
             samples.push({ s: (performance.now() - t0) / 1000, rssMB: proxy.rssMB() });
@@ -149,7 +149,7 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
             samples,
             syncMs: under.map((r) => r.durationMs),
             syncOperations: under.map((r) => r.operations),
-            compactionMs: proxy.compactions.slice(compactionsBefore).map((c) => c.durationMs),
+            compactionMs: proxy.compactionMs.slice(compactionsBefore),
           };
         } finally {
           await proxy.stop();

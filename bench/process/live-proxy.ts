@@ -49,17 +49,10 @@ interface SyncedLine {
   durationMs: number;
 }
 
-/** A heap collection the proxy logged (src/proxy/heap-compaction.ts): why, and how long it held the event loop. */
-export interface CompactionLine {
-  /** When its line was read, ms since the proxy was started. */
-  atMs: number;
-  reason: string;
-  durationMs: number;
-}
-
 export class LiveProxy {
   readonly rounds: SyncRound[] = [];
-  readonly compactions: CompactionLine[] = [];
+  /** The heap collections the proxy logged (src/proxy/heap-compaction.ts): how long each held its event loop, ms. */
+  readonly compactionMs: number[] = [];
   first: FirstSync | undefined;
   private open: SyncedLine[] = [];
   private stderrTail = '';
@@ -79,10 +72,7 @@ export class LiveProxy {
       buf = lines.pop()!;
       for (const line of lines) {
         if (line.includes('"msg":"synced"')) this.synced(JSON.parse(line) as SyncedLine);
-        else if (line.includes('"msg":"heap compacted"')) {
-          const c = JSON.parse(line) as { reason: string; durationMs: number };
-          this.compactions.push({ atMs: performance.now() - this.started, reason: c.reason, durationMs: c.durationMs });
-        }
+        else if (line.includes('"msg":"heap compacted"')) this.compactionMs.push((JSON.parse(line) as { durationMs: number }).durationMs);
       }
     });
     this.exited = new Promise((r) => child.once('exit', (code) => ((this.exitCode = code), r())));

@@ -2,8 +2,8 @@
 // read-back, a repair of a flushed table). Such a sync leaves tens of MB of garbage in V8's old
 // generation (the parsed objects, the transactions, the dump it compared against), and a proxy that
 // then sits idle allocates too little for V8 to collect it: without this the heap stays where the
-// sync left it, at 10k services about twice what is alive. One collection at idle costs tens of
-// milliseconds of one core, once per big sync, and returns that memory for as long as the proxy runs.
+// sync left it, at 10k services about twice what is alive. One collection at idle, once per big
+// sync, returns that memory for as long as the proxy runs.
 //
 // It needs V8's gc() exposed: bin/nftlink.js starts node with --expose-gc. Without it (the library
 // embedded in another program), this does nothing.

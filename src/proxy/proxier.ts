@@ -100,7 +100,7 @@ export class Proxier {
   private markSourceSynced!: () => void;
   private readonly sourceSynced = new Promise<void>((resolve) => (this.markSourceSynced = resolve));
   private staleTimer: NodeJS.Timeout | undefined;
-  /** A full garbage collection once the proxy is idle after a big sync, or its heap holds too much unused (heap-compaction.ts). */
+  /** A full garbage collection once the proxy is idle after a big sync, or between syncs once its RSS has grown (heap-compaction.ts). */
   private readonly compaction: HeapCompaction;
   private watch: TableWatch | undefined;
   private readonly repairBackoff = new RepairBackoff();
