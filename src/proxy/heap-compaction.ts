@@ -21,7 +21,7 @@
 // every table is synced, the proxy compares its RSS with what the last collection left (or, before
 // any, with the first sync's), and when it has grown by more than a tenth (and more than 16 MB),
 // runs the same collection there and then, between syncs: at most every 20 s, and rarely enough
-// that these pauses take at most 2% of the time (the last one's duration decides: 0.2-0.4 s at 10k
+// that these pauses take at most 2% of the time (the last one's duration decides: 0.2-0.5 s at 10k
 // services). Not at all while the last collection paused the proxy for more than a second (2.7 s
 // at 100k x 5): there a pause would stall syncs for longer than the memory is worth. Growth that
 // is the proxy's own state (more services) costs one collection, which then measures from there.
