@@ -121,6 +121,16 @@ bool digestedAnonymous(nftnl_set *s) {
   return false;
 }
 
+// Whether the rule's userdata carries nftlink's expressions digest (dump.h).
+bool digestedRule(nftnl_rule *r) {
+  if (!nftnl_rule_is_set(r, NFTNL_RULE_USERDATA)) return false;
+  uint32_t len = 0;
+  auto *u = static_cast<const uint8_t *>(nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &len));
+  for (uint32_t i = 0; u && i + 2 <= len && i + 2 + u[i + 1] <= len; i += 2 + u[i + 1])
+    if (u[i] == kRuleExprsDigestUdata && u[i + 1] == 8) return true;
+  return false;
+}
+
 class Dumper {
  public:
   Dumper(NlSocket &sock, const DumpSpec &spec, Parts *parts = nullptr) : sock_(sock), spec_(spec), parts_(parts) {}
@@ -329,10 +339,12 @@ class Dumper {
         throw std::runtime_error("nftlink: libnftnl could not parse a rule from the kernel");
       if (!tableMatches(nftnl_rule_get_str(r.get(), NFTNL_RULE_TABLE))) return;
       if (spec_.hasChain && spec_.chain != nftnl_rule_get_str(r.get(), NFTNL_RULE_CHAIN)) return;
-      writeRuleOp(*w_, r.get(), kNewRule, familyOf(nlh));
+      writeRuleOp(*w_, r.get(), kNewRule, familyOf(nlh), 0, omitExprs(r.get()));
       count_++;
     });
   }
+
+  bool omitExprs(nftnl_rule *r) const { return (spec_.what & kDumpOmitDigestedRuleExprs) && digestedRule(r); }
 
   // One chain's rules (kDumpRulesPerChain): the kernel looks the chain up by name.
   void rulesOf(uint8_t family, const std::string &chain) {
@@ -345,7 +357,7 @@ class Dumper {
       RulePtr rule(checkAlloc(nftnl_rule_alloc(), "rule"));
       if (nftnl_rule_nlmsg_parse(nlh, rule.get()) < 0)
         throw std::runtime_error("nftlink: libnftnl could not parse a rule from the kernel");
-      writeRuleOp(*w_, rule.get(), kNewRule, familyOf(nlh));
+      writeRuleOp(*w_, rule.get(), kNewRule, familyOf(nlh), 0, omitExprs(rule.get()));
       count_++;
     });
   }

@@ -31,12 +31,18 @@ enum DumpWhat : uint32_t {
   // kernel resumes a dump of a table's rules by walking past every rule it sent before (quadratic
   // in the table's rules: seconds at 100k chains); given a chain, it finds that chain by name.
   kDumpRulesPerChain = 256,
-  kDumpFlagsMax = 511,
+  // With kDumpRules: leave out the expressions of rules whose userdata carries nftlink's
+  // expressions digest (kRuleExprsDigestUdata), which the caller compares instead. Decoding every
+  // rule's expressions is most of what a large table's dump costs the caller.
+  kDumpOmitDigestedRuleExprs = 512,
+  kDumpFlagsMax = 1023,
 };
 
 // The set userdata TLV type nftlink writes an anonymous set's elements digest under (16 bytes).
 // nft ignores TLV types it does not know; its own set types end at 7.
 constexpr uint8_t kElementsDigestUdata = 0xc8;
+// The rule userdata TLV type nftlink writes a rule's expressions digest under (8 bytes).
+constexpr uint8_t kRuleExprsDigestUdata = 0xc9;
 
 struct DumpSpec {
   uint32_t what = 0;

@@ -92,13 +92,13 @@ void writeSetOp(Writer &w, nftnl_set *s, uint8_t msgType, uint8_t family, uint16
   writeExprs(w, exprs, 0);
 }
 
-void writeRuleOp(Writer &w, nftnl_rule *r, uint8_t msgType, uint8_t family, uint16_t nlFlags) {
+void writeRuleOp(Writer &w, nftnl_rule *r, uint8_t msgType, uint8_t family, uint16_t nlFlags, bool withoutExprs) {
   writeOpHeader(w, msgType, kRule, family, nlFlags);
   writeAttrs(w, objectSpec(kRule), [&](uint16_t id, uint32_t *len) {
     return nftnl_rule_is_set(r, id) ? nftnl_rule_get_data(r, id, len) : nullptr;
   });
   std::vector<nftnl_expr *> exprs;
-  nftnl_expr_foreach(r, collectExpr, &exprs);
+  if (!withoutExprs) nftnl_expr_foreach(r, collectExpr, &exprs);
   writeExprs(w, exprs, 0);
 }
 

@@ -69,7 +69,8 @@ int collectExpr(nftnl_expr *e, void *d);
 void writeTableOp(Writer &w, nftnl_table *t, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
 void writeChainOp(Writer &w, nftnl_chain *c, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
 void writeSetOp(Writer &w, nftnl_set *s, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
-void writeRuleOp(Writer &w, nftnl_rule *r, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
+// withoutExprs: the rule's attributes only, an empty expression list (a dump's kDumpOmitDigestedRuleExprs).
+void writeRuleOp(Writer &w, nftnl_rule *r, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0, bool withoutExprs = false);
 // A named object: its common attributes, then those of its type (ids 16 and up, objTypeSpec).
 void writeObjOp(Writer &w, nftnl_obj *o, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);
 void writeFlowtableOp(Writer &w, nftnl_flowtable *f, uint8_t msgType, uint8_t family, uint16_t nlFlags = 0);

@@ -33,6 +33,8 @@ const DUMP_FLOWTABLES = 64;
 /** With DUMP_ELEMENTS: not those of anonymous sets that carry an elements digest. */
 const DUMP_OMIT_DIGESTED_ELEMENTS = 128;
 const DUMP_RULES_PER_CHAIN = 256;
+/** With DUMP_RULES: not the expressions of rules that carry an expressions digest. */
+const DUMP_OMIT_DIGESTED_RULE_EXPRS = 512;
 
 export class Nftables implements MonitoringConnection {
   private constructor(
@@ -119,10 +121,11 @@ export class Nftables implements MonitoringConnection {
     const family = opts.family ? codeOf(NFPROTO, opts.family, 'dump family') : NFPROTO.unspec;
     const table = opts.table ?? null;
     checkDumpOptions(opts);
-    const decodeOpts = { elementKeys: opts.elementKeys === true, ...(opts.hashElements ? { hashElements: opts.hashElements } : {}) };
-    const perChain = opts.perChainRules ? DUMP_RULES_PER_CHAIN : 0;
+    const ruleExprsOmitted = opts.ruleExprs === false;
+    const decodeOpts = { elementKeys: opts.elementKeys === true, ruleExprsOmitted, ...(opts.hashElements ? { hashElements: opts.hashElements } : {}) };
+    const ruleFlags = (opts.perChainRules ? DUMP_RULES_PER_CHAIN : 0) | (ruleExprsOmitted ? DUMP_OMIT_DIGESTED_RULE_EXPRS : 0);
     if (opts.chain !== undefined || opts.elements === false) {
-      const what = opts.chain !== undefined ? DUMP_RULES : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | perChain;
+      const what = opts.chain !== undefined ? DUMP_RULES | (ruleFlags & DUMP_OMIT_DIGESTED_RULE_EXPRS) : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | ruleFlags;
       return decodeRuleset(await this.native.dump(this.handle, what, family, table, opts.chain ?? null), decodeOpts);
     }
     // Two dumps, the rules and the sets with their elements: the rules are decoded while the
@@ -130,7 +133,7 @@ export class Nftables implements MonitoringConnection {
     // docs/decisions.md). Each dump is of one
     // generation; when the two differ, the table changed in between and both are read again.
     for (let attempt = 0; ; attempt++) {
-      const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | perChain, family, table, null);
+      const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | ruleFlags, family, table, null);
       const omit = opts.anonymousElements === false ? DUMP_OMIT_DIGESTED_ELEMENTS : 0;
       const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit, family, table, null, opts.omitElementsOf?.length ? opts.omitElementsOf : null);
       // Not an unhandled rejection while the first half is decoded: awaited below.

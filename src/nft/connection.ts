@@ -71,6 +71,14 @@ export interface DumpOptions {
    * per chain costs a round trip each, which is cheaper only for large tables.
    */
   perChainRules?: boolean;
+  /**
+   * `false`: leave out the expressions of the rules nftlink wrote, which then come with
+   * `exprsDigest` instead and compare by it (sameRule; rule-digest.ts). Decoding every rule's
+   * expressions is most of what reading a large table costs; a caller that only compares its
+   * rules with those it would write need not. Rules others wrote (with nft) come whole. Such
+   * rules cannot be written back as they are read.
+   */
+  ruleExprs?: boolean;
 }
 
 /** Refuses options that do not go together (the same for the kernel's connection and the fake). */

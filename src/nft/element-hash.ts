@@ -6,6 +6,7 @@
 // then the comment, then the timeout; text is set apart by a length prefix, so no piece can run
 // into the next.
 
+import { hashBytes } from './byte-hash.js';
 import type { NftSet } from './objects.js';
 import type { Datatype, Scalar } from './types/datatypes.js';
 import { writeValues } from './values.js';
@@ -58,47 +59,9 @@ export function putText(text: string): void {
   }
 }
 
-const C1 = 0xcc9e2d51;
-const C2 = 0x1b873593;
-
-/** One 32-bit word into a murmur3 state. */
-function mix(h: number, k: number): number {
-  k = Math.imul(k, C1);
-  k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, C2);
-  h ^= k;
-  h = (h << 13) | (h >>> 19);
-  return (Math.imul(h, 5) + 0xe6546b64) | 0;
-}
-
-/** murmur3's finalizer: every input bit reaches every output bit. */
-function finish(h: number, length: number): number {
-  h ^= length;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-/** The element's hash: two murmur3 lanes of its bytes (different seeds), as one exact double below 2^53. */
+/** The element's hash (byte-hash.ts). */
 export function elementHash(): number {
-  let a = 0x9747b28c;
-  let b = 0x5bd1e995;
-  let i = 0;
-  for (; i + 4 <= at; i += 4) {
-    const k = scratch[i]! | (scratch[i + 1]! << 8) | (scratch[i + 2]! << 16) | (scratch[i + 3]! << 24);
-    a = mix(a, k);
-    b = mix(b, k);
-  }
-  if (i < at) {
-    let k = 0;
-    for (let s = 0; i < at; i++, s += 8) k |= scratch[i]! << s;
-    a = mix(a, k);
-    b = mix(b, k);
-  }
-  return finish(a, at) * 0x200000 + (finish(b, at) >>> 11);
+  return hashBytes(scratch, 0, at);
 }
 
 /** The first `n` hashes sorted, each once: the elements as a set (a key given twice is one element). */

@@ -26,7 +26,7 @@ export { renderRule, renderRuleExprs, RenderError, type RenderedRule, type RuleR
 export { FAMILY_BY_NUMBER, NF_IP_PRI, type MetaKey } from './netlink/constants.js';
 export { Reconciler, type DesiredState, type ReconcileStats } from './reconcile/reconciler.js';
 export { ElementStore, type ElementDelta } from './reconcile/element-store.js';
-export { sameChainBase, sameRule, sameRules } from './reconcile/rule-equality.js';
+export { sameChainBase, sameRule, sameRules, type ComparedRule } from './reconcile/rule-equality.js';
 export { chainChange, knownChain, rulesByChain, type ChainChange, type KnownChain } from './reconcile/known-chain.js';
 export { elementKey } from './values.js';
 export { sameElement, samePayload } from './reconcile/element-equality.js';

@@ -15,7 +15,7 @@ export type Fields = Record<string, 'string' | 'number' | 'boolean' | 'object' |
 const TABLE: Fields = { family: 'string', name: 'string', flags: 'array', comment: 'string', handle: 'number' };
 const CHAIN: Fields = { family: 'string', table: 'string', name: 'string', base: 'object', comment: 'string', handle: 'number', device: 'string', devices: 'array' };
 const BASE_CHAIN: Fields = { type: 'string', hook: 'string', priority: 'number', policy: 'string', device: 'string', devices: 'array' };
-const RULE: Fields = { family: 'string', table: 'string', chain: 'string', exprs: 'array', comment: 'string', handle: 'number', position: 'number' };
+const RULE: Fields = { family: 'string', table: 'string', chain: 'string', exprs: 'array', comment: 'string', tag: 'string', exprsDigest: 'number', handle: 'number', position: 'number' };
 const SET: Fields = {
   family: 'string',
   table: 'string',

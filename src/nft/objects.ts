@@ -56,6 +56,19 @@ export interface Rule {
   chain: string;
   exprs: readonly Expr[];
   comment?: string;
+  /**
+   * The writer's own text kept with the rule (at most 64 bytes), in its userdata beside the
+   * comment, which nft neither prints nor needs. Every dump reads it back, also one that leaves the
+   * expressions out (DumpOptions.ruleExprs): a writer can keep there what it must learn back from
+   * its rules.
+   */
+  tag?: string;
+  /**
+   * Only in a dump with `ruleExprs: false`, on a rule nftlink wrote: its expressions were left out
+   * (`exprs` is empty) and this is what they are known by (rule-digest.ts). Such a rule compares
+   * (sameRule) but cannot be written back.
+   */
+  exprsDigest?: number;
   /** The kernel's handle: read back from dumps; needed to replace or delete a rule. */
   handle?: number;
   /** For add/insert: the handle of the rule to add after (add) or before (insert). */

@@ -8,7 +8,8 @@ import { RequestEncoder, streamsElements, type ElementRun, type EncodedRequest, 
 import type { Chain, NftSet, Rule, SetElement, SetRef, Table } from './objects.js';
 import { describeTarget, type Operation, type OperationOptions, type Verb } from './operations.js';
 import { renderCommands, renderOperation } from './render/commands.js';
-import { checkComment, checkName, checkTypeof, jumpTargets } from './validate.js';
+import { checkRuleWritable } from './rule-digest.js';
+import { checkComment, checkName, checkTag, checkTypeof, jumpTargets } from './validate.js';
 import { checkElement, checkTransactionObject, operationOf } from './input-shape.js';
 
 export type TransactionObject =
@@ -312,7 +313,11 @@ export class Transaction {
       throw new RangeError(`${verb} rule in ${r.family} ${r.table} ${r.chain} needs the rule's handle`);
     }
     checkComment('rule', r.comment);
-    if (verb !== 'delete' && verb !== 'destroy') this.checkJumps(r);
+    checkTag(r);
+    if (verb !== 'delete' && verb !== 'destroy') {
+      checkRuleWritable(r);
+      this.checkJumps(r);
+    }
     return echo ? { verb, kind: 'rule', rule: r, echo } : { verb, kind: 'rule', rule: r };
   }
 

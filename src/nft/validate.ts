@@ -26,6 +26,15 @@ export function checkComment(kind: string, comment: string | undefined): void {
   if (comment.includes('"')) throw new RangeError(`${kind} comment contains a double quote, which nft text cannot carry`);
 }
 
+/** Bytes of a rule's tag (Rule.tag): with a comment of the most nft allows, within the kernel's 256 of userdata. */
+export const RULE_TAG_MAXLEN = 64;
+
+export function checkTag(r: { chain: string; tag?: string }): void {
+  if (r.tag === undefined) return;
+  if (!utf8AtMost(r.tag, RULE_TAG_MAXLEN)) throw new RangeError(`the tag of a rule of chain ${r.chain} is ${utf8Length(r.tag)} bytes; at most ${RULE_TAG_MAXLEN}`);
+  if (r.tag.includes('\0')) throw new RangeError(`the tag of a rule of chain ${r.chain} contains a NUL byte`);
+}
+
 /** The text of a caller's value in an error: quoted when a string, as it is otherwise. */
 const shown = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : String(v));
 

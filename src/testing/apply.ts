@@ -263,6 +263,7 @@ function applyRule(state: RulesetState, op: Of<'rule'>, anonymousName: () => str
   if (faults.length) return faults;
   const stored: Rule = { family: r.family, table: r.table, chain: r.chain, exprs, handle };
   if (r.comment !== undefined) stored.comment = r.comment;
+  if (r.tag !== undefined) stored.tag = r.tag;
   if (op.verb === 'replace') chain.rules[at] = stored;
   else chain.rules.splice(at, 0, stored);
   state.changes++;

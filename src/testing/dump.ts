@@ -1,11 +1,13 @@
 // The fake's ruleset as a dump reads the kernel's: tables, chains, sets (with their elements and,
 // when asked, their identities) and rules in creation and chain order, with their handles; a
 // rule's inline sets inside its lookups (without the elements of digested ones when asked, as the
-// addon leaves them out).
+// addon leaves them out). Every rule the fake holds came through a Transaction, as if written by
+// the encoder: asked, each comes without its expressions, with their digest.
 
 import type { DumpOptions, Expr, NftSet, Rule, Ruleset } from '../nft/index.js';
 import { withToJSON } from '../nft/render/json.js';
 import { elementHashes } from '../nft/reconcile/element-hashes.js';
+import { exprsDigestOf } from '../nft/rule-digest.js';
 import { elementKey } from '../nft/values.js';
 import type { FakeSet, RulesetState } from './ruleset-state.js';
 
@@ -14,15 +16,16 @@ export function dumpRuleset(state: RulesetState, generation: number, opts: DumpO
   for (const t of state.tables.values()) {
     if (opts.family !== undefined && t.table.family !== opts.family) continue;
     if (opts.table !== undefined && t.table.name !== opts.table) continue;
+    const dumped = (r: Rule): Rule => (opts.ruleExprs === false ? withoutExprs(r) : opts.anonymousElements === false ? withoutDigestedElements(r) : r);
     if (opts.chain !== undefined) {
       // Only the chain's rules, as the kernel's rule dump of one chain.
-      out.rules.push(...(t.chains.get(opts.chain)?.rules ?? []));
+      out.rules.push(...(t.chains.get(opts.chain)?.rules ?? []).map(dumped));
       continue;
     }
     out.tables.push(t.table);
     for (const c of t.chains.values()) {
       out.chains.push(c.chain);
-      out.rules.push(...(opts.anonymousElements === false ? c.rules.map(withoutDigestedElements) : c.rules));
+      out.rules.push(...c.rules.map(dumped));
     }
     for (const s of t.sets.values()) out.sets.push(dumpedSet(s, opts));
     if (t.objects.size) (out.objects ??= []).push(...t.objects.values());
@@ -30,6 +33,11 @@ export function dumpRuleset(state: RulesetState, generation: number, opts: DumpO
   }
   // JSON-safe as a kernel dump is (render/json.ts).
   return withToJSON(structuredCopy(out));
+}
+
+/** The rule without its expressions, known by their digest. */
+function withoutExprs(r: Rule): Rule {
+  return { ...r, exprs: [], exprsDigest: exprsDigestOf(r.exprs) };
 }
 
 /** The rule with its digested inline sets' elements left out. */

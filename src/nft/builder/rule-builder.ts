@@ -69,6 +69,7 @@ export class RuleBuilder {
   private readonly exprs: Expr[] = [];
   private l3: 'ip' | 'ip6' | undefined;
   private l4: L4Protocol | undefined;
+  private tagText: string | undefined;
 
   constructor(readonly family: Family) {
     this.l3 = family === 'ip' ? 'ip' : family === 'ip6' ? 'ip6' : undefined;
@@ -564,6 +565,12 @@ export class RuleBuilder {
     return this;
   }
 
+  /** Keeps the writer's own text with the rule (Rule.tag). */
+  tag(text: string): this {
+    this.tagText = text;
+    return this;
+  }
+
   /** Appends raw expressions (for compositions nft cannot write). */
   raw(...exprs: Expr[]): this {
     this.exprs.push(...exprs);
@@ -585,6 +592,7 @@ export class RuleBuilder {
   rule(table: string, chain: string, comment?: string): Rule {
     const r: Rule = { family: this.family, table, chain, exprs: this.build() };
     if (comment !== undefined) r.comment = comment;
+    if (this.tagText !== undefined) r.tag = this.tagText;
     return r;
   }
 }

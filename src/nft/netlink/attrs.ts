@@ -128,6 +128,10 @@ export const UDATA = {
    * which nft's parser skips when it does not know them; the addon looks for it in dumps.
    */
   SET_ELEMENTS_DIGEST: 0xc8,
+  /** nftlink's own: a rule's expressions digest (rule-digest.ts); the addon looks for it in dumps. */
+  RULE_EXPRS_DIGEST: 0xc9,
+  /** nftlink's own: the rule's tag (Rule.tag). */
+  RULE_TAG: 0xca,
   SET_TYPEOF_EXPR: 0,
   SET_TYPEOF_DATA: 1,
   SET_ELEM_COMMENT: 0,

@@ -34,18 +34,23 @@ export class UdataBuilder {
   }
 }
 
-/** Parses a TLV list; malformed tails are ignored, as libnftnl does. */
-export function parseUdata(b: Uint8Array | undefined): Map<number, Uint8Array> {
-  const out = new Map<number, Uint8Array>();
-  if (!b) return out;
+/** Visits each TLV of a list in order; a malformed tail is ignored, as libnftnl does. */
+export function forEachUdata(b: Uint8Array | undefined, visit: (type: number, value: Uint8Array) => void): void {
+  if (!b) return;
   let i = 0;
   while (i + 2 <= b.length) {
     const type = b[i]!;
     const len = b[i + 1]!;
     if (i + 2 + len > b.length) break;
-    out.set(type, b.subarray(i + 2, i + 2 + len));
+    visit(type, b.subarray(i + 2, i + 2 + len));
     i += 2 + len;
   }
+}
+
+/** Parses a TLV list (a type given twice: the last one). */
+export function parseUdata(b: Uint8Array | undefined): Map<number, Uint8Array> {
+  const out = new Map<number, Uint8Array>();
+  forEachUdata(b, (type, value) => out.set(type, value));
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Two rules are the same when they run the same expressions with the same constants, and carry the
-// same comment. What the kernel adds or renames is left out: counter values, the names and
+// same comment and tag. A rule read without its expressions compares by their digest
+// (rule-digest.ts); the rest of this file compares expressions read back. What the kernel adds or renames is left out: counter values, the names and
 // transaction ids of inline anonymous sets (whose contents are compared instead: inline-set.ts), the
 // upper NAT registers and flags it fills in, and register numbers that name the same storage.
 // Compared field by field, without building text: a restart at 10k services compares 10,000 rules
@@ -10,6 +11,7 @@ import type { Expr, LookupExpr, NatExpr } from '../expr/index.js';
 import { NF_NAT_RANGE } from '../netlink/constants.js';
 import { sameInlineSet } from '../inline-set.js';
 import type { Chain, Rule } from '../objects.js';
+import { exprsDigestOf } from '../rule-digest.js';
 import { compareBytes } from '../values.js';
 
 /**
@@ -117,12 +119,21 @@ export function sameExpr(a: Expr, b: Expr): boolean {
   }
 }
 
-export function sameRule(a: Pick<Rule, 'exprs' | 'comment'>, b: Pick<Rule, 'exprs' | 'comment'>): boolean {
-  return a.comment === b.comment && sameExprs(a.exprs, b.exprs);
+/** What rules compare by. */
+export type ComparedRule = Pick<Rule, 'exprs' | 'comment' | 'tag' | 'exprsDigest'>;
+
+/**
+ * The same comment and tag, and the same expressions: field by field when both came with them,
+ * else by digest (one was read without them: rule-digest.ts).
+ */
+export function sameRule(a: ComparedRule, b: ComparedRule): boolean {
+  if (a.comment !== b.comment || a.tag !== b.tag) return false;
+  if (a.exprsDigest === undefined && b.exprsDigest === undefined) return sameExprs(a.exprs, b.exprs);
+  return (a.exprsDigest ?? exprsDigestOf(a.exprs)) === (b.exprsDigest ?? exprsDigestOf(b.exprs));
 }
 
 /** The same rules in the same order. */
-export function sameRules(a: readonly Pick<Rule, 'exprs' | 'comment'>[], b: readonly Pick<Rule, 'exprs' | 'comment'>[]): boolean {
+export function sameRules(a: readonly ComparedRule[], b: readonly ComparedRule[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!sameRule(a[i]!, b[i]!)) return false;
   return true;

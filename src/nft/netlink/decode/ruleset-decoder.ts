@@ -23,6 +23,8 @@ export interface RulesetDecodeOptions {
   elementKeys?: boolean;
   /** Sets whose elements are hashed and decoded only when read (DumpOptions.hashElements). */
   hashElements?: (set: NftSet) => boolean;
+  /** The dump left out the expressions of digested rules (DumpOptions.ruleExprs false). */
+  ruleExprsOmitted?: boolean;
 }
 
 /** How decoders key named sets: family, table and name. */
@@ -92,7 +94,7 @@ export class RulesetDecoder {
           break;
         }
         case WireKind.Rule:
-          out.rules.push(decodeRule(o));
+          out.rules.push(decodeRule(o, this.opts.ruleExprsOmitted === true));
           break;
         case WireKind.Object: {
           const obj = decodeObject(o);
@@ -114,7 +116,7 @@ export class RulesetDecoder {
     this.elements.clear();
     for (const [s, hashed] of this.hashed) this.finishHashed(s, hashed);
     this.hashed.clear();
-    for (const r of out.rules) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
+    for (const r of out.rules) if (r.exprs.length) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
     out.sets = out.sets.filter((s) => !s.anonymous);
     return withToJSON(out);
   }

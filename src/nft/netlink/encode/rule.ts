@@ -1,23 +1,27 @@
 // A rule's message; a rule with inline anonymous sets is preceded by their NEWSET and NEWSETELEM
-// messages, as nft sends it, and refers to them by transaction id.
+// messages, as nft sends it, and refers to them by transaction id. A new rule's userdata holds its
+// comment (where nft keeps it), its tag, and the digest of its expressions (rule-digest.ts).
 
 import { encodeExpr, type Expr } from '../../expr/index.js';
 import { checkWritable, elementsDigestOf } from '../../inline-set.js';
 import type { NftSet, Rule } from '../../objects.js';
 import type { Verb } from '../../operations.js';
-import { RULE_ATTR } from '../attrs.js';
+import { digestOfEncoded, digestsAsEncoded, EXPRS_DIGEST_BYTES, exprsDigestOf, writeDigest } from '../../rule-digest.js';
+import { RULE_ATTR, UDATA } from '../attrs.js';
 import { NFT_MSG, NLM_F } from '../constants.js';
-import { commentUdata } from '../udata.js';
 import { WireKind } from '../wire-format.js';
 import type { MessageWriter } from './message-writer.js';
+import type { WireWriter } from './wire-writer.js';
 import { encodeSet } from './set.js';
 import { xtCompat } from './xt-compat.js';
 
+const textEncoder = new TextEncoder();
+
 export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean): void {
-  // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
-  const exprs = verb === 'delete' || verb === 'destroy' ? [] : bindInlineSets(m, r);
   const msg = verb === 'delete' ? NFT_MSG.DELRULE : verb === 'destroy' ? NFT_MSG.DESTROYRULE : NFT_MSG.NEWRULE;
   if (echo && msg !== NFT_MSG.NEWRULE) throw new RangeError(`echo applies to add, insert and replace, not ${verb}`);
+  // Inline anonymous sets go first, in the same batch, referenced by their transaction id.
+  const exprs = msg !== NFT_MSG.NEWRULE ? [] : bindInlineSets(m, r);
   const nlFlags =
     verb === 'add' ? NLM_F.CREATE | NLM_F.APPEND : verb === 'insert' ? NLM_F.CREATE : verb === 'replace' ? NLM_F.REPLACE : 0;
   // ECHO only on the rule's own message (not on its inline sets): the addon returns its handle.
@@ -28,9 +32,9 @@ export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean)
   w.attrStr(RULE_ATTR.CHAIN, r.chain);
   if (verb !== 'add' && verb !== 'insert' && r.handle !== undefined) w.attrU64(RULE_ATTR.HANDLE, BigInt(r.handle));
   if ((verb === 'add' || verb === 'insert') && r.position !== undefined) w.attrU64(RULE_ATTR.POSITION, BigInt(r.position));
+  let digestAt = -1;
   if (msg === NFT_MSG.NEWRULE) {
-    const ud = commentUdata(r.comment);
-    if (ud) w.attrBytes(RULE_ATTR.USERDATA, ud);
+    digestAt = writeUdata(w, r);
     const compat = xtCompat(exprs);
     if (compat) {
       w.attrU32(RULE_ATTR.COMPAT_PROTO, compat.proto);
@@ -38,9 +42,36 @@ export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean)
     }
   }
   w.closeList();
+  const exprsAt = w.length;
   w.openList();
   for (const e of exprs) encodeExpr(w, e);
   w.closeList();
+  if (digestAt < 0) return;
+  // Most rules' bytes, as written, are what the digest covers: hashed here, not encoded again.
+  const digest = exprs === r.exprs && digestsAsEncoded(exprs) ? digestOfEncoded(w.bytes, exprsAt, w.length) : exprsDigestOf(r.exprs);
+  writeDigest(w.bytes, digestAt, digest);
+}
+
+/** The rule's userdata: its comment, its tag, then room for the digest; returns where the digest goes. */
+function writeUdata(w: WireWriter, r: Rule): number {
+  const comment = r.comment === undefined ? undefined : textEncoder.encode(r.comment);
+  const tag = r.tag === undefined ? undefined : textEncoder.encode(r.tag);
+  // TLVs of u8 type, u8 length, value; text NUL-terminated, as libnftnl's nftnl_udata_put_strz.
+  const len = (comment ? comment.length + 3 : 0) + (tag ? tag.length + 3 : 0) + 2 + EXPRS_DIGEST_BYTES;
+  let at = w.attrInPlace(RULE_ATTR.USERDATA, len);
+  const b = w.bytes;
+  const strz = (type: number, v: Uint8Array): void => {
+    b[at++] = type;
+    b[at++] = v.length + 1;
+    b.set(v, at);
+    at += v.length;
+    b[at++] = 0;
+  };
+  if (comment) strz(UDATA.RULE_COMMENT, comment);
+  if (tag) strz(UDATA.RULE_TAG, tag);
+  b[at++] = UDATA.RULE_EXPRS_DIGEST;
+  b[at++] = EXPRS_DIGEST_BYTES;
+  return at;
 }
 
 /** The rule's expressions, each inline set first encoded and then referred to by its id. */

@@ -25,6 +25,7 @@ import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type Servi
 import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
 import { exactCopy } from '../../exact-array.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
+import { pinOf, pinTag, slotRangeOf, slotTag, type PinRef } from './rule-tags.js';
 
 const { inet_proto, inet_service, integer } = types;
 
@@ -85,7 +86,8 @@ export class SlotsLayout implements Layout {
       placed.push(chain);
       const map = slotMap.name(p.bucket);
       p.order.forEach((ep, i) => ctx.put(map, { key: [p.base + i], value: [ep.ip, ep.port] }));
-      const pick = rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key: numgen('random', p.order.length, p.base), map: { name: map } });
+      const range = { bucket: p.bucket, member: p.base / SLOTS_PER_CHAIN, endpoints: p.order.length };
+      const pick = rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key: numgen('random', p.order.length, p.base), map: { name: map } }).tag(slotTag(range));
       if (!affinity) return [pick];
       const id = this.pins.place(port, chain, p.bucket, eps);
       this.pinnedSinceAdopt.add(chain);
@@ -94,7 +96,7 @@ export class SlotsLayout implements Layout {
       const pinChain = pins.chain(serviceChainBase(port));
       ctx.addChain(pinChain, [rule(family).dynset('update', pinMap, key, { timeoutMs: port.affinityTimeoutSeconds * 1000, data: [l3.daddr, th.dport] })]);
       for (const ep of eps) ctx.put(pins.dispatch, { key: [ep.ip, proto, ep.port], value: { kind: 'jump', chain: pinChain } });
-      return [rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key, map: { name: pinMap } }), pick];
+      return [rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key, map: { name: pinMap } }).tag(pinTag({ id, bucket: p.bucket })), pick];
     };
     try {
       return serviceObjects(cfg, sp, endpoints, picker);
@@ -139,27 +141,19 @@ export class SlotsLayout implements Layout {
       }
       slotsOf.set(s.name, m);
     }
-    const pinIds = new Map<string, { id: number; bucket: number }>();
+    const pinIds = new Map<string, PinRef>();
     const orders = new Map<string, (SlotEndpoint | undefined)[]>();
     for (const r of kernel.rules) {
-      // An affinity chain's first rule: `ip saddr . <id> map @pins-K`.
-      const pinLookup = r.exprs.findIndex((e) => e.type === 'lookup' && pins.bucket(e.set) !== undefined);
-      const idLoad = r.exprs[pinLookup - 1];
-      const pinSet = r.exprs[pinLookup];
-      if (pinSet?.type === 'lookup' && idLoad?.type === 'immediate' && idLoad.data) {
-        pinIds.set(r.chain, { id: Number(PIN_ID.toValue(idLoad.data)), bucket: pins.bucket(pinSet.set)! });
-      }
-      const i = r.exprs.findIndex((e) => e.type === 'numgen');
-      const ng = r.exprs[i];
-      const lookup = r.exprs[i + 1];
-      if (ng?.type !== 'numgen' || lookup?.type !== 'lookup') continue;
-      const bucket = slotMap.bucket(lookup.set);
-      const base = ng.offset ?? 0;
-      if (bucket === undefined || base % SLOTS_PER_CHAIN !== 0) continue;
-      const elements = slotsOf.get(lookup.set);
-      const order = new Array<SlotEndpoint | undefined>(ng.modulus);
-      for (let j = 0; j < ng.modulus; j++) order[j] = elements?.get(base + j);
-      this.slots.adopt(r.chain, bucket, base / SLOTS_PER_CHAIN, order);
+      // An affinity chain's first rule pins; its second picks.
+      const pin = pinOf(r);
+      if (pin) pinIds.set(r.chain, pin);
+      const range = slotRangeOf(r);
+      if (!range) continue;
+      const base = range.member * SLOTS_PER_CHAIN;
+      const elements = slotsOf.get(slotMap.name(range.bucket));
+      const order = new Array<SlotEndpoint | undefined>(range.endpoints);
+      for (let j = 0; j < range.endpoints; j++) order[j] = elements?.get(base + j);
+      this.slots.adopt(r.chain, range.bucket, range.member, order);
       // Only affinity chains need their order again (their pin rule comes first in the chain).
       if (pinIds.has(r.chain)) orders.set(r.chain, order);
     }
