@@ -9,7 +9,9 @@ import { Nftables } from '../../../src/nft/client.js';
 import type { NftSet, Ruleset, SetElement } from '../../../src/nft/objects.js';
 import { Transaction } from '../../../src/nft/transaction.js';
 import type { Logger } from '../../../src/logging/logger.js';
+import { SLOTS_PER_CHAIN } from '../../../src/proxy/layout/slots/allocator.js';
 import { SlotsLayout } from '../../../src/proxy/layout/slots/index.js';
+import { slotRangeOf } from '../../../src/proxy/layout/slots/rule-tags.js';
 import { FamilySync } from '../../../src/proxy/sync/family-sync.js';
 import { namespacesForFile } from '../../helpers/netns.js';
 
@@ -133,6 +135,46 @@ describe('slots layout against the kernel', () => {
       await restarted.sync(model.state(), change({ endpoints: [id!] }));
       expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
     }));
+
+  it('a restart onto rules written without tag or digest (by nft, or before them) adopts every slot from the expressions: rules rewritten, no element, then nothing', async () => {
+    const ns = freshNetns();
+    const nft = Nftables.open({ netns: ns.name });
+    try {
+      const model = new BenchModel(100, 3);
+      const first = new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog());
+      await first.sync(model.state(), undefined);
+      // Churn first, so that the slot assignment is not the one a cold start would choose.
+      for (const id of model.pick(10, 5)) model.replaceEndpoint(id);
+      await first.sync(model.state(), change({ endpoints: model.pick(10, 5) }));
+      const before = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      const tagged = before.rules.filter((r) => r.tag !== undefined);
+      expect(tagged.length).toBe(100);
+      // The same rules, written by nft: no userdata but what nft writes.
+      const rewrite = tagged.map((r) => {
+        const { bucket, member, endpoints } = slotRangeOf(r)!;
+        return `replace rule ip kube-proxy ${r.chain} handle ${r.handle} meta l4proto tcp dnat ip addr . port to numgen random mod ${endpoints} offset ${member * SLOTS_PER_CHAIN} map @endpoints-${bucket}`;
+      });
+      ns.exec('nft', ['-f', '-'], rewrite.join('\n') + '\n');
+      const serviceChains = new Set(tagged.map((r) => r.chain));
+      const read = (await nft.dump({ family: 'ip', table: 'kube-proxy', ruleExprs: false })).rules.filter((r) => serviceChains.has(r.chain));
+      expect(read.filter((r) => r.exprs.length > 0 && r.exprsDigest === undefined && r.tag === undefined).length).toBe(100);
+
+      const log = transactionLog();
+      const restarted = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      const r = await restarted.sync(model.state(), undefined);
+      expect(r.operations).toBe(100);
+      expect(log.texts.join('\n')).not.toMatch(/element/);
+      const after = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      const elementsOf = (rs: Ruleset) => rs.sets.filter((s) => /^endpoints-\d+$/.test(s.name)).map((s) => [s.name, s.elements]);
+      expect(elementsOf(after)).toEqual(elementsOf(before));
+      expect(after.rules.filter((x) => x.tag !== undefined).length).toBe(100);
+
+      const again = await new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog()).sync(model.state(), undefined);
+      expect(again.operations).toBe(0);
+    } finally {
+      nft.close();
+    }
+  });
 
   it('a restart onto shared sets another process changed writes exactly the difference (the sets compared by hashes first), and the next restart nothing', () =>
     withNft(async (nft) => {
