@@ -11,7 +11,7 @@ import { RULE_ATTR, UDATA } from '../attrs.js';
 import { NFT_MSG, NLM_F } from '../constants.js';
 import { WireKind } from '../wire-format.js';
 import type { MessageWriter } from './message-writer.js';
-import type { WireWriter } from './wire-writer.js';
+import { writeAscii, type WireWriter } from './wire-writer.js';
 import { encodeSet } from './set.js';
 import { xtCompat } from './xt-compat.js';
 
@@ -52,28 +52,6 @@ export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean)
   writeDigest(w.bytes, digestAt, digest);
 }
 
-/** The rule's userdata: its comment, its tag, then room for the digest; returns where the digest goes. */
-function writeUdata(w: WireWriter, r: Rule): number {
-  const comment = r.comment === undefined ? undefined : textEncoder.encode(r.comment);
-  const tag = r.tag === undefined ? undefined : textEncoder.encode(r.tag);
-  // TLVs of u8 type, u8 length, value; text NUL-terminated, as libnftnl's nftnl_udata_put_strz.
-  const len = (comment ? comment.length + 3 : 0) + (tag ? tag.length + 3 : 0) + 2 + EXPRS_DIGEST_BYTES;
-  let at = w.attrInPlace(RULE_ATTR.USERDATA, len);
-  const b = w.bytes;
-  const strz = (type: number, v: Uint8Array): void => {
-    b[at++] = type;
-    b[at++] = v.length + 1;
-    b.set(v, at);
-    at += v.length;
-    b[at++] = 0;
-  };
-  if (comment) strz(UDATA.RULE_COMMENT, comment);
-  if (tag) strz(UDATA.RULE_TAG, tag);
-  b[at++] = UDATA.RULE_EXPRS_DIGEST;
-  b[at++] = EXPRS_DIGEST_BYTES;
-  return at;
-}
-
 /** The rule's expressions, each inline set first encoded and then referred to by its id. */
 function bindInlineSets(m: MessageWriter, r: Rule): readonly Expr[] {
   const exprs = r.exprs;
@@ -102,4 +80,32 @@ function bindInline(m: MessageWriter, e: Expr, r: Rule, exprIndex: number): Expr
   } finally {
     m.inlineExpr = undefined;
   }
+}
+
+/** The rule's userdata: its comment, its tag, then room for the digest; returns where the digest goes. */
+function writeUdata(w: WireWriter, r: Rule): number {
+  const comment = r.comment === undefined ? -1 : utf8Length(r.comment);
+  const tag = r.tag === undefined ? -1 : utf8Length(r.tag);
+  // TLVs of u8 type, u8 length, value; text NUL-terminated, as libnftnl's nftnl_udata_put_strz.
+  const len = (comment >= 0 ? comment + 3 : 0) + (tag >= 0 ? tag + 3 : 0) + 2 + EXPRS_DIGEST_BYTES;
+  let at = w.attrInPlace(RULE_ATTR.USERDATA, len);
+  const b = w.bytes;
+  const strz = (type: number, s: string, n: number): void => {
+    b[at++] = type;
+    b[at++] = n + 1;
+    if (writeAscii(s, b, at) < s.length) textEncoder.encodeInto(s, b.subarray(at, at + n));
+    at += n;
+    b[at++] = 0;
+  };
+  if (comment >= 0) strz(UDATA.RULE_COMMENT, r.comment!, comment);
+  if (tag >= 0) strz(UDATA.RULE_TAG, r.tag!, tag);
+  b[at++] = UDATA.RULE_EXPRS_DIGEST;
+  b[at++] = EXPRS_DIGEST_BYTES;
+  return at;
+}
+
+/** UTF-8 bytes of `s`: its length while it is ASCII (comments and tags nearly always are). */
+function utf8Length(s: string): number {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.byteLength(s, 'utf8');
+  return s.length;
 }
