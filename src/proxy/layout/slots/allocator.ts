@@ -5,8 +5,8 @@
 // Why it keeps state: a pure function of the model would renumber slots whenever an endpoint comes
 // or goes, rewriting elements of unrelated endpoints. Keeping the assignment makes "one endpoint
 // replaced" one element replaced, and a count change the tail of the range plus one rule. After a
-// restart the assignment is adopted from the kernel (the rules' numgen offsets and the maps'
-// elements), so a restart with an unchanged model writes nothing.
+// restart the assignment is adopted from the kernel (the rules' tags, or their numgen offsets,
+// and the maps' elements: rule-tags.ts), so a restart with an unchanged model writes nothing.
 //
 // Why buckets of bounded size (docs/architecture.md#one-map-bound-by-many-rules): every element
 // written into a map is validated against every rule bound to it, and every new binding walks
