@@ -47,8 +47,9 @@ export function encodeRule(m: MessageWriter, verb: Verb, r: Rule, echo: boolean)
   for (const e of exprs) encodeExpr(w, e);
   w.closeList();
   if (digestAt < 0) return;
-  // Most rules' bytes, as written, are what the digest covers: hashed here, not encoded again.
-  const digest = exprs === r.exprs && digestsAsEncoded(exprs) ? digestOfEncoded(w.bytes, exprsAt, w.length) : exprsDigestOf(r.exprs);
+  // Most rules' bytes, as written, are what the digest covers: hashed here, not encoded again. The
+  // others' bound expressions carry their inline sets with the elements digest bindInline made.
+  const digest = exprs === r.exprs && digestsAsEncoded(exprs) ? digestOfEncoded(w.bytes, exprsAt, w.length) : exprsDigestOf(exprs);
   writeDigest(w.bytes, digestAt, digest);
 }
 
@@ -76,7 +77,7 @@ function bindInline(m: MessageWriter, e: Expr, r: Rule, exprIndex: number): Expr
   m.inlineExpr = exprIndex;
   try {
     const id = encodeSet(m, 'add', s);
-    return { ...e, set: s.name, setId: id };
+    return { ...e, set: s.name, setId: id, inline: s };
   } finally {
     m.inlineExpr = undefined;
   }
