@@ -109,16 +109,21 @@ struct SetRef {
   std::string name;
 };
 
+// Whether userdata (TLVs of u8 type, u8 length, value: libnftnl's udata.h) holds a TLV of this type
+// and length; a malformed tail ends the walk.
+bool hasUdata(const uint8_t *u, uint32_t len, uint8_t type, uint8_t size) {
+  for (uint32_t i = 0; u && i + 2 <= len && i + 2 + u[i + 1] <= len; i += 2 + u[i + 1])
+    if (u[i] == type && u[i + 1] == size) return true;
+  return false;
+}
+
 // Whether the set is anonymous and its userdata carries nftlink's elements digest (dump.h).
 bool digestedAnonymous(nftnl_set *s) {
   if (!(nftnl_set_get_u32(s, NFTNL_SET_FLAGS) & NFT_SET_ANONYMOUS) || !nftnl_set_is_set(s, NFTNL_SET_USERDATA))
     return false;
   uint32_t len = 0;
   auto *u = static_cast<const uint8_t *>(nftnl_set_get_data(s, NFTNL_SET_USERDATA, &len));
-  // TLVs of u8 type, u8 length, value (libnftnl's udata.h); a malformed tail ends the walk.
-  for (uint32_t i = 0; u && i + 2 <= len && i + 2 + u[i + 1] <= len; i += 2 + u[i + 1])
-    if (u[i] == kElementsDigestUdata && u[i + 1] == 16) return true;
-  return false;
+  return hasUdata(u, len, kElementsDigestUdata, 16);
 }
 
 // Whether the rule's userdata carries nftlink's expressions digest (dump.h).
@@ -126,9 +131,7 @@ bool digestedRule(nftnl_rule *r) {
   if (!nftnl_rule_is_set(r, NFTNL_RULE_USERDATA)) return false;
   uint32_t len = 0;
   auto *u = static_cast<const uint8_t *>(nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &len));
-  for (uint32_t i = 0; u && i + 2 <= len && i + 2 + u[i + 1] <= len; i += 2 + u[i + 1])
-    if (u[i] == kRuleExprsDigestUdata && u[i + 1] == 8) return true;
-  return false;
+  return hasUdata(u, len, kRuleExprsDigestUdata, 8);
 }
 
 class Dumper {

@@ -1,8 +1,9 @@
 // Two rules are the same when they run the same expressions with the same constants, and carry the
 // same comment and tag. A rule read without its expressions compares by their digest
-// (rule-digest.ts); the rest of this file compares expressions read back. What the kernel adds or renames is left out: counter values, the names and
-// transaction ids of inline anonymous sets (whose contents are compared instead: inline-set.ts), the
-// upper NAT registers and flags it fills in, and register numbers that name the same storage.
+// (rule-digest.ts); the rest of this file compares expressions read back. What the kernel adds or
+// renames is left out: counter values, the names and transaction ids of inline anonymous sets
+// (whose contents are compared instead: inline-set.ts), the upper NAT registers and flags it fills
+// in, and register numbers that name the same storage.
 // Compared field by field, without building text: a restart at 10k services compares 10,000 rules
 // read back against 10,000 built (as text this was an eighth of the restart), and rules nft's
 // grammar cannot print compare too.
@@ -124,7 +125,9 @@ export type ComparedRule = Pick<Rule, 'exprs' | 'comment' | 'tag' | 'exprsDigest
 
 /**
  * The same comment and tag, and the same expressions: field by field when both came with them,
- * else by digest (one was read without them: rule-digest.ts).
+ * else by digest (one was read without them: rule-digest.ts). The other side's digest is made from
+ * its expressions as the encoder writes them: compare such a rule with a rule as it would be
+ * written, not with one read back whole (whose expressions carry what the kernel fills in).
  */
 export function sameRule(a: ComparedRule, b: ComparedRule): boolean {
   if (a.comment !== b.comment || a.tag !== b.tag) return false;

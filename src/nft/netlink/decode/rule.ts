@@ -29,4 +29,3 @@ export function decodeRule(o: WireObject, exprsOmitted = false): Rule {
   if (handle !== undefined) r.handle = handle;
   return r;
 }
-
