@@ -9,7 +9,12 @@ import { ownCode, type Datatype } from './types/datatypes.js';
 // Buffer.byteLength counts UTF-8 bytes without encoding: these run for every queued operation.
 // A string of n UTF-16 units has at most 3n UTF-8 bytes, so short ones (every name a proxy makes)
 // need no count at all: no call into C++ for each of a cold start's 20k names.
-const utf8Length = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/** UTF-8 bytes of `s`: its length while it is ASCII (names, comments and tags nearly always are). */
+export function utf8Length(s: string): number {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.byteLength(s, 'utf8');
+  return s.length;
+}
 const utf8AtMost = (s: string, max: number): boolean => s.length * 3 <= max || utf8Length(s) <= max;
 
 export function checkName(kind: string, name: string): void {

@@ -7,6 +7,7 @@ import { checkWritable, elementsDigestOf } from '../../inline-set.js';
 import type { NftSet, Rule } from '../../objects.js';
 import type { Verb } from '../../operations.js';
 import { digestOfEncoded, digestsAsEncoded, EXPRS_DIGEST_BYTES, exprsDigestOf, writeDigest } from '../../rule-digest.js';
+import { utf8Length } from '../../validate.js';
 import { RULE_ATTR, UDATA } from '../attrs.js';
 import { NFT_MSG, NLM_F } from '../constants.js';
 import { WireKind } from '../wire-format.js';
@@ -103,10 +104,4 @@ function writeUdata(w: WireWriter, r: Rule): number {
   b[at++] = UDATA.RULE_EXPRS_DIGEST;
   b[at++] = EXPRS_DIGEST_BYTES;
   return at;
-}
-
-/** UTF-8 bytes of `s`: its length while it is ASCII (comments and tags nearly always are). */
-function utf8Length(s: string): number {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.byteLength(s, 'utf8');
-  return s.length;
 }
