@@ -32,8 +32,8 @@ interface Entry {
   /** Whether a cold start may write this set's elements before keying them. */
   deferrable: boolean;
   /**
-   * A full sync's dump of this deferrable set, not given to the store yet: compared with what is
-   * contributed by hashes when the set is queued, and keyed only if they differ (resyncFromDump()).
+   * A full sync's dump of this set, not given to the store yet: compared with what is contributed
+   * by hashes when the set is queued, and keyed only if they differ (resyncFromDump()).
    */
   dumped: DumpedElements | undefined;
   /** The set's next queue flushes it first (its contents were not read: keyDump). */
@@ -51,9 +51,11 @@ interface Entry {
  * Maps with data that can collide (the dispatch and no-endpoint maps) are keyed first, so that the
  * first contributor wins as in any other sync.
  *
- * A full sync against a dump treats the same sets alike: their contributions wait unkeyed, and at
- * their queue are compared with the dump by hashes (compareDump). A restart onto an unchanged
- * table then keys nothing before its commit; a set that differs is keyed and diffed as ever.
+ * A full sync against a dump treats every set so: its contributions wait unkeyed, and at its queue
+ * are compared with the dump by hashes (compareDump). A restart onto an unchanged table then keys
+ * nothing before its commit; a set that differs is keyed and diffed as ever. Maps whose keys can
+ * collide lose nothing by it: their hashes match the dump's only if no two contributions give one
+ * key different data (the kernel holds one element per key), and a mismatch keys them in order.
  */
 export class ElementIndex {
   private readonly sets = new Map<string, Entry>();
@@ -168,7 +170,7 @@ export class ElementIndex {
     if (before === undefined && (this.coldStarting || this.dumps > 0)) {
       after?.forEach((elements, name) => {
         const e = this.entry(name);
-        if (e.deferrable && (this.coldStarting || e.dumped)) {
+        if ((e.deferrable && this.coldStarting) || e.dumped) {
           e.unqueued.push(elements);
           this.pending.add(e);
         } else this.add(e, elements);
@@ -365,7 +367,7 @@ export class ElementIndex {
 
   /**
    * What the kernel holds in a shared set, from the dump a full sync starts with (all its
-   * contributions follow, unkeyed). A deferrable set outside a cold start keeps the dump aside: the
+   * contributions follow, unkeyed). Outside a cold start a set keeps the dump aside: the
    * contributions are compared with it by hashes when the set is queued (compareDump), so that a
    * restart onto an unchanged table keys nothing before its commit.
    */
@@ -373,7 +375,7 @@ export class ElementIndex {
     const e = this.entry(name);
     // A set left out of the dump is written whole, unkeyed, as a cold start writes (also in one).
     if (dumped.omitted && !e.deferrable) throw new Error(`nftlink: set ${name} was left out of the dump, but its elements cannot be written before they are keyed`);
-    if (!dumped.omitted && (!e.deferrable || this.coldStarting)) return this.resync(name, dumped.elements ?? [], dumped.elementKeys);
+    if (!dumped.omitted && this.coldStarting) return this.resync(name, dumped.elements ?? [], dumped.elementKeys);
     e.unqueued = [];
     e.unkeyed = [];
     this.forgetDump(e);

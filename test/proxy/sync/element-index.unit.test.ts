@@ -290,6 +290,39 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
     expect(queueAll(index)).toEqual(['delete element ip t hairpin { 198.18.1.1 . 8080 }\n']);
   });
 
+  it('a map whose keys can collide compares by hashes too: nothing written when it matches, the first contributor kept when two give one key', () => {
+    const a = (): Map<string, SetElement[]> => new Map([['dispatch', [{ key: ['198.18.9.1'], value: ['198.18.2.1'] }]]]);
+    const b = (): Map<string, SetElement[]> => new Map([['dispatch', [{ key: ['198.18.9.1'], value: ['198.18.2.2'] }, { key: ['198.18.9.2'], value: ['198.18.2.2'] }]]]);
+    const restart = (held: SetElement[]): ElementIndex => {
+      const index = new ElementIndex(neverShared);
+      for (const s of sets) index.declare(s);
+      index.resyncFromDump('hairpin', {});
+      index.resyncFromDump('eps-b0', {});
+      index.resyncFromDump('dispatch', { elements: held });
+      return index;
+    };
+    const held = (...pairs: [string, string][]): SetElement[] => pairs.map(([k, v]) => ({ key: [k], value: [v] }));
+    // No two contributions give one key: the hashes match, nothing is written or keyed, and the
+    // contribution is adopted (withdrawing it deletes its element).
+    const alone = restart(held(['198.18.9.1', '198.18.2.1']));
+    const only = a();
+    alone.contribute(undefined, only);
+    expect(queueAll(alone)).toEqual(['']);
+    alone.contribute(only, undefined);
+    expect(queueAll(alone)).toEqual(['delete element ip t dispatch { 198.18.9.1 }\n']);
+    // Two give 198.18.9.1 and the kernel holds the first's: written as a keyed index writes, nothing.
+    const first = restart(held(['198.18.9.1', '198.18.2.1'], ['198.18.9.2', '198.18.2.2']));
+    first.contribute(undefined, a());
+    first.contribute(undefined, b());
+    expect(queueAll(first)).toEqual(['']);
+    expect(first.isShared('dispatch', { key: ['198.18.9.1'] })).toBe(true);
+    // The kernel holds the second's: the first contributor's element replaces it.
+    const second = restart(held(['198.18.9.1', '198.18.2.2'], ['198.18.9.2', '198.18.2.2']));
+    second.contribute(undefined, a());
+    second.contribute(undefined, b());
+    expect(queueAll(second)).toEqual(['delete element ip t dispatch { 198.18.9.1 }\nadd element ip t dispatch { 198.18.9.1 : 198.18.2.1 }\n']);
+  });
+
   it('a set left out of the dump is flushed and written whole, once, and afterwards every sync is a delta', () => {
     const index = new ElementIndex(neverShared);
     for (const s of sets) index.declare(s);
