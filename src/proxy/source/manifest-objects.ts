@@ -90,7 +90,37 @@ export interface ListMemo {
   items: ItemMemo[];
 }
 
+/**
+ * A List read again with as many items as before, whose changed items kept their objects' keys:
+ * the usual churn, an object's contents changing and not its name. It is applied in place, to the
+ * ListMemo's items and to the file's objects, once the whole scan has read (manifests.ts), and the
+ * scan then patches the source's objects by key instead of collecting them anew. Rebuilding them
+ * per read made two 20k-entry arrays and a 20k-entry Map a few times a second at 10k services:
+ * V8 puts arrays and Map tables that large in its large-object space, which only a full collection
+ * frees, and a List rewritten five times a second grew the process by tens of MB between them.
+ */
+export interface ListPatch {
+  /** The ListMemo's items: the memo before and the memo after share this array. */
+  items: ItemMemo[];
+  /** The file's objects from its read before: its items' objects, in item order. */
+  objects: ManifestObject[];
+  /** The changed items, in item order, and what each gives now. */
+  changes: { index: number; memo: ItemMemo }[];
+}
+
 const NO_PROBLEMS: readonly SourceProblem[] = Object.freeze([]);
+
+/** A file read before: what its List's items gave then, and what they give now (ListMemo). */
+export interface ListItemsRead {
+  earlier: ListMemo | undefined;
+  now: ListMemo | undefined;
+  /** The allocation the bytes read now start (file-bytes.ts). */
+  buffer: Buffer;
+  /** The file's objects from its read before (ListPatch.objects), when that read succeeded. */
+  previous: ManifestObject[] | undefined;
+  /** Set while the List is read as a patch of its read before; undefined when it is read whole. */
+  patch?: ListPatch;
+}
 
 /** Where collectObject puts what it finds. */
 export interface Collector {
@@ -98,8 +128,7 @@ export interface Collector {
   scan: CollectTarget;
   contentHash: string;
   sender: Sender | undefined;
-  /** A file read before: what its List's items gave then, and what they give now (ListMemo). */
-  items: { earlier: ListMemo | undefined; now: ListMemo | undefined; buffer: Buffer } | undefined;
+  items: ListItemsRead | undefined;
 }
 
 /** Adds one object, or the items of a List (which may leave out their kind when the List names it); `item`: see ManifestObject. */
@@ -131,6 +160,7 @@ export function collectObject(value: unknown, origin: string, item: number | und
       else collectObject(element, listOrigin, i, itemKind, into);
       i++;
     }
+    if (into.items?.patch) finishPatch(into, into.items.patch);
     return;
   }
   if (!(kind in KIND_API_VERSION)) return; // not something the proxy reads
@@ -186,25 +216,82 @@ export function objectOrigin(obj: ManifestObject): string {
 /** An item of a JSON List read item by item: from what the same bytes gave before, or parsed (ListMemo). */
 function collectListItem(item: JsonListItem, listOrigin: string, impliedKind: string | undefined, into: Collector): void {
   const index = item.index;
-  if (!into.items) {
+  const read = into.items;
+  if (!read) {
     collectObject(item.value(), listOrigin, index, impliedKind, into);
     return;
   }
-  const now = (into.items.now ??= { list: item.list, buffer: into.items.buffer, impliedKind, items: [] });
-  const earlier = into.items.earlier;
-  let memo = earlier && earlier.impliedKind === impliedKind && item.sameBytesAs(earlier.list) ? earlier.items[index] : undefined;
+  const earlier = read.earlier?.impliedKind === impliedKind ? read.earlier : undefined;
+  if (!read.now) {
+    // As many items as before: read as a patch of the read before (ListPatch), if it turns out one.
+    const patching = earlier !== undefined && read.previous !== undefined && earlier.items.length === item.list.spans.length / 2;
+    read.now = { list: item.list, buffer: read.buffer, impliedKind, items: patching ? earlier.items : [] };
+    if (patching) read.patch = { items: earlier.items, objects: read.previous!, changes: [] };
+  }
+  let memo = earlier && item.sameBytesAs(earlier.list) ? earlier.items[index] : undefined;
   if (memo) {
-    into.objects.push(...memo.objects);
     // Under this read's content hash: a changed file reports its problems again, as a parse would.
     for (const p of memo.problems) addProblem(into.scan, p.origin, p.reason, into.contentHash, p.object);
+    if (read.patch) return;
+    for (const obj of memo.objects) into.objects.push(obj);
   } else {
-    const objects = into.objects.length;
+    const objects = into.objects;
     const problems = into.scan.problems.length;
-    collectObject(item.value(), listOrigin, index, impliedKind, into);
-    const found = into.scan.problems.length > problems ? into.scan.problems.slice(problems).map(({ problem }) => problem) : NO_PROBLEMS;
-    memo = { objects: into.objects.slice(objects), problems: found };
+    into.objects = [];
+    try {
+      collectObject(item.value(), listOrigin, index, impliedKind, into);
+    } finally {
+      const found = into.objects;
+      into.objects = objects;
+      memo = { objects: found, problems: into.scan.problems.length > problems ? into.scan.problems.slice(problems).map(({ problem }) => problem) : NO_PROBLEMS };
+    }
+    if (read.patch) {
+      read.patch.changes.push({ index, memo });
+      return;
+    }
+    for (const obj of memo.objects) objects.push(obj);
   }
-  now.items.push(memo);
+  read.now.items.push(memo);
+}
+
+/**
+ * The end of a List read as a patch: kept as one if every changed item gives objects of the same
+ * keys as before; else read whole after all, from what the patch holds (nothing is parsed again).
+ */
+function finishPatch(into: Collector, patch: ListPatch): void {
+  const read = into.items!;
+  const keysKept = patch.changes.every(({ index, memo }) => {
+    const before = patch.items[index]!.objects;
+    return before.length === memo.objects.length && before.every((obj, j) => obj.key === memo.objects[j]!.key);
+  });
+  if (keysKept) return;
+  const items = patch.items.slice();
+  for (const { index, memo } of patch.changes) items[index] = memo;
+  for (const memo of items) for (const obj of memo.objects) into.objects.push(obj);
+  read.now!.items = items;
+  read.patch = undefined;
+}
+
+/**
+ * Applies a ListPatch in place, once its scan has read everything; adds each replaced object and
+ * its replacement to `replaced`, two by two.
+ */
+export function applyListPatch(patch: ListPatch, replaced: ManifestObject[]): void {
+  let at = 0;
+  let next = 0;
+  for (let i = 0; i < patch.items.length && next < patch.changes.length; i++) {
+    const change = patch.changes[next]!;
+    if (change.index === i) {
+      const before = patch.items[i]!.objects;
+      change.memo.objects.forEach((obj, j) => {
+        replaced.push(before[j]!, obj);
+        patch.objects[at + j] = obj;
+      });
+      patch.items[i] = change.memo;
+      next++;
+    }
+    at += patch.items[i]!.objects.length;
+  }
 }
 
 export function addProblem(target: { problems: KeyedProblem[] }, origin: string, reason: string, contentHash: string, object?: SourceProblem['object']): void {

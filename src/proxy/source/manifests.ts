@@ -5,7 +5,8 @@
 // the proxy sees the same add/update/delete events an informer would give it. Only a file whose
 // stat changed (device, inode, size, mtime, ctime: a rename over it or a ConfigMap's "..data" swap
 // changes the inode) is read again, only a file whose text changed is parsed again, and of a JSON
-// List that keeps changing only the items whose bytes changed (ListMemo).
+// List that keeps changing only the items whose bytes changed (ListMemo); when those keep their
+// names, the objects are patched in place rather than collected anew (ListPatch).
 //
 // What cannot be used costs only itself, reported once: an object of the wrong shape (validated by
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
@@ -31,7 +32,7 @@ import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { readFileBytes, releaseFileBytes, type FileBytes } from './file-bytes.js';
 import { utf8 } from './json-list.js';
-import { addProblem, collectObject, objectOrigin, type Collector, type KeyedProblem, type ListMemo, type ManifestKind, type ManifestObject, type Sender } from './manifest-objects.js';
+import { addProblem, applyListPatch, collectObject, objectOrigin, type KeyedProblem, type ListItemsRead, type ListMemo, type ListPatch, type ManifestKind, type ManifestObject, type Sender } from './manifest-objects.js';
 import { ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
 import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
 
@@ -213,7 +214,7 @@ export class ManifestSource implements ProxySource {
         : undefined;
     const scan = await scanManifests(this.root, this.memory, { sender, unfinishedYamlSettleMs: this.unfinishedYamlSettleMs, rereads: this.watchChanges });
     if (this.stopped) return;
-    this.memory = { lastGood: scan.files, parsed: scan.parsed };
+    this.memory = { lastGood: scan.files, parsed: scan.parsed, objects: scan.objects, duplicates: scan.duplicates };
     this.releaseListMemosLater();
     this.unread = scan.unread;
     if (scan.unread.length || scan.unparsed) this.scheduleRetry();
@@ -227,6 +228,15 @@ export class ManifestSource implements ProxySource {
     }
     this.reportedProblems = reported;
 
+    if (scan.replaced) {
+      // The objects were patched in place (ListPatch): these are all that changed.
+      this.objects = scan.objects;
+      const changed = byKind();
+      for (let i = 1; i < scan.replaced.length; i += 2) changed.get(scan.replaced[i]!.kind)!.push(scan.replaced[i]!);
+      for (const kind of KIND_ORDER) for (const now of changed.get(kind)!) emit(handler, 'update', now);
+      for (let i = 1; i < scan.replaced.length; i += 2) forgetBody(scan.replaced[i]!);
+      return;
+    }
     const before = this.objects;
     this.objects = scan.objects;
     // By kind, in one pass each way (forEach: no entry array per object, 20k at 10k services).
@@ -325,6 +335,17 @@ interface Scan {
   unlisted: string[];
   /** Some file did not parse (kept from before): read again later, in case it was caught being written. */
   unparsed: boolean;
+  /** Lists read as patches of their read before, applied once every file is read. */
+  patches: ListPatch[];
+  /** For each file of `files`, in order: how many problems there were once it was read. */
+  problemsRead: number[];
+  /** Two files or documents define one object: `objects` keeps the first (memory for the next scan). */
+  duplicates: boolean;
+  /**
+   * Set when `objects` is the previous scan's Map, patched in place: every object that changed and
+   * what replaced it, two by two (nothing else was added or deleted). Undefined when `objects` is new.
+   */
+  replaced?: ManifestObject[];
 }
 
 /** A directory to watch: its device and inode when read, and the one entry that matters (the root's parent). */
@@ -337,6 +358,9 @@ interface WatchedDir {
 interface ScanMemory {
   lastGood: ReadonlyMap<string, ManifestObject[]>;
   parsed: ReadonlyMap<string, ParsedFile>;
+  /** Its objects by key, and whether any key was defined twice (Scan). */
+  objects?: Map<string, ManifestObject>;
+  duplicates?: boolean;
 }
 
 /** What a file gave: its objects (or that it failed to parse) and the problems on the way. */
@@ -370,7 +394,7 @@ interface ScanOptions {
 const ONE_READ: ScanOptions = { unfinishedYamlSettleMs: 0, rereads: false };
 
 async function scanManifests(root: string, memory: ScanMemory = { lastGood: new Map(), parsed: new Map() }, options: ScanOptions): Promise<Scan> {
-  const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Map(), unread: [], unlisted: [], unparsed: false };
+  const scan: Scan = { objects: new Map(), files: new Map(), parsed: new Map(), problems: [], watchDirs: new Map(), unread: [], unlisted: [], unparsed: false, patches: [], problemsRead: [], duplicates: false };
   await watchEntry(scan, dirname(root), basename(root));
   const files: string[] = [];
   let rootStat;
@@ -382,6 +406,7 @@ async function scanManifests(root: string, memory: ScanMemory = { lastGood: new 
     cannotRead(scan, root, err);
     scan.unlisted.push(root);
     keepUnlisted(scan, memory);
+    collectObjects(scan, memory);
     return scan;
   }
   if (rootStat.isDirectory()) await walk(root, root, files, scan, new Set());
@@ -389,11 +414,11 @@ async function scanManifests(root: string, memory: ScanMemory = { lastGood: new 
   for (const file of files.sort()) {
     const read = await readManifestFile(file, scan, memory.parsed.get(file), options);
     if (read === 'gone') continue;
-    const objects = read === 'failed' ? (memory.lastGood.get(file) ?? []) : read;
-    scan.files.set(file, objects);
-    for (const obj of objects) addObject(obj, scan);
+    scan.files.set(file, read === 'failed' ? (memory.lastGood.get(file) ?? []) : read);
+    scan.problemsRead.push(scan.problems.length);
   }
   keepUnlisted(scan, memory);
+  collectObjects(scan, memory);
   return scan;
 }
 
@@ -403,10 +428,60 @@ function keepUnlisted(scan: Scan, memory: ScanMemory): void {
   for (const [file, objects] of memory.lastGood) {
     if (scan.files.has(file) || !scan.unlisted.some((p) => file === p || file.startsWith(p + sep))) continue;
     scan.files.set(file, objects);
+    scan.problemsRead.push(scan.problems.length);
     const parsed = memory.parsed.get(file);
     if (parsed) scan.parsed.set(file, parsed);
-    for (const obj of objects) addObject(obj, scan);
   }
+}
+
+/**
+ * The scan's objects by key, once every file is read. When the files are the ones of the scan
+ * before, each giving the very array it gave then (unchanged, kept, or a List patched in place),
+ * and no key was defined twice, the previous scan's Map is patched in place: a re-read of a List
+ * that keeps changing allocates for what changed only (ListPatch says why). Else it is collected
+ * anew, file by file in the order they were read.
+ */
+function collectObjects(scan: Scan, memory: ScanMemory): void {
+  const replaced: ManifestObject[] = [];
+  for (const patch of scan.patches) applyListPatch(patch, replaced);
+  const previous = memory.objects;
+  if (previous && !memory.duplicates && sameFiles(scan.files, memory.lastGood)) {
+    let inPlace = true;
+    for (let i = 0; i < replaced.length && inPlace; i += 2) inPlace = previous.get(replaced[i]!.key) === replaced[i];
+    if (inPlace) {
+      for (let i = 1; i < replaced.length; i += 2) previous.set(replaced[i]!.key, replaced[i]!);
+      scan.objects = previous;
+      scan.replaced = replaced;
+      return;
+    }
+  }
+  // A key defined twice is reported right after the problems of the file that defines it again.
+  const read = scan.problems;
+  scan.problems = [];
+  let from = 0;
+  let index = 0;
+  for (const [file, objects] of scan.files) {
+    const end = scan.problemsRead[index++]!;
+    for (; from < end; from++) scan.problems.push(read[from]!);
+    let reparse = false;
+    for (const obj of objects) if (!addObject(obj, scan) && obj.forgotten) reparse = true;
+    // A copy that was sent before, and is now left out for an earlier one, kept only what deletes
+    // it (forgetBody): should the earlier copy go, it would be sent as that. Its file is parsed
+    // whole at the next read, which gives it its body back.
+    if (reparse) scan.parsed.delete(file);
+  }
+  for (; from < read.length; from++) scan.problems.push(read[from]!);
+}
+
+/** The same files, in the same order, each with the same array of objects. */
+function sameFiles(now: ReadonlyMap<string, ManifestObject[]>, before: ReadonlyMap<string, ManifestObject[]>): boolean {
+  if (now.size !== before.size) return false;
+  const earlier = before.entries();
+  for (const [file, objects] of now) {
+    const [file0, objects0] = earlier.next().value!;
+    if (file !== file0 || objects !== objects0) return false;
+  }
+  return true;
 }
 
 function cannotRead(scan: Scan, path: string, err: unknown): void {
@@ -527,7 +602,7 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
   if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
   const firstProblem = scan.problems.length;
   // A file read before keeps what its items gave (ListMemo), and takes what it can from before.
-  const items: Collector['items'] = before ? { earlier: before.items, now: undefined, buffer } : undefined;
+  const items: ListItemsRead | undefined = before ? { earlier: before.items, now: undefined, buffer, previous: before.result === 'failed' ? undefined : before.result } : undefined;
   const result = parseAndCollect(file, bytes, scan, contentHash, sender, items);
   if (result === 'failed') scan.unparsed = true;
   const parsed: ParsedFile = { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) };
@@ -575,7 +650,7 @@ function reuse(file: string, parsed: ParsedFile, scan: Scan): ManifestObject[] |
   return parsed.result;
 }
 
-function parseAndCollect(file: string, bytes: Buffer, scan: Scan, contentHash: string, sender: Sender | undefined, items?: Collector['items']): ManifestObject[] | 'failed' {
+function parseAndCollect(file: string, bytes: Buffer, scan: Scan, contentHash: string, sender: Sender | undefined, items?: ListItemsRead): ManifestObject[] | 'failed' {
   const parsed = parseManifest(file, bytes, extname(file).toLowerCase() === '.json');
   if ('failed' in parsed) {
     addProblem(scan, file, parsed.failed, contentHash);
@@ -597,19 +672,26 @@ function parseAndCollect(file: string, bytes: Buffer, scan: Scan, contentHash: s
     addProblem(scan, file, err.message, contentHash);
     return 'failed';
   }
+  if (items?.patch) {
+    // The file's objects are those of its read before, patched once the scan has read everything.
+    scan.patches.push(items.patch);
+    return items.patch.objects;
+  }
   return objects;
 }
 
-/** Adds an object of a file to the scan, unless another file or document defined it first. */
-function addObject(obj: ManifestObject, scan: Scan): void {
+/** Adds an object of a file to the scan, unless another file or document defined it first (then false). */
+function addObject(obj: ManifestObject, scan: Scan): boolean {
   const earlier = scan.objects.get(obj.key);
-  if (earlier === obj) return; // sent while its file was read
+  if (earlier === obj) return true; // sent while its file was read
   if (!earlier) {
     scan.objects.set(obj.key, obj);
-    return;
+    return true;
   }
+  scan.duplicates = true;
   const meta = obj.object.metadata;
   const ref = printable(meta?.namespace ? `${meta.namespace}/${meta.name}` : `${meta?.name}`);
   addProblem(scan, objectOrigin(obj), `${obj.kind} ${ref} is already defined in ${objectOrigin(earlier)}; this copy is ignored`, objectOrigin(earlier), { kind: obj.kind, ref });
+  return false;
 }
 
