@@ -31,8 +31,10 @@ export interface TransactionOptions {
   /**
    * Sets (declarations) the kernel holds that operations may refer to, without the strict checks
    * `known` turns on: element operations find their types, and render() knows what a lookup loads.
+   * Or a function that gives them, called the first time a set is looked up: a transaction that only
+   * queues elements of sets it is given whole never calls it.
    */
-  sets?: readonly NftSet[];
+  sets?: Iterable<NftSet> | (() => Iterable<NftSet>);
   /** Prefix of the names given to anonymous sets (default: random per process); see netlink/encode/request-encoder.ts. */
   anonymousSetPrefix?: string;
   /**
@@ -137,7 +139,7 @@ export class Transaction {
    * of sets passed whole never looks one up (a partial sync of the proxy makes two transactions
    * given its table's hundreds of sets, and used to index them all for each).
    */
-  private givenSets: Map<string, NftSet> | (readonly NftSet[])[];
+  private givenSets: Map<string, NftSet> | (Iterable<NftSet> | (() => Iterable<NftSet>))[];
   private readonly chains = new Set<string>();
   private readonly strictTables = new Set<string>();
   private readonly strict: boolean;
@@ -227,7 +229,7 @@ export class Transaction {
   private givenIndex(): Map<string, NftSet> {
     if (this.givenSets instanceof Map) return this.givenSets;
     const index = new Map<string, NftSet>();
-    for (const list of this.givenSets) for (const s of list) index.set(key(s.family, s.table, s.name), s);
+    for (const given of this.givenSets) for (const s of typeof given === 'function' ? given() : given) index.set(key(s.family, s.table, s.name), s);
     return (this.givenSets = index);
   }
 

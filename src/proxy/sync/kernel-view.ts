@@ -34,6 +34,9 @@ export class KernelView {
    */
   anonymousSetPrefix: string | undefined;
 
+  /** Counts the changes apply() made to `sets` (the only changes to it after read()). */
+  setsVersion = 0;
+
   /** An empty table (nothing read: `nftlink render`, or the model of a table about to be created). */
   static empty(): KernelView {
     return new KernelView();
@@ -80,6 +83,7 @@ export class KernelView {
     plan.chainWrites.forEach((c, name) => this.chains.set(name, c));
     for (const s of plan.setAdds) this.sets.set(s.name, s);
     for (const name of plan.setDeletes) this.sets.delete(name);
+    if (plan.setAdds.length || plan.setDeletes.length) this.setsVersion++;
     for (const name of plan.chainFlushes) {
       const known = this.chains.get(name);
       if (known) this.chains.set(name, knownChain(known.chain, []));

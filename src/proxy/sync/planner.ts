@@ -25,6 +25,13 @@ export class SyncPlanner {
   private readonly committed = new Map<ServicePortId, ServiceObjects>();
   /** The layout's shared sets the kernel holds (as of the last commit). */
   private shared = new Set<string>();
+  /**
+   * The layout's shared sets as the last partial plan found them: each declared in the index and
+   * held by the view. A partial plan given the same sets, with the view's sets and the index's
+   * declarations as they were, skips that pass over hundreds of sets (at every one-endpoint sync,
+   * from caches gone cold between syncs).
+   */
+  private sharedChecked: { sets: readonly NftSet[]; names: Set<string>; view: KernelView; setsVersion: number; declared: readonly NftSet[] } | undefined;
 
   constructor(
     private readonly layout: Layout,
@@ -50,10 +57,10 @@ export class SyncPlanner {
    */
   newPlan(view: KernelView, chunkOps?: number): Plan {
     const prefix = view.anonymousSetPrefix;
-    return new Plan(
-      (expectedBytes) => new Transaction({ sets: [...view.sets.values(), ...this.index.declaredSets()], ...(prefix ? { anonymousSetPrefix: prefix } : {}), expectedBytes }),
-      chunkOps,
-    );
+    // The sets when first looked up: a partial sync's transaction mostly queues elements of sets it
+    // is given whole, and listing the table's hundreds of sets for each was a tenth of its planning.
+    const sets = (): NftSet[] => [...view.sets.values(), ...this.index.declaredSets()];
+    return new Plan((expectedBytes) => new Transaction({ sets, ...(prefix ? { anonymousSetPrefix: prefix } : {}), expectedBytes }), chunkOps);
   }
 
   /**
@@ -168,10 +175,19 @@ export class SyncPlanner {
     }
     // Sets first (rules refer to them), then chains, then their rules, then elements, then leftovers.
     const shared = this.layout.sharedSets?.(this.cfg) ?? [];
-    plan.shared = new Set(shared.map((s) => s.name));
-    for (const s of shared) {
-      this.index.declare(s);
-      if (!view.sets.has(s.name)) plan.addSet('', s);
+    const checked = this.sharedChecked;
+    if (checked?.sets === shared && checked.view === view && checked.setsVersion === view.setsVersion && checked.declared === this.index.declaredSets()) {
+      plan.shared = checked.names;
+    } else {
+      plan.shared = new Set(shared.map((s) => s.name));
+      let held = true;
+      for (const s of shared) {
+        this.index.declare(s);
+        if (view.sets.has(s.name)) continue;
+        plan.addSet('', s);
+        held = false;
+      }
+      this.sharedChecked = held ? { sets: shared, names: plan.shared, view, setsVersion: view.setsVersion, declared: this.index.declaredSets() } : undefined;
     }
     for (const [id, next] of plan.fragments) {
       const prevSets = new Set(this.committed.get(id)?.sets.map((s) => s.name));
@@ -189,7 +205,7 @@ export class SyncPlanner {
       for (const s of prev?.sets ?? []) if (!nextSets.has(s.name)) plan.deleteSet(id, s);
     }
     // Shared sets nobody uses any more go last, after the rules bound to them.
-    for (const name of this.shared) {
+    if (plan.shared !== this.shared) for (const name of this.shared) {
       const known = view.sets.get(name);
       if (!plan.shared.has(name) && known) plan.deleteSet('', known);
     }

@@ -63,6 +63,8 @@ export class AffinityPins {
   /** dispatch key (ip|proto|port) -> the chain that pins it */
   private readonly claims = new Map<string, string>();
   private nextId = 1;
+  /** Counts the changes to the groups (placed, moved, released, adopted): while it stays, bucketsInUse() answers the same. */
+  groupsVersion = 0;
   /** Groups that lost endpoints since the last sweep: chain -> the endpoints they had. */
   private readonly shrunk = new Map<string, Set<string>>();
   /** Ids given up since the last sweep (service port gone, or moved), per bucket. */
@@ -89,6 +91,7 @@ export class AffinityPins {
     if (!g) {
       g = { id: this.nextId++, bucket, endpoints: new Set(), claims: new Set() };
       this.groups.set(chain, g);
+      this.groupsVersion++;
     }
     if ([...g.endpoints].some((k) => !keys.has(k))) this.shrunk.set(chain, g.endpoints);
     for (const k of g.claims) if (!claims.has(k) && this.claims.get(k) === chain) this.claims.delete(k);
@@ -103,6 +106,7 @@ export class AffinityPins {
     if (!g) return;
     for (const k of g.claims) if (this.claims.get(k) === chain) this.claims.delete(k);
     this.groups.delete(chain);
+    this.groupsVersion++;
     this.shrunk.delete(chain);
     if (!this.abandoned.has(g.bucket)) this.abandoned.set(g.bucket, new Set());
     this.abandoned.get(g.bucket)!.add(g.id);
@@ -114,6 +118,7 @@ export class AffinityPins {
    */
   adopt(chain: string, id: number, bucket: number, endpoints: readonly (string | undefined)[]): void {
     this.groups.set(chain, { id, bucket, endpoints: new Set(endpoints.filter((k): k is string => k !== undefined)), claims: new Set() });
+    this.groupsVersion++;
     if (id >= this.nextId) this.nextId = id + 1;
   }
 

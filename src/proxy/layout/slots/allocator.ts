@@ -127,6 +127,13 @@ export class SlotAllocator {
   private lowestFree = 0;
   /** Per bucket, no member below this one is free (so filling a bucket is linear, not quadratic). */
   private readonly lowestFreeMember: number[] = [];
+  /**
+   * Counts the changes to which buckets are in use (a bucket's first member taken, its last one
+   * given back): while it stays, bucketsInUse() would answer the same. Every sync asks what is in
+   * use (SlotsLayout.sharedSets), and a pass over hundreds of buckets, from caches gone cold
+   * between syncs, was a tenth of a one-endpoint sync's planning.
+   */
+  bucketsVersion = 0;
 
   constructor(private readonly chainsPerBucket = CHAINS_PER_BUCKET) {}
 
@@ -134,6 +141,7 @@ export class SlotAllocator {
   reset(): void {
     this.groups.clear();
     this.members.length = 0;
+    this.bucketsVersion++;
     this.lowestFree = 0;
     this.lowestFreeMember.length = 0;
   }
@@ -145,6 +153,7 @@ export class SlotAllocator {
   adopt(group: string, bucket: number, member: number, order: (SlotEndpoint | undefined)[]): void {
     const used = (this.members[bucket] ??= new Set());
     if (used.has(member) || member >= this.chainsPerBucket) return; // two rules claiming one range: rebuild it
+    if (used.size === 0) this.bucketsVersion++;
     used.add(member);
     this.groups.set(group, { bucket, member, order, claimed: false });
   }
@@ -205,7 +214,8 @@ export class SlotAllocator {
     const g = this.groups.get(group);
     if (!g) return;
     this.groups.delete(group);
-    this.members[g.bucket]?.delete(g.member);
+    const used = this.members[g.bucket];
+    if (used?.delete(g.member) && used.size === 0) this.bucketsVersion++;
     if (g.bucket < this.lowestFree) this.lowestFree = g.bucket;
     if (g.member < (this.lowestFreeMember[g.bucket] ?? 0)) this.lowestFreeMember[g.bucket] = g.member;
   }
@@ -251,6 +261,7 @@ export class SlotAllocator {
       }
       let member = this.lowestFreeMember[bucket] ?? 0;
       while (used.has(member)) member++;
+      if (used.size === 0) this.bucketsVersion++;
       used.add(member);
       this.lowestFreeMember[bucket] = member + 1;
       return { bucket, member };

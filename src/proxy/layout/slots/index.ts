@@ -38,8 +38,9 @@ export class SlotsLayout implements Layout {
   /** Affinity groups placed since the last adopt() (the others are gone). */
   private readonly pinnedSinceAdopt = new Set<string>();
   /**
-   * sharedSets()'s last answer and what it was made from: every sync asks, and the buckets in use
-   * rarely change, while the answer is hundreds of set objects at 10k services.
+   * sharedSets()'s last answer and what it was made from (the buckets' versions: SlotAllocator,
+   * AffinityPins): every sync asks, and the buckets in use rarely change, while the answer is
+   * hundreds of set objects at 10k services.
    */
   private lastShared: { of: string; sets: readonly NftSet[] } | undefined;
 
@@ -177,10 +178,10 @@ export class SlotsLayout implements Layout {
 
   /** The bucket maps in use, and the pins maps of buckets with affinity (declarations, no elements). */
   sharedSets(cfg: LayoutConfig): readonly NftSet[] {
+    const of = `${cfg.family} ${cfg.table} ${this.slots.bucketsVersion} ${this.pins.groupsVersion}`;
+    if (this.lastShared?.of === of) return this.lastShared.sets;
     const pinnedBuckets = [...this.pins.bucketsInUse()].sort((a, b) => a - b);
     const slotBuckets = this.slots.bucketsInUse();
-    const of = `${cfg.family} ${cfg.table} ${slotBuckets.join(',')} ${pinnedBuckets.join(',')}`;
-    if (this.lastShared?.of === of) return this.lastShared.sets;
     const family = nftFamily(cfg.family);
     const { addr, natFamily } = familyParts(cfg.family);
     const pinned = pinnedBuckets.map((b) => pinsMap(cfg, b));
