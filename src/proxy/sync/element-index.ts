@@ -62,6 +62,12 @@ export class ElementIndex {
   /** declaredSets()'s answer until a set is declared or forgotten (every sync's transactions ask). */
   private declared: NftSet[] | undefined;
   private coldStarting = false;
+  /**
+   * Whether some set may hold elements unqueued or unkeyed: set where they are added, cleared by
+   * settle() and by a pass that finds none. Every contribution asks (settleIfOutstanding), and a
+   * pass over the hundreds of sets at each one-endpoint sync cost it a tenth of its contribute().
+   */
+  private outstanding = false;
   /** Sets holding a dump not yet compared (Entry.dumped). */
   private dumps = 0;
   private declarations = 0;
@@ -133,11 +139,14 @@ export class ElementIndex {
       }
       e.unkeyed = [];
     }
+    this.outstanding = false;
   }
 
   /** settle() if a cold start left anything unkeyed (every read of the index starts with it). */
   private settleIfOutstanding(): void {
-    if (!this.coldStarting) for (const e of this.sets.values()) if (e.unkeyed.length || e.unqueued.length) return this.settle();
+    if (this.coldStarting || !this.outstanding) return;
+    for (const e of this.sets.values()) if (e.unkeyed.length || e.unqueued.length) return this.settle();
+    this.outstanding = false;
   }
 
   has(name: string): boolean {
@@ -172,6 +181,7 @@ export class ElementIndex {
         const e = this.entry(name);
         if ((e.deferrable && this.coldStarting) || e.dumped) {
           e.unqueued.push(elements);
+          this.outstanding = true;
           this.pending.add(e);
         } else this.add(e, elements);
       });
@@ -275,6 +285,7 @@ export class ElementIndex {
           tx.add({ set: e.set, elements });
           n += elements.length;
           e.unkeyed.push(elements);
+          this.outstanding = true;
         }
       }
       n += e.store.queue(tx);
@@ -311,6 +322,7 @@ export class ElementIndex {
     e.store.resync([]);
     // A loop, not push(...): one list per service port, 100k and more of them.
     for (const list of e.unqueued) e.unkeyed.push(list);
+    if (e.unkeyed.length) this.outstanding = true;
     e.unqueued = [];
   }
 
