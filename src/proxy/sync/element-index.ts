@@ -65,7 +65,7 @@ export class ElementIndex {
   /**
    * Whether some set may hold elements unqueued or unkeyed: set where they are added, cleared by
    * settle() and by a pass that finds none. Every contribution asks (settleIfOutstanding), and a
-   * pass over the hundreds of sets at each one-endpoint sync cost it a tenth of its contribute().
+   * pass over the hundreds of sets at each one-endpoint sync was two fifths of its contribute().
    */
   private outstanding = false;
   /** Sets holding a dump not yet compared (Entry.dumped). */
