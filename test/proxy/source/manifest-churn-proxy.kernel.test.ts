@@ -7,20 +7,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
 import { ChurnFiles, EndpointChurn } from '../../../bench/process/churn-state.js';
 import { ProxyProcess, runProxy } from '../../../src/netns/proxy-process.js';
 import { withNetns } from '../../helpers/netns.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+import { until } from './recorder.js';
 
 /** The operations each family's sync of a `proxy --once` wrote. */
 const operations = (stderr: string): number[] => [...stderr.matchAll(/"operations":(\d+)/g)].map((m) => Number(m[1]));
@@ -44,11 +36,11 @@ it('a List rewritten under a live proxy: once synced, a restart writes nothing; 
 
       const proxy = ProxyProcess.start(ns, args);
       try {
-        await until('the first sync', () => synced(proxy) >= 1, 30_000);
+        await until(() => synced(proxy) >= 1, 'the first sync', 30_000);
         await rewrite(40);
         // Settled: a sync after the last write, then none for a second.
         const atLastWrite = synced(proxy);
-        await until('a sync of the last writes', () => synced(proxy) > atLastWrite, 15_000);
+        await until(() => synced(proxy) > atLastWrite, 'a sync of the last writes', 15_000);
         let seen = synced(proxy);
         for (let quiet = Date.now(); Date.now() - quiet < 1000; await sleep(100)) {
           if (synced(proxy) !== seen) [seen, quiet] = [synced(proxy), Date.now()];
