@@ -68,8 +68,8 @@ struct Handle {
   uint64_t ticketsIssued = 0;  // JS thread only
   uint64_t ticketsServed = 0;  // guarded by mu
   std::condition_variable turn;
-  // How long the last commit small enough to run on the JS thread took, in microseconds (commit.cc,
-  // kInlineCommitMaxMicros): a table whose small commits are slow goes back to the pool.
+  // The CPU time the last commit small enough to run on the JS thread took, in microseconds
+  // (commit.cc, kInlineCommitMaxMicros): a table whose small commits are slow goes back to the pool.
   std::atomic<uint32_t> smallCommitMicros{0};
   uint32_t portid = 0;  // the socket's, set by open() before the handle is shared; read without mu
 };
