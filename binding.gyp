@@ -23,7 +23,8 @@
         "native/monitor.cc",
         "native/generation.cc",
         "native/conntrack.cc",
-        "native/relay.cc"
+        "native/relay.cc",
+        "native/memory.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

@@ -4,7 +4,6 @@
 #include <napi.h>
 
 #include <arpa/inet.h>
-#include <malloc.h>
 #include <netinet/in.h>
 
 #include <cmath>
@@ -18,6 +17,7 @@
 #include "conntrack.h"
 #include "dump.h"
 #include "generation.h"
+#include "memory.h"
 #include "monitor.h"
 #include "relay.h"
 #include "socket.h"
@@ -434,18 +434,6 @@ Napi::Value Portid(const Napi::CallbackInfo &info) {
   return Napi::Number::New(env, h->portid);
 }
 
-// trimMemory(): hands the free pages of glibc's heaps back to the kernel (malloc_trim(0) releases
-// whole free pages anywhere in every arena, not only at a heap's top as free() does). What a big
-// sync left free there (the addon's buffers, V8's compiler zones on its helper thread) otherwise
-// stays in the process's RSS. Returns whether anything was released; musl has no such call.
-Napi::Value TrimMemory(const Napi::CallbackInfo &info) {
-#ifdef __GLIBC__
-  return Napi::Boolean::New(info.Env(), malloc_trim(0) != 0);
-#else
-  return Napi::Boolean::New(info.Env(), false);
-#endif
-}
-
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open, "open"));
   exports.Set("close", Napi::Function::New(env, Close, "close"));
@@ -469,6 +457,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("relayCancel", Napi::Function::New(env, RelayCancel, "relayCancel"));
   exports.Set("relayCount", Napi::Function::New(env, RelayCount, "relayCount"));
   exports.Set("trimMemory", Napi::Function::New(env, TrimMemory, "trimMemory"));
+  exports.Set("releaseExecutablePages", Napi::Function::New(env, ReleaseExecutablePages, "releaseExecutablePages"));
   return exports;
 }
 

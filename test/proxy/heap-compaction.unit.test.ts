@@ -3,13 +3,29 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BIG_FULL_SYNC_SERVICE_PORTS, BIG_SYNC_OPERATIONS, COMPACTION_DELAY_MS, GROWTH_MAX_PAUSE_MS, GROWTH_MAX_TIME_SHARE, GROWTH_MIN_BYTES, GROWTH_MIN_INTERVAL_MS, GROWTH_SHARE, HeapCompaction, type Compacted } from '../../src/proxy/heap-compaction.js';
 
+/** The executable's pages are the test worker's: not given back here (test/native/release-executable-pages). */
+const noRelease = (): number => 0;
+
 describe('HeapCompaction (one collection once idle after a big sync)', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
+  it('gives back the executable\'s startup pages at the first collection only', () => {
+    const release = vi.fn(() => 0);
+    const logged: Compacted[] = [];
+    const c = new HeapCompaction(() => {}, () => 0, (x) => logged.push(x), undefined, release);
+    c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 10);
+    vi.advanceTimersByTime(COMPACTION_DELAY_MS);
+    c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 10);
+    vi.advanceTimersByTime(COMPACTION_DELAY_MS);
+    expect(logged).toHaveLength(2);
+    expect(release).toHaveBeenCalledTimes(1);
+    expect(logged.map((x) => 'executableReleasedMB' in x)).toEqual([true, false]);
+  });
+
   it('collects once, a moment after a big sync, and not after small ones', () => {
     const collect = vi.fn();
-    const c = new HeapCompaction(collect);
+    const c = new HeapCompaction(collect, undefined, undefined, undefined, noRelease);
     c.synced({ full: false, operations: 10 }, 10_000);
     c.synced({ full: true, operations: 0 }, BIG_FULL_SYNC_SERVICE_PORTS - 1);
     vi.advanceTimersByTime(COMPACTION_DELAY_MS * 2);
@@ -36,7 +52,7 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
       rss = 140 * MB;
     });
     const logged: Compacted[] = [];
-    const c = new HeapCompaction(collect, () => rss, (x) => logged.push(x), () => clock);
+    const c = new HeapCompaction(collect, () => rss, (x) => logged.push(x), () => clock, () => 64 * MB);
     // The first sync sets where growth counts from.
     c.syncsDone();
     expect(collect).not.toHaveBeenCalled();
@@ -48,7 +64,8 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
     rss = first + growth + MB;
     c.syncsDone();
     expect(collect).toHaveBeenCalledTimes(1);
-    expect(logged).toEqual([{ reason: 'growth', durationMs: collectMs, rssBeforeMB: (first + growth + MB) / MB, rssAfterMB: 140 }]);
+    // The first collection also gives back the executable's startup pages, and says how much.
+    expect(logged).toEqual([{ reason: 'growth', durationMs: collectMs, rssBeforeMB: (first + growth + MB) / MB, rssAfterMB: 140, executableReleasedMB: 64 }]);
 
     // Grown again, from what the collection left: not within GROWTH_MIN_INTERVAL_MS of its end
     // (for a collection this short the interval decides, not the time share)...
@@ -77,7 +94,7 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
     const collect = vi.fn(() => {
       clock += collectMs;
     });
-    const c = new HeapCompaction(collect, () => rss, () => {}, () => clock);
+    const c = new HeapCompaction(collect, () => rss, () => {}, () => clock, noRelease);
     c.syncsDone();
     rss = 2000 * MB;
     c.syncsDone();
@@ -103,7 +120,7 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
     const collect = vi.fn(() => {
       clock += collectMs;
     });
-    const c = new HeapCompaction(collect, () => rss, () => {}, () => clock);
+    const c = new HeapCompaction(collect, () => rss, () => {}, () => clock, noRelease);
     c.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, 100_000);
     clock += COMPACTION_DELAY_MS;
     vi.advanceTimersByTime(COMPACTION_DELAY_MS);
@@ -126,12 +143,12 @@ describe('HeapCompaction (one collection once idle after a big sync)', () => {
 
   it('does nothing once stopped, or without an exposed gc()', () => {
     const collect = vi.fn();
-    const c = new HeapCompaction(collect);
+    const c = new HeapCompaction(collect, undefined, undefined, undefined, noRelease);
     c.synced({ full: false, operations: BIG_SYNC_OPERATIONS }, 0);
     c.stop();
     vi.advanceTimersByTime(COMPACTION_DELAY_MS * 2);
     expect(collect).not.toHaveBeenCalled();
-    const none = new HeapCompaction(undefined);
+    const none = new HeapCompaction(undefined, undefined, undefined, undefined, noRelease);
     expect(() => none.synced({ full: true, operations: BIG_SYNC_OPERATIONS }, BIG_FULL_SYNC_SERVICE_PORTS)).not.toThrow();
   });
 });
