@@ -20,7 +20,7 @@ import type { LayoutName } from '../../src/proxy/layout/index.js';
 import { BIN } from '../../src/netns/proxy-process.js';
 import { COMPACTION_DELAY_MS } from '../../src/proxy/heap-compaction.js';
 import { packagePath } from '../../src/package-root.js';
-import { runTimed, waitQuiet, type ProcessFigures } from '../measure.js';
+import { measuredNode, runTimed, waitQuiet, type ProcessFigures } from '../measure.js';
 import { inNetns, withNetns } from '../netns.js';
 import { nodeFlags } from '../node-flags.js';
 import { LiveProxy } from './live-proxy.js';
@@ -143,7 +143,7 @@ export async function proxyRuns(file: string, layout: LayoutName, services: numb
   return withNetns(
     1,
     async (ns) => {
-      const argv = [process.execPath, ...nodeFlags(), BIN, 'proxy', '--once', ...proxyFlags(file, layout, ns!)];
+      const argv = [measuredNode(), ...nodeFlags(), BIN, 'proxy', '--once', ...proxyFlags(file, layout, ns!)];
       const cold = await runTimed(argv, { discardStdout: true });
       // The load leaves kernel work behind (hash tables resize in deferred work): not the restart's.
       const busyAgain = await quiet();

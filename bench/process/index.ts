@@ -141,7 +141,7 @@ async function main(argv: string[]): Promise<void> {
   process.stdout.write(
     `\nnftlink whole-process benchmark: Linux ${machine.kernel}, ${machine.nft}, node ${machine.node}, ${machine.cpuCount} CPUs, ${speedText(machine)}; ${machine.date}; medians\n` +
       `command: npm run bench:process -- ${(saved.argv ?? ['(not saved)']).join(' ')}\n` +
-      `wall/user/sys/RSS: the whole process, GNU time${measuredEnvText()}; sync: the proxy's own "synced" durations, summed over families; ` +
+      `wall/user/sys/RSS: the whole process, GNU time${measuredEnvText()}; nftlink runs on a copy of this node, its own executable as on a node (bench/measure.ts, measuredNode); sync: the proxy's own "synced" durations, summed over families; ` +
       `restart: proxy --once again on the table it programmed; ` +
       `live mf, live inf: a long-running proxy (not --once) cold to the end of its first sync, figures from /proc then (peak RSS: VmHWM), fed by the manifest files, and by the informers from an API server in this process (paged lists, then watches); idle MB: the live manifests proxy's RSS once it has settled after its first sync (VmRSS, after the heap compaction that follows a big sync); api cpu: the benchmark's own CPU time meanwhile (the API server serving the lists and watches, on the same cores); inf / mf: their walls; ` +
       `nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +

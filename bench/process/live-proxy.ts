@@ -1,5 +1,6 @@
 // A long-running `nftlink proxy` (not --once) for bench:process's churn cases: started as
-// bin/nftlink.js starts it (its shebang's node flags), in this process's namespace programming
+// bin/nftlink.js starts it (its shebang's node flags, on the benchmark's copy of node:
+// bench/measure.ts, measuredNode), in this process's namespace programming
 // another (--netns), at -v 4 so that it logs a "synced" line per family and sync (src/proxy/
 // proxier.ts); its servers are off (no port to collide with on a shared machine). Its resident
 // memory is read from /proc/PID/status (VmRSS), the kernel's own count, as `kubectl top` sees it.
@@ -8,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN } from '../../src/netns/proxy-process.js';
-import { measuredEnv } from '../measure.js';
+import { measuredEnv, measuredNode } from '../measure.js';
 import { nodeFlags } from '../node-flags.js';
 
 /**
@@ -81,7 +82,7 @@ export class LiveProxy {
   /** `nftlink proxy ARGS -v 4` with its servers off. */
   static start(args: readonly string[]): LiveProxy {
     const argv = [...nodeFlags(), BIN, 'proxy', ...args, '-v', '4', '--metrics-bind-address', '', '--healthz-bind-address', ''];
-    return new LiveProxy(spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: measuredEnv() }));
+    return new LiveProxy(spawn(measuredNode(), argv, { stdio: ['ignore', 'ignore', 'pipe'], env: measuredEnv() }));
   }
 
   private synced(l: SyncedLine): void {

@@ -38,10 +38,13 @@ export function putValues(types: readonly Datatype[], values: readonly Scalar[],
   at += length;
 }
 
-/** Appends bytes as read (a dump's key or data attribute). */
+/**
+ * Appends bytes as read (a dump's key or data attribute). Copied one by one: they are a few bytes,
+ * and a view to set() from was an allocation per element of a restart's dump.
+ */
 export function putBytes(src: Uint8Array, from: number, length: number): void {
   room(length);
-  scratch.set(src.subarray(from, from + length), at);
+  for (let i = 0; i < length; i++) scratch[at + i] = src[from + i]!;
   at += length;
 }
 
