@@ -2,8 +2,9 @@
 // interpret: comments, and for sets the byte order and `typeof` that `nft list` needs to print
 // values the way they were written. We write exactly what nft 1.0.6 writes for the same set.
 
+import { cString } from '../c-string.js';
+
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 
 export class UdataBuilder {
   private readonly parts: number[] = [];
@@ -55,9 +56,7 @@ export function parseUdata(b: Uint8Array | undefined): Map<number, Uint8Array> {
 }
 
 export function udataString(v: Uint8Array | undefined): string | undefined {
-  if (!v) return undefined;
-  const end = v.indexOf(0);
-  return dec.decode(end >= 0 ? v.subarray(0, end) : v);
+  return v ? cString(v) : undefined;
 }
 
 export function udataU32(v: Uint8Array | undefined): number | undefined {

@@ -1,6 +1,7 @@
 // nft's data types: the ids it stores in a set's key/data type (concatenations fold them 6 bits at a
 // time), their size and byte order in a register, and the text nft reads and prints for a value.
 
+import { cString } from '../c-string.js';
 import { formatIPv4, formatIPv6, parseIPv4Into, parseIPv6 } from './address.js';
 import { CT_STATE_BITS, CT_STATUS_BITS, ICMP_CODE, ICMPV6_CODE, RTN } from '../netlink/constants.js';
 
@@ -409,15 +410,10 @@ export const ifname: Datatype = {
   byteorder: 'host',
   write: writeIfname,
   parse: parseVia(16, writeIfname),
-  format: (b) => JSON.stringify(decodeCString(b)),
-  toValue: (b) => decodeCString(b),
-  read: readVia(16, decodeCString),
+  format: (b) => JSON.stringify(cString(b)),
+  toValue: (b) => cString(b),
+  read: (buf, at) => cString(buf, at, at + 16),
 };
-
-function decodeCString(b: Uint8Array): string {
-  const end = b.indexOf(0);
-  return new TextDecoder().decode(end >= 0 ? b.subarray(0, end) : b);
-}
 
 /** A plain integer of a given width: numgen results, keys of `type integer` sets (host order). */
 const integers = new Map<string, Datatype>();

@@ -2,6 +2,7 @@
 // as ranges (single-field ones from their start and end markers, interval-elements.ts). Also how a
 // transaction reads back the elements it streamed into its request (same format).
 
+import { cString } from '../../c-string.js';
 import { elementHash, putBytes, putText, sortedDistinct, startElement } from '../../element-hash.js';
 import type { NftSet, SetElement } from '../../objects.js';
 import { verdictFromCode, type Verdict } from '../../types/verdict.js';
@@ -153,7 +154,7 @@ function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => voi
     } else if (data && off[ELEM_ATTR.DATA]! >= 0) {
       value = readValues(data, buf, off[ELEM_ATTR.DATA]!);
     } else if (off[ELEM_ATTR.OBJREF]! >= 0) {
-      value = [cString(buf, off[ELEM_ATTR.OBJREF]!, len[ELEM_ATTR.OBJREF]!)];
+      value = [cString(buf, off[ELEM_ATTR.OBJREF]!, off[ELEM_ATTR.OBJREF]! + len[ELEM_ATTR.OBJREF]!)];
     }
     // One literal with both fields: the object gets its final shape at once (a property added
     // later costs a separate backing store per element; 120k of them at 10k services).
@@ -174,7 +175,7 @@ function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => voi
 function verdictAt(view: DataView, buf: Uint8Array, off: Int32Array, len: Int32Array): Verdict | undefined {
   if (off[ELEM_ATTR.VERDICT]! < 0) return undefined;
   const chainAt = off[ELEM_ATTR.CHAIN]!;
-  return verdictFromCode(view.getUint32(off[ELEM_ATTR.VERDICT]!, true), chainAt >= 0 ? cString(buf, chainAt, len[ELEM_ATTR.CHAIN]!) : undefined);
+  return verdictFromCode(view.getUint32(off[ELEM_ATTR.VERDICT]!, true), chainAt >= 0 ? cString(buf, chainAt, chainAt + len[ELEM_ATTR.CHAIN]!) : undefined);
 }
 
 /** The element's comment, from its userdata; undefined without one. */
@@ -198,13 +199,6 @@ function viewsOf(): (buf: Uint8Array) => DataView {
     if (last !== buf) (last = buf), (view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength));
     return view!;
   };
-}
-
-const cDecoder = new TextDecoder();
-function cString(buf: Uint8Array, at: number, len: number): string {
-  let end = at;
-  while (end < at + len && buf[end] !== 0) end++;
-  return cDecoder.decode(buf.subarray(at, end));
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
