@@ -130,16 +130,18 @@ export class Nftables implements MonitoringConnection {
     }
     // Two dumps, the rules and the sets with their elements: the rules are decoded while the
     // kernel and the addon's worker produce the elements (each half takes about as long;
-    // docs/decisions.md). Each dump is of one
-    // generation; when the two differ, the table changed in between and both are read again.
+    // docs/decisions.md). Both are asked for at once: the handle runs them in that order, and the
+    // second does not wait for this thread to take the first (a caller busy meanwhile, as a
+    // restart building its state is, would hold it back). Each dump is of one generation; when the
+    // two differ, the table changed in between and both are read again.
     for (let attempt = 0; ; attempt++) {
-      const structure = await this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | ruleFlags, family, table, null);
+      const structure = this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | ruleFlags, family, table, null);
       const omit = opts.anonymousElements === false ? DUMP_OMIT_DIGESTED_ELEMENTS : 0;
       const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit, family, table, null, opts.omitElementsOf?.length ? opts.omitElementsOf : null);
       // Not an unhandled rejection while the first half is decoded: awaited below.
       sets.catch(() => {});
       const d = new RulesetDecoder(decodeOpts);
-      const generation = d.add(structure);
+      const generation = d.add(await structure);
       if (d.add(await sets) === generation) return d.finish();
       if (attempt >= 20) throw new Error(`nftlink: the ruleset kept changing during the dump (${attempt + 1} attempts)`);
     }

@@ -295,11 +295,17 @@ export class Proxier {
       this.opts.log.info('not syncing yet: waiting for this node\'s podCIDRs (detectLocalMode NodeCIDR)');
       return;
     }
+    // A table read back first (a restart's first sync) starts its read now, while the snapshot
+    // builds the state: the dump runs on the addon's thread and in the kernel meanwhile.
+    if (this.families.some((f) => f.readPending)) {
+      const sizes = this.tracker.sizes();
+      for (const fam of this.families) fam.prefetchView(sizes[fam.ipFamily]);
+    }
     const snap = this.snapshot();
     const results: SyncResult[] = [];
     let error: Error | undefined;
     for (const fam of this.families) {
-      const family = fam.family === 'ip' ? 'ipv4' : ('ipv6' as IPFamily);
+      const family = fam.ipFamily;
       try {
         const r = await fam.sync(snap.states[family], snap.change[family], snap.modelMs[family]);
         results.push(r);
@@ -325,7 +331,7 @@ export class Proxier {
       const targets = localhost.families.flatMap((f) => localhostTargets(snap.states[f]));
       await localhost.proxy.reconcile(targets);
     }
-    const states = this.families.map((f) => snap.states[f.family === 'ip' ? 'ipv4' : 'ipv6']);
+    const states = this.families.map((f) => snap.states[f.ipFamily]);
     const report: SyncReport = { results, states, queuedSince: snap.queuedSince, lastChangeTriggerTimes: snap.lastChangeTriggerTimes, invalid: snap.invalid };
     if (error) report.error = error;
     this.lastReport = report;

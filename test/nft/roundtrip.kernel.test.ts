@@ -82,6 +82,28 @@ describe('nftlink list of a ruleset nft loaded', () => {
 });
 
 describe('a dump that the table changes under', () => {
+  it('asks for both halves at once: the second is not held back until this thread takes the first', async () => {
+    const target = ns();
+    const nft = Nftables.open({ netns: target.name });
+    try {
+      await nft.commit(coverageRuleset());
+      const native = (nft as unknown as { native: { dump: (...a: unknown[]) => Promise<Uint8Array> } }).native;
+      const real = native.dump.bind(native);
+      let firstTaken = false;
+      const askedBeforeFirstTaken: boolean[] = [];
+      native.dump = (...a: unknown[]) => {
+        askedBeforeFirstTaken.push(!firstTaken);
+        const p = real(...a);
+        if (askedBeforeFirstTaken.length === 1) void p.then(() => (firstTaken = true));
+        return p;
+      };
+      await nft.dump();
+      expect(askedBeforeFirstTaken).toEqual([true, true]);
+    } finally {
+      nft.close();
+    }
+  });
+
   it('reads both halves again when the table changed between them, and returns one generation', async () => {
     const target = ns();
     const tx = coverageRuleset();
@@ -89,15 +111,19 @@ describe('a dump that the table changes under', () => {
     const other = Nftables.open({ netns: target.name });
     try {
       await nft.commit(tx);
-      // dump() reads the rules, then the sets with their elements (decoding the one while the
-      // kernel produces the other). Commit a chain right after the first half of the first try.
+      // dump() asks for the rules, and for the sets with their elements (decoding the one while the
+      // kernel produces the other). Commit a chain before the first try's second half is read.
       const native = (nft as unknown as { native: { dump: (...a: unknown[]) => Promise<Uint8Array> } }).native;
       const real = native.dump.bind(native);
       let calls = 0;
+      let firstHalf: Promise<Uint8Array> | undefined;
       native.dump = async (...a: unknown[]) => {
-        const buf = await real(...a);
-        if (++calls === 1) await other.commit(new Transaction().add({ chain: { family: 'inet', table: 'cov', name: 'added-meanwhile' } }));
-        return buf;
+        if (++calls === 1) return (firstHalf = real(...a));
+        if (calls === 2) {
+          await firstHalf;
+          await other.commit(new Transaction().add({ chain: { family: 'inet', table: 'cov', name: 'added-meanwhile' } }));
+        }
+        return real(...a);
       };
       const dumped = await nft.dump();
       expect(calls).toBe(4);

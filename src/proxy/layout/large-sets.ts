@@ -5,15 +5,13 @@
 // whole cold start. A full sync leaves such sets out of its dump and writes them afresh instead
 // (flush, then add, in its one transaction: ElementIndex.resyncFromDump).
 
-import type { ProxyState } from '../model/types.js';
+import type { StateSize } from '../model/state-size.js';
 import { SET } from './names.js';
 
 /** The size from which a set is written afresh rather than read back: far above 10k x 5's 50k. */
 export const LARGE_SET_ELEMENTS = 200_000;
 
 /** The hairpin set holds one element per endpoint of every service port. */
-export function largeSets(state: ProxyState): string[] {
-  let endpoints = 0;
-  for (const eps of state.endpoints.values()) endpoints += eps.length;
-  return endpoints > LARGE_SET_ELEMENTS ? [SET.hairpinConnections] : [];
+export function largeSets(size: StateSize): string[] {
+  return size.endpoints > LARGE_SET_ELEMENTS ? [SET.hairpinConnections] : [];
 }

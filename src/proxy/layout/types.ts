@@ -2,6 +2,7 @@
 // engine diffs these against what it last committed; nothing here talks to the kernel.
 
 import type { Chain, Family, NftSet, Rule, Ruleset, SetElement, Table } from '../../nft/index.js';
+import type { StateSize } from '../model/state-size.js';
 import type { IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 /** Pod traffic by the interface it came in on: the bridge itself, or any interface `name*`. */
@@ -79,10 +80,10 @@ export interface Layout {
   /** After a full sync planned every service port: forget what nobody claimed. */
   sweep?(): void;
   /**
-   * Shared sets this state fills beyond what reading them back is worth (large-sets.ts): a full
-   * sync leaves their elements out of its dump and writes them afresh.
+   * Shared sets a state of this size fills beyond what reading them back is worth (large-sets.ts):
+   * a full sync leaves their elements out of its dump and writes them afresh.
    */
-  largeSets?(state: ProxyState): readonly string[];
+  largeSets?(size: StateSize): readonly string[];
   /** Sets shared by many service ports that exist only while used (declarations, no elements). */
   sharedSets?(cfg: LayoutConfig): readonly NftSet[];
   /**

@@ -17,6 +17,7 @@ import { AddressClaims, lostClaimReason } from './claims.js';
 import { indexPort, unindexPort, type IndexedPorts } from './port-index.js';
 import { mergeEndpoints, readEndpointSlice, sliceServiceKey, type EndpointSliceInfo, type EndpointSliceReadResult } from './endpoints.js';
 import { hasClusterIPOf, IP_FAMILIES, readService, servicePortsOfFamily, type ServiceReadResult } from './service.js';
+import type { StateSize } from './state-size.js';
 import type { InvalidObject, IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId, StateChange } from './types.js';
 
 export interface ChangeTrackerOptions {
@@ -194,6 +195,24 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
 
   changeTotals(): ChangeTotals {
     return { ...this.totals };
+  }
+
+  /**
+   * The sizes the next snapshot's states will have, counted from the objects held before it builds
+   * them: a restart reads the kernel back with options for its size (KernelView.read), and can start
+   * that read first this way. An upper bound: a Service port whose address another Service holds,
+   * and an endpoint in two slices, count.
+   */
+  sizes(): Record<IPFamily, StateSize> {
+    const out: Record<IPFamily, StateSize> = { ipv4: { servicePorts: 0, endpoints: 0 }, ipv6: { servicePorts: 0, endpoints: 0 } };
+    for (const { read } of this.services.values()) {
+      if (!('service' in read)) continue;
+      for (const family of IP_FAMILIES) if (hasClusterIPOf(read.service, family)) out[family].servicePorts += read.service.ports.length;
+    }
+    for (const { read } of this.slices.values()) {
+      if ('slice' in read) out[read.slice.family].endpoints += read.slice.endpoints.length * read.slice.ports.length;
+    }
+    return out;
   }
 
   snapshot(): TrackerSnapshot {

@@ -6,7 +6,8 @@
 
 import type { NftConnection } from '../../nft/index.js';
 import type { Logger } from '../../logging/logger.js';
-import type { ProxyState, StateChange } from '../model/types.js';
+import { stateSize, type StateSize } from '../model/state-size.js';
+import type { IPFamily, ProxyState, StateChange } from '../model/types.js';
 import { nftFamily, type Layout, type LayoutConfig } from '../layout/types.js';
 import { coldStartPartOps } from './cold-start.js';
 import { Committer } from './committer.js';
@@ -57,6 +58,8 @@ type AttemptResult = Omit<SyncResult, 'chainsDeleted' | 'durationMs'>;
 export class FamilySync {
   /** What the kernel holds; undefined when the next sync must read it (a full sync). */
   private view: KernelView | undefined;
+  /** That read, started before the sync that takes it (prefetchView). */
+  private reading: Promise<KernelView> | undefined;
   private readonly planner: SyncPlanner;
   private readonly committer: Committer;
   private readonly exclusions = new Exclusions();
@@ -86,6 +89,11 @@ export class FamilySync {
 
   get family(): 'ip' | 'ip6' {
     return nftFamily(this.cfg.family) as 'ip' | 'ip6';
+  }
+
+  /** The model's name of the family: the key of its state in the tracker's snapshot. */
+  get ipFamily(): IPFamily {
+    return this.cfg.family;
   }
 
   get table(): string {
@@ -120,7 +128,32 @@ export class FamilySync {
   requestFullSync(): void {
     this.needFull = true;
     this.view = undefined;
+    // A read started before this request may predate what prompted it: the sync reads again.
+    this.reading = undefined;
     this.fullRequests++;
+  }
+
+  /** Whether the next sync reads the table back first, and that read has not started. */
+  get readPending(): boolean {
+    return this.needFull && !this.view && !this.reading;
+  }
+
+  /**
+   * Starts the read the next sync needs (readPending), for a state of about `size`: a restart's
+   * caller builds the state meanwhile (the tracker's snapshot of every object), while the dump runs
+   * on the addon's thread and in the kernel. The next sync takes it.
+   */
+  prefetchView(size: StateSize): void {
+    if (!this.readPending) return;
+    this.reading = this.startRead(size);
+    // Unobserved until the sync awaits it, which then sees the failure.
+    this.reading.catch(() => {});
+  }
+
+  /** A read of the table; what others change from now on, the sync after the one that takes it repairs. */
+  private startRead(size: StateSize): Promise<KernelView> {
+    this.dirty = new DirtyObjects();
+    return KernelView.read(this.nft, this.family, this.cfg.table, this.layout, size);
   }
 
   /** Whether the next sync has something to repair (an outside change seen since this one read the kernel). */
@@ -175,10 +208,9 @@ export class FamilySync {
     const full = change === undefined;
     const requests = this.fullRequests;
     if (full && !this.view) {
-      // What others changed so far, this read sees; what they change from now on, the next sync.
-      this.dirty = new DirtyObjects();
+      const reading = this.reading ?? this.startRead(stateSize(state));
+      this.reading = undefined;
       // The dump runs on the addon's thread and in the kernel: meanwhile, what needs no kernel state.
-      const reading = KernelView.read(this.nft, this.family, this.cfg.table, this.layout, state);
       this.layout.prepare?.(state);
       this.view = await reading;
     }

@@ -3,7 +3,7 @@
 
 import { knownChain, rulesByChain, type Family, type KnownChain, type NftConnection, type NftSet } from '../../nft/index.js';
 import type { Layout } from '../layout/types.js';
-import type { ProxyState } from '../model/types.js';
+import type { StateSize } from '../model/state-size.js';
 import type { Plan } from './plan.js';
 
 /**
@@ -44,12 +44,12 @@ export class KernelView {
 
   /**
    * Reads the table back (chains with their rules, sets with elements); the layout adopts what it
-   * finds. For `state`'s size: the sets the layout finds too large to read are left out
+   * finds. For a state of `size`: the sets the layout finds too large to read are left out
    * (Layout.largeSets), and a large table's rules are read chain by chain (PER_CHAIN_RULES_FROM).
    */
-  static async read(nft: NftConnection, family: Family, table: string, layout: Layout, state?: ProxyState): Promise<KernelView> {
-    const omit = (state && layout.largeSets?.(state)) ?? [];
-    const perChainRules = state !== undefined && state.services.size >= PER_CHAIN_RULES_FROM;
+  static async read(nft: NftConnection, family: Family, table: string, layout: Layout, size?: StateSize): Promise<KernelView> {
+    const omit = (size && layout.largeSets?.(size)) ?? [];
+    const perChainRules = size !== undefined && size.servicePorts >= PER_CHAIN_RULES_FROM;
     // Inline sets' elements left out: their rules compare by digest (most of a restart's kernel time
     // in the kube-proxy layout, which has an inline map per service with two or more endpoints).
     // Our rules' expressions left out too, for the same reason in JavaScript: they compare by

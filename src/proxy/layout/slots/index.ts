@@ -15,6 +15,7 @@
 // port, with pins in shared timeout maps (affinity.ts).
 
 import { constant, ct, meta, numgen, rule, th, types, type NftSet, type RuleBuilder, type Ruleset } from '../../../nft/index.js';
+import type { StateSize } from '../../model/state-size.js';
 import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { baseObjects } from '../kube-proxy/base.js';
 import { l4proto, serviceObjects, type PickerContext } from '../kube-proxy/service.js';
@@ -52,8 +53,8 @@ export class SlotsLayout implements Layout {
     prepareChainBases(state);
   }
 
-  largeSets(state: ProxyState): readonly string[] {
-    return largeSets(state);
+  largeSets(size: StateSize): readonly string[] {
+    return largeSets(size);
   }
 
   /** kube-proxy's fixed objects, and what renews affinity pins after the DNAT (affinity.ts). */
