@@ -58,8 +58,12 @@ export interface ChurnResult {
   /** From the start to the end of the first sync, s, and the RSS then, MB. */
   firstSyncS: number;
   firstSyncRssMB: number;
-  /** RSS samples from the end of the first sync: seconds since then, MB. */
-  samples: { s: number; rssMB: number }[];
+  /**
+   * RSS samples from the end of the first sync: seconds since then, MB, and of it the pages of
+   * files (RssFile: the node executable's, mostly), which the proxy gives back once after its first
+   * sync and which come back as its code paths run.
+   */
+  samples: { s: number; rssMB: number; fileMB: number }[];
   /** The syncs under churn: durations summed over the families, ms, and operations. */
   syncMs: number[];
   syncOperations: number[];
@@ -106,7 +110,7 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
           const compactionsBefore = proxy.compactionMs.length;
           const samples: ChurnResult['samples'] = [];
           const sample = (): void => {
-            samples.push({ s: (performance.now() - t0) / 1000, rssMB: proxy.rssMB() });
+            samples.push({ s: (performance.now() - t0) / 1000, rssMB: proxy.rssMB(), fileMB: proxy.fileMB() });
           };
           sample();
           const firstSyncRssMB = samples[0]!.rssMB;

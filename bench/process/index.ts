@@ -147,7 +147,7 @@ async function main(argv: string[]): Promise<void> {
       `nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
       `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''${busyText(runs)}\n\n` +
       (medians.length ? renderProcess(medians) : '(no cold starts measured: --sizes none)') +
-      (churn.length ? `\n\nChurn memory: a long-running proxy (-v 4, servers off) under churn, RSS from /proc/PID/status every sample; steady: from the end of its first sync; slope: least squares, MB per minute; syncs: the proxy's "synced" lines, summed over families\n\n${renderChurn(churn)}` : '') +
+      (churn.length ? `\n\nChurn memory: a long-running proxy (-v 4, servers off) under churn, RSS from /proc/PID/status every sample; steady: from the end of its first sync; slope: least squares, MB per minute; anon slope: the same of the RSS less its pages of files (RssFile: the executable's pages, given back once after the first sync, come back as code runs); syncs: the proxy's "synced" lines, summed over families\n\n${renderChurn(churn)}` : '') +
       (deltas.length ? `\n\nChurn ratio: one endpoint replaced (through the informers), each change waited for; proxy: its sync of the change; nft -f: the same change's statements (the difference of nftlink render before and after) as a process of its own, on a namespace holding the same ruleset, forwards and back in turn\n\n${renderDeltas(deltas)}` : '') +
       `\n\nTargets (issue 29):\n` +
       renderTargets(ts) +

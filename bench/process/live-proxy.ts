@@ -101,8 +101,13 @@ export class LiveProxy {
     return this.status('VmRSS');
   }
 
+  /** Of that, the pages of files (RssFile: the node executable's, mostly), MB. */
+  fileMB(): number {
+    return this.status('RssFile');
+  }
+
   /** A memory field of /proc/PID/status, MB. */
-  private status(field: 'VmRSS' | 'VmHWM'): number {
+  private status(field: 'VmRSS' | 'VmHWM' | 'RssFile'): number {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${this.child.pid}/status`, 'utf8'));
     if (!m) throw new Error(`bench: no ${field} in /proc/${this.child.pid}/status`);
     return Number(m[1]) / 1024;

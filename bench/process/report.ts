@@ -231,6 +231,8 @@ export interface ChurnSummary {
   maxSteadyRssMB: number;
   /** RSS growth under churn, MB per minute (least squares over the samples). */
   slopeMBPerMin: number;
+  /** The same of the RSS less its pages of files: the anonymous memory (the heaps). */
+  anonSlopeMBPerMin: number;
   syncs: number;
   syncP50Ms: number;
   syncP95Ms: number;
@@ -246,6 +248,7 @@ export function churnSummary(c: ChurnResult): ChurnSummary {
   return {
     maxSteadyRssMB: Math.max(...c.samples.map((s) => s.rssMB)),
     slopeMBPerMin: slope(c.samples.map((s) => ({ x: s.s / 60, y: s.rssMB }))),
+    anonSlopeMBPerMin: slope(c.samples.map((s) => ({ x: s.s / 60, y: s.rssMB - s.fileMB }))),
     syncs: c.syncMs.length,
     syncP50Ms: percentile(c.syncMs, 50),
     syncP95Ms: percentile(c.syncMs, 95),
@@ -257,10 +260,10 @@ export function churnSummary(c: ChurnResult): ChurnSummary {
 }
 
 export function renderChurn(cs: readonly ChurnResult[]): string {
-  const rows = [['services', 'layout', 'source', 'churn s', 'changes/s', 'first sync s', 'RSS then MB', 'max steady RSS MB', 'slope MB/min', 'samples', 'syncs', 'sync p50 ms', 'p95', 'max', 'GCs', 'GC pause ms']];
+  const rows = [['services', 'layout', 'source', 'churn s', 'changes/s', 'first sync s', 'RSS then MB', 'max steady RSS MB', 'slope MB/min', 'anon slope', 'samples', 'syncs', 'sync p50 ms', 'p95', 'max', 'GCs', 'GC pause ms']];
   for (const c of cs) {
     const s = churnSummary(c);
-    rows.push([`${c.services}x${c.endpoints}`, c.layout, c.source, String(c.seconds), s.changesPerS.toFixed(0), f(c.firstSyncS, 2), f(c.firstSyncRssMB, 0), f(s.maxSteadyRssMB, 0), f(s.slopeMBPerMin, 2), String(c.samples.length), String(s.syncs), f(s.syncP50Ms, 1), f(s.syncP95Ms, 1), f(s.syncMaxMs, 1), String(s.compactions), s.compactions ? f(s.compactionMaxMs, 0) : '-']);
+    rows.push([`${c.services}x${c.endpoints}`, c.layout, c.source, String(c.seconds), s.changesPerS.toFixed(0), f(c.firstSyncS, 2), f(c.firstSyncRssMB, 0), f(s.maxSteadyRssMB, 0), f(s.slopeMBPerMin, 2), f(s.anonSlopeMBPerMin, 2), String(c.samples.length), String(s.syncs), f(s.syncP50Ms, 1), f(s.syncP95Ms, 1), f(s.syncMaxMs, 1), String(s.compactions), s.compactions ? f(s.compactionMaxMs, 0) : '-']);
   }
   return pad(rows);
 }

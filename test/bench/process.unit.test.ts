@@ -242,7 +242,7 @@ describe('churn options and targets', () => {
   it('judges churn memory on the max and the slope, and the churn ratio on the medians', () => {
     const churn: ChurnResult = {
       source: 'informers', layout: 'slots', services: 10_000, endpoints: 5, seconds: 120, servicesPerTick: 50, intervalMs: 200, ticks: 600, changes: 30_000, firstSyncS: 2, firstSyncRssMB: 150,
-      samples: [{ s: 0, rssMB: 150 }, { s: 60, rssMB: 152 }, { s: 120, rssMB: 154 }],
+      samples: [{ s: 0, rssMB: 150, fileMB: 50 }, { s: 60, rssMB: 152, fileMB: 51 }, { s: 120, rssMB: 154, fileMB: 53 }],
       syncMs: [10, 20, 30], syncOperations: [5, 5, 5], compactionMs: [240, 310],
     };
     const delta: DeltaResult = { layout: 'slots', services: 10_000, endpoints: 5, syncMs: [2, 3, 4], syncOperations: [4, 4, 4], nftWall: [0.1, 0.08, 0.12], nftUser: [0, 0, 0], nftSys: [0, 0, 0], deltaStatements: 4 };
@@ -252,7 +252,10 @@ describe('churn options and targets', () => {
     expect(ts[2]!.value).toBe('3.00 / 100.0 ms = 1/33.3');
     // The proxy's heap collections under churn: how many, and the longest pause.
     const table = renderChurn([churn, { ...churn, compactionMs: [] }]).split('\n');
+    expect(table[0]).toMatch(/slope MB\/min\s+anon slope\s+samples/);
     expect(table[0]).toMatch(/GCs\s+GC pause ms$/);
+    // The RSS grew 2 MB a minute, its pages of files 1.5: the anonymous part 0.5.
+    expect(table[1]).toMatch(/\s2\.00\s+0\.50\s+3\s/);
     expect(table[1]).toMatch(/\s2\s+310$/);
     expect(table[2]).toMatch(/\s0\s+-$/);
   });
