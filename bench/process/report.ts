@@ -233,6 +233,8 @@ export interface ChurnSummary {
   slopeMBPerMin: number;
   /** The same of the RSS less its pages of files: the anonymous memory (the heaps). */
   anonSlopeMBPerMin: number;
+  /** The RSS's slope over the run's second half: whether the growth levels off. */
+  lateSlopeMBPerMin: number;
   syncs: number;
   syncP50Ms: number;
   syncP95Ms: number;
@@ -249,6 +251,7 @@ export function churnSummary(c: ChurnResult): ChurnSummary {
     maxSteadyRssMB: Math.max(...c.samples.map((s) => s.rssMB)),
     slopeMBPerMin: slope(c.samples.map((s) => ({ x: s.s / 60, y: s.rssMB }))),
     anonSlopeMBPerMin: slope(c.samples.map((s) => ({ x: s.s / 60, y: s.rssMB - s.fileMB }))),
+    lateSlopeMBPerMin: slope(c.samples.filter((s) => s.s >= c.seconds / 2).map((s) => ({ x: s.s / 60, y: s.rssMB }))),
     syncs: c.syncMs.length,
     syncP50Ms: percentile(c.syncMs, 50),
     syncP95Ms: percentile(c.syncMs, 95),
@@ -260,10 +263,10 @@ export function churnSummary(c: ChurnResult): ChurnSummary {
 }
 
 export function renderChurn(cs: readonly ChurnResult[]): string {
-  const rows = [['services', 'layout', 'source', 'churn s', 'changes/s', 'first sync s', 'RSS then MB', 'max steady RSS MB', 'slope MB/min', 'anon slope', 'samples', 'syncs', 'sync p50 ms', 'p95', 'max', 'GCs', 'GC pause ms']];
+  const rows = [['services', 'layout', 'source', 'churn s', 'changes/s', 'first sync s', 'RSS then MB', 'max steady RSS MB', 'slope MB/min', 'anon slope', 'late slope', 'samples', 'syncs', 'sync p50 ms', 'p95', 'max', 'GCs', 'GC pause ms']];
   for (const c of cs) {
     const s = churnSummary(c);
-    rows.push([`${c.services}x${c.endpoints}`, c.layout, c.source, String(c.seconds), s.changesPerS.toFixed(0), f(c.firstSyncS, 2), f(c.firstSyncRssMB, 0), f(s.maxSteadyRssMB, 0), f(s.slopeMBPerMin, 2), f(s.anonSlopeMBPerMin, 2), String(c.samples.length), String(s.syncs), f(s.syncP50Ms, 1), f(s.syncP95Ms, 1), f(s.syncMaxMs, 1), String(s.compactions), s.compactions ? f(s.compactionMaxMs, 0) : '-']);
+    rows.push([`${c.services}x${c.endpoints}`, c.layout, c.source, String(c.seconds), s.changesPerS.toFixed(0), f(c.firstSyncS, 2), f(c.firstSyncRssMB, 0), f(s.maxSteadyRssMB, 0), f(s.slopeMBPerMin, 2), f(s.anonSlopeMBPerMin, 2), f(s.lateSlopeMBPerMin, 2), String(c.samples.length), String(s.syncs), f(s.syncP50Ms, 1), f(s.syncP95Ms, 1), f(s.syncMaxMs, 1), String(s.compactions), s.compactions ? f(s.compactionMaxMs, 0) : '-']);
   }
   return pad(rows);
 }
