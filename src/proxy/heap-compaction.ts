@@ -34,9 +34,9 @@
 //
 // The first collection also hands back the pages of the node executable that starting up read (the
 // addon's releaseExecutablePages: the bootstrap, the module loader, V8's and ICU's tables): about
-// 50 MB of a started proxy's RSS is the executable's, and an idle proxy uses a fifth of it again.
-// Once: the pages later syncs touch come back and are used; giving them back at every collection
-// would only read them again.
+// 50 MB of a started proxy's RSS is the executable's, and an idle proxy uses under a third of it
+// again. Once: the pages later syncs touch come back and are used; giving them back at every
+// collection would only read them again.
 
 import { loadNative } from '../native/index.js';
 
