@@ -16,7 +16,7 @@ import { nftFamily } from '../proxy/layout/types.js';
 import { LocalhostNodePortProxy } from '../proxy/localhost/localhost-proxy.js';
 import type { IPFamily } from '../proxy/model/types.js';
 import { applyOomScoreAdj } from '../proxy/oom-score.js';
-import { Proxier, type FamilyPreview, type ProxierOptions } from '../proxy/proxier.js';
+import { Proxier, type FamilyPreview, type ProxierOptions, type SyncReport } from '../proxy/proxier.js';
 import { ManifestSource } from '../proxy/source/manifests.js';
 import type { ProxySource } from '../proxy/source/source.js';
 import { isProxyHealthy, SyncHealthTracker } from '../server/healthz.js';
@@ -167,16 +167,18 @@ export async function proxyCommand(argv: string[]): Promise<void> {
     await serviceHealth?.stop();
     await Promise.all(servers.map((s) => s.stop()));
   };
+  // --once reads the source, stops it and syncs once (Proxier.runOnce); a proxy that runs on starts.
+  let report: SyncReport | undefined;
   try {
-    await proxier.start();
+    if (values.once) report = await proxier.runOnce();
+    else await proxier.start();
   } catch (err) {
     // A source that cannot be read at start-up (manifests that do not read) has programmed
     // nothing: end with its error (exit 1) rather than let the servers answer 200 meanwhile.
     await stopAll().catch(() => {});
     throw err;
   }
-  if (values.once) {
-    const report = await proxier.syncNow();
+  if (report) {
     await stopAll();
     if (report.error) throw report.error;
     for (const r of report.results) log.info('synced', { ...r });

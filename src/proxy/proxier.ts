@@ -22,6 +22,8 @@ import { localhostTargets } from './localhost/targets.js';
 import { ConntrackCleaner } from './conntrack/cleaner.js';
 import { exposedGc, HeapCompaction } from './heap-compaction.js';
 
+const NEEDS_NODE_CIDRS = "the tables' configuration needs this node's Node with podCIDRs (detectLocalMode NodeCIDR), and the source has none";
+
 export interface ProxierOptions {
   source: ProxySource;
   /**
@@ -178,12 +180,37 @@ export class Proxier {
   }
 
   /**
+   * `proxy --once`: reads the source to its first complete lists, stops it, and syncs once. Nothing
+   * syncs after, so the change tracker lets go of the objects as soon as that sync's state is built
+   * (ChangeTracker.forget), and the sync carries the state alone. Instead of start(), not beside
+   * it; stop() afterwards. Throws what the source's start throws (a manifest path that does not
+   * read); a failed sync is the report's error.
+   */
+  async runOnce(): Promise<SyncReport> {
+    this.nft = this.opts.connect();
+    await this.readSourceOnce();
+    if (!this.ensureFamilies()) throw new Error(NEEDS_NODE_CIDRS);
+    await this.syncOnce(true);
+    return this.lastReport!;
+  }
+
+  /**
    * Preview mode (`nftlink render`): reads the source once, to its first synced state, and plans
    * what a first sync would write into empty tables; nothing is connected to or written. Instead of
    * start(), not beside it.
    */
   async preview(): Promise<FamilyPreview[]> {
-    const { source, log } = this.opts;
+    await this.readSourceOnce();
+    const cfgs = typeof this.opts.families === 'function' ? this.opts.families() : this.opts.families;
+    if (!cfgs) throw new Error(NEEDS_NODE_CIDRS);
+    const snap = this.snapshot();
+    this.tracker.forget();
+    return cfgs.map((cfg) => ({ family: cfg.family, table: cfg.table, transaction: previewTransaction(createLayout(this.opts.layout), cfg, snap.states[cfg.family], this.opts.log) }));
+  }
+
+  /** Reads the source to its first complete lists into the tracker, then stops it. */
+  private async readSourceOnce(): Promise<void> {
+    const { source } = this.opts;
     await new Promise<void>((resolve, reject) => {
       source
         .start({
@@ -199,10 +226,6 @@ export class Proxier {
         .catch(reject);
     });
     await source.stop();
-    const cfgs = typeof this.opts.families === 'function' ? this.opts.families() : this.opts.families;
-    if (!cfgs) throw new Error("the tables' configuration needs this node's Node with podCIDRs (detectLocalMode NodeCIDR), and the source has none");
-    const snap = this.snapshot();
-    return cfgs.map((cfg) => ({ family: cfg.family, table: cfg.table, transaction: previewTransaction(createLayout(this.opts.layout), cfg, snap.states[cfg.family], log) }));
   }
 
   /** The tracker's snapshot, its invalid objects logged and counted. */
@@ -290,7 +313,8 @@ export class Proxier {
     return this.syncing;
   }
 
-  private async syncOnce(): Promise<void> {
+  /** `last`: the run ends after this sync (runOnce), which then needs no objects beyond its state. */
+  private async syncOnce(last = false): Promise<void> {
     if (!this.ensureFamilies()) {
       this.opts.log.info('not syncing yet: waiting for this node\'s podCIDRs (detectLocalMode NodeCIDR)');
       return;
@@ -302,6 +326,7 @@ export class Proxier {
       for (const fam of this.families) fam.prefetchView(sizes[fam.ipFamily]);
     }
     const snap = this.snapshot();
+    if (last) this.tracker.forget();
     const results: SyncResult[] = [];
     let error: Error | undefined;
     for (const fam of this.families) {
@@ -338,7 +363,7 @@ export class Proxier {
     this.opts.onSync?.(report);
     this.compaction.syncsDone();
     // Come back for stale chains once they may be deleted, and retry soon after a failure.
-    if (error || this.families.some((f) => f.hasStaleChains)) {
+    if (!last && (error || this.families.some((f) => f.hasStaleChains))) {
       if (this.staleTimer) clearTimeout(this.staleTimer);
       this.staleTimer = setTimeout(() => this.runner.run(), error ? this.opts.minSyncPeriodMs : STALE_CHAIN_DELAY_MS + 50);
       this.staleTimer.unref?.();

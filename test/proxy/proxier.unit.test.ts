@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, EventType, Service } from '../../src/k8s/objects.js';
 import type { NftConnection } from '../../src/nft/index.js';
 import { FakeNftables } from '../../src/testing/index.js';
-import { Proxier, type SyncReport } from '../../src/proxy/proxier.js';
+import { Proxier, type ProxierOptions, type SyncReport } from '../../src/proxy/proxier.js';
 import type { ProxySource, SourceHandler } from '../../src/proxy/source/source.js';
 import type { SyncResult } from '../../src/proxy/sync/family-sync.js';
 import { layoutConfigs } from '../../src/config/layout-configs.js';
@@ -60,15 +60,16 @@ function socketTo(fake: FakeNftables): NftConnection {
   };
 }
 
-function proxierOn(fake: FakeNftables, source: ProxySource) {
+function proxierOn(fake: FakeNftables, source: ProxySource, opts: Partial<Pick<ProxierOptions, 'families'>> & { connection?: NftConnection } = {}) {
+  const connection = opts.connection ?? socketTo(fake);
   const settings = proxySettings({ nodeIPs: ['198.18.250.1'], clusterCIDRs: ['198.18.0.0/16'], serviceCIDRs: ['198.18.200.0/24'], localhostNodePorts: false });
   const log = recordingLogger();
   const proxier = new Proxier({
     source,
-    connect: () => socketTo(fake),
+    connect: () => connection,
     nodeName: settings.nodeName,
     layout: settings.layout,
-    families: layoutConfigs(settings, ['ipv4']),
+    families: opts.families ?? layoutConfigs(settings, ['ipv4']),
     minSyncPeriodMs: 0,
     syncPeriodMs: 60_000,
     log,
@@ -87,8 +88,66 @@ class LateListSource extends ListSource {
   }
 }
 
+/** A LateListSource that records when it is started, synced and stopped, beside the commits. */
+class RecordedSource extends LateListSource {
+  constructor(readonly events: string[]) {
+    super(WEB, WEB_SLICES);
+  }
+  override async start(handler: SourceHandler): Promise<void> {
+    this.events.push('start');
+    await super.start({
+      ...handler,
+      synced: () => {
+        this.events.push('synced');
+        handler.synced();
+      },
+    });
+  }
+  override async stop(): Promise<void> {
+    this.events.push('stop');
+  }
+}
+
 describe('Proxier on the in-memory fake (no root)', () => {
-  it('a sync asked for before the first lists arrive waits for them (proxy --once through informers)', async () => {
+  it('runOnce (proxy --once) reads the lists, stops the source, then syncs once; later events change nothing', async () => {
+    const fake = new FakeNftables();
+    const events: string[] = [];
+    const source = new RecordedSource(events);
+    const socket = socketTo(fake);
+    const recorded: NftConnection = {
+      ...socket,
+      commit: (tx, o) => {
+        events.push('commit');
+        return socket.commit(tx, o);
+      },
+    };
+    const { proxier } = proxierOn(fake, source, { connection: recorded });
+    const report = await proxier.runOnce();
+    expect(report.error).toBeUndefined();
+    expect(ipv4(report).full).toBe(true);
+    // The lists first, the source stopped before anything is written, and one cold start's commit.
+    expect(events).toEqual(['start', 'synced', 'stop', 'commit']);
+    const text = fake.render();
+    expect(text).toContain('198.18.200.11');
+    expect(text).toContain('198.18.3.2');
+    // A source that delivers after it was stopped reaches a tracker that let go: nothing throws, nothing syncs.
+    source.slice('update', slice('api', ['198.18.3.9'], '2'));
+    await proxier.stop();
+    expect(events).toEqual(['start', 'synced', 'stop', 'commit', 'stop']);
+    expect(fake.render()).toBe(text);
+  });
+
+  it('runOnce without the Node podCIDRs that detectLocalMode NodeCIDR needs ends with that error, writing nothing', async () => {
+    const fake = new FakeNftables();
+    const generation = await fake.generation();
+    const { proxier } = proxierOn(fake, new ListSource(WEB, WEB_SLICES), { families: () => undefined });
+    await expect(proxier.runOnce()).rejects.toThrow(/needs this node's Node with podCIDRs/);
+    expect(await fake.generation()).toBe(generation);
+    expect(fake.render()).not.toContain('198.18.200.10');
+    await proxier.stop();
+  });
+
+  it('a sync asked for before the first lists arrive waits for them (informers)', async () => {
     const fake = new FakeNftables();
     const { proxier } = proxierOn(fake, new LateListSource(WEB, WEB_SLICES));
     await proxier.start();

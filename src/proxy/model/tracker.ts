@@ -116,7 +116,9 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
   private readonly reportedInvalid = new Map<string, string | undefined>();
   private readonly pendingInvalid = new Map<string, InvalidObject>();
 
-  private readonly families: Record<IPFamily, FamilyState>;
+  private families: Record<IPFamily, FamilyState>;
+  /** Set by forget(): the objects are gone, and no snapshot may be built from what is left. */
+  private forgotten = false;
 
   constructor(options: ChangeTrackerOptions) {
     this.nodeName = options.nodeName;
@@ -127,6 +129,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
 
   /** A Service event; `version` as the source names it (SourceHandler), if it can. */
   service(type: EventType, svc: Service, version?: string): void {
+    if (this.forgotten) return;
     const key = objectKey(svc.metadata);
     const existing = this.services.get(key);
     if (type === 'delete') {
@@ -145,6 +148,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
 
   /** An EndpointSlice event; `version` as the source names it (SourceHandler), if it can. */
   endpointSlice(type: EventType, slice: EndpointSlice, version?: string): void {
+    if (this.forgotten) return;
     const key = objectKey(slice.metadata);
     const existing = this.slices.get(key);
     if (existing) this.unindexSlice(key, existing);
@@ -182,7 +186,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
    * (kube-proxy's NodeTopologyConfig). A new zone recomputes every service.
    */
   node(type: EventType, node: Node): void {
-    if (node.metadata?.name !== this.nodeName) return;
+    if (this.forgotten || node.metadata?.name !== this.nodeName) return;
     const zone = type === 'delete' ? '' : (node.metadata?.labels?.[LABEL_TOPOLOGY_ZONE] ?? '');
     if (zone === this.zone) return;
     this.zone = zone;
@@ -216,6 +220,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
   }
 
   snapshot(): TrackerSnapshot {
+    if (this.forgotten) throw new Error('nftlink: internal error: a snapshot after the change tracker let go of its objects');
     const pending = new Set([...this.pendingServices, ...this.pendingEndpoints]);
     const states = {} as Record<IPFamily, ProxyState>;
     const change = {} as Record<IPFamily, StateChange>;
@@ -240,6 +245,27 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     this.triggerTimes.clear();
     this.oldestQueuedAt = undefined;
     return snapshot;
+  }
+
+  /**
+   * Lets go of the objects read and of everything built from them but the last snapshot's states,
+   * for a run that ends with the sync of that snapshot (`proxy --once`, `nftlink render`): at 10k
+   * services they are tens of MB the sync would otherwise carry to its end, at its peak. Events
+   * after it are ignored (nothing would sync them), and a snapshot after it throws: one built from
+   * nothing would delete every service.
+   */
+  forget(): void {
+    this.forgotten = true;
+    this.services.clear();
+    this.slices.clear();
+    this.slicesByService.clear();
+    this.pendingServices.clear();
+    this.pendingEndpoints.clear();
+    this.triggerTimes.clear();
+    this.reportedInvalid.clear();
+    this.pendingInvalid.clear();
+    // The snapshot's states are these families' state objects: they stay with whoever holds it.
+    this.families = { ipv4: emptyFamilyState('ipv4'), ipv6: emptyFamilyState('ipv6') };
   }
 
   /** Recomputes the pending services' ports and endpoints in the family's state (in place). */

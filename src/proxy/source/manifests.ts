@@ -141,6 +141,10 @@ export class ManifestSource implements ProxySource {
     for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
     await this.running;
+    // A stopped source never reads again (start() refuses a second start): what it kept to compare
+    // the next read with goes, and with it the file's bytes a List's memo holds.
+    this.objects = new Map();
+    this.memory = { lastGood: new Map(), parsed: new Map() };
   }
 
   /** Runs one read-and-diff at a time; a change during a read triggers another after it. */
