@@ -173,6 +173,8 @@ export interface DeltaResult {
   /** The proxy's sync of each change (one endpoint replaced): ms summed over families, and operations. */
   syncMs: number[];
   syncOperations: number[];
+  /** Of each sync, its commits' ms (the kernel's work for the batch: SyncResult.commitMs); absent in runs saved before it. */
+  syncCommitMs?: number[];
   /** `nft -f` of the same change, whole process, s (forwards and back in turn). */
   nftWall: number[];
   nftUser: number[];
@@ -182,7 +184,7 @@ export interface DeltaResult {
 }
 
 /** The proxy's side of the churn ratio: `changes` single replacements, each waited for. */
-async function proxyDeltas(layout: LayoutName, services: number, endpoints: number, changes: number, log: (s: string) => void): Promise<{ syncMs: number[]; syncOperations: number[] }> {
+async function proxyDeltas(layout: LayoutName, services: number, endpoints: number, changes: number, log: (s: string) => void): Promise<{ syncMs: number[]; syncOperations: number[]; syncCommitMs: number[] }> {
   const churn = new EndpointChurn(services, endpoints);
   const api = await BenchApiServer.start(services, endpoints);
   try {
@@ -196,6 +198,7 @@ async function proxyDeltas(layout: LayoutName, services: number, endpoints: numb
           await sleep(SETTLE_MS);
           const syncMs: number[] = [];
           const syncOperations: number[] = [];
+          const syncCommitMs: number[] = [];
           for (let c = 0; c < changes; c++) {
             const [i] = churn.pick(1);
             churn.replace(i!);
@@ -210,9 +213,10 @@ async function proxyDeltas(layout: LayoutName, services: number, endpoints: numb
             }
             syncMs.push(r.durationMs);
             syncOperations.push(r.operations);
+            syncCommitMs.push(r.commitMs);
           }
           log(`  churn ratio ${layout} ${services}x${endpoints}: proxy syncs ${syncMs.map((x) => x.toFixed(1)).join(' ')} ms`);
-          return { syncMs, syncOperations };
+          return { syncMs, syncOperations, syncCommitMs };
         } finally {
           await proxy.stop();
         }

@@ -41,6 +41,8 @@ export interface SyncRound {
   atMs: number;
   operations: number;
   durationMs: number;
+  /** Of durationMs, the commits (SyncResult.commitMs). */
+  commitMs: number;
 }
 
 interface SyncedLine {
@@ -48,6 +50,7 @@ interface SyncedLine {
   family: string;
   operations: number;
   durationMs: number;
+  commitMs: number;
 }
 
 export class LiveProxy {
@@ -90,7 +93,7 @@ export class LiveProxy {
     if (this.open.length < FAMILIES) return;
     const families = new Set(this.open.map((x) => x.family));
     if (families.size !== FAMILIES) this.failure ??= new Error(`bench: the proxy's synced lines are not one per family: ${JSON.stringify(this.open)}`);
-    const round = { atMs: performance.now() - this.started, operations: this.open.reduce((s, x) => s + x.operations, 0), durationMs: this.open.reduce((s, x) => s + x.durationMs, 0) };
+    const round = { atMs: performance.now() - this.started, operations: this.open.reduce((s, x) => s + x.operations, 0), durationMs: this.open.reduce((s, x) => s + x.durationMs, 0), commitMs: this.open.reduce((s, x) => s + x.commitMs, 0) };
     this.rounds.push(round);
     this.open = [];
     if (!this.first) this.first = { wall: round.atMs / 1000, ...this.cpu(), rssMB: this.status('VmHWM'), operations: round.operations, syncMs: round.durationMs };

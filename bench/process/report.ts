@@ -285,10 +285,11 @@ export function deltaSummary(d: DeltaResult): DeltaSummary {
 }
 
 export function renderDeltas(ds: readonly DeltaResult[]): string {
-  const rows = [['services', 'layout', 'changes', 'proxy sync p50 ms', 'max', 'ops p50', 'nft -f p50 ms', 'user', 'sys', 'statements', 'proxy / nft -f']];
+  const rows = [['services', 'layout', 'changes', 'proxy sync p50 ms', 'max', 'ops p50', 'commit p50 ms', 'nft -f p50 ms', 'user', 'sys', 'statements', 'proxy / nft -f']];
   for (const d of ds) {
     const s = deltaSummary(d);
-    rows.push([`${d.services}x${d.endpoints}`, d.layout, String(d.syncMs.length), f(s.syncP50Ms, 2), f(Math.max(...d.syncMs), 2), f(median(d.syncOperations), 0), f(s.nftP50Ms, 1), f(median(d.nftUser), 3), f(median(d.nftSys), 3), String(d.deltaStatements), `1/${(1 / s.ratio).toFixed(1)}`]);
+    const commit = d.syncCommitMs?.length ? f(median(d.syncCommitMs), 2) : '-';
+    rows.push([`${d.services}x${d.endpoints}`, d.layout, String(d.syncMs.length), f(s.syncP50Ms, 2), f(Math.max(...d.syncMs), 2), f(median(d.syncOperations), 0), commit, f(s.nftP50Ms, 1), f(median(d.nftUser), 3), f(median(d.nftSys), 3), String(d.deltaStatements), `1/${(1 / s.ratio).toFixed(1)}`]);
   }
   return pad(rows);
 }

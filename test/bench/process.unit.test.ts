@@ -6,7 +6,7 @@ import type { ProcessRun } from '../../bench/process/cases.js';
 import { syncedTotals } from '../../bench/process/cases.js';
 import { clusterAddress, endpointAddress, NODE_IP, serviceObjects } from '../../bench/process/manifests.js';
 import { categorize, packageOf } from '../../bench/process/profile-summary.js';
-import { churnTargets, processMedians, processTargets, renderChurn, slope } from '../../bench/process/report.js';
+import { churnTargets, processMedians, processTargets, renderChurn, renderDeltas, slope } from '../../bench/process/report.js';
 import { EndpointChurn } from '../../bench/process/churn-state.js';
 import type { ChurnResult, DeltaResult } from '../../bench/process/churn.js';
 import { nftDelta, splitElements } from '../../bench/process/nft-delta.js';
@@ -259,5 +259,10 @@ describe('churn options and targets', () => {
     expect(table[1]).toMatch(/\s2\.00\s+0\.50\s+2\.00\s+3\s/);
     expect(table[1]).toMatch(/\s2\s+310$/);
     expect(table[2]).toMatch(/\s0\s+-$/);
+    // The churn ratio's commit column: the median of the syncs' commits, '-' for a run saved without them.
+    const deltas = renderDeltas([{ ...delta, syncCommitMs: [1.5, 0.5, 1] }, delta]).split('\n');
+    expect(deltas[0]).toMatch(/ops p50\s+commit p50 ms\s+nft -f p50 ms/);
+    expect(deltas[1]).toMatch(/\s4\s+1\.00\s+100\.0\s/);
+    expect(deltas[2]).toMatch(/\s4\s+-\s+100\.0\s/);
   });
 });

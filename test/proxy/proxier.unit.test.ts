@@ -184,6 +184,31 @@ describe('Proxier on the in-memory fake (no root)', () => {
     await again.proxier.stop();
   });
 
+  it("a sync reports its commits' time within its duration, and none when it writes nothing", async () => {
+    const fake = new FakeNftables();
+    const socket = socketTo(fake);
+    const slow: NftConnection = {
+      ...socket,
+      commit: async (tx, o) => {
+        await new Promise((r) => setTimeout(r, 40));
+        return socket.commit(tx, o);
+      },
+    };
+    const source = new ListSource(WEB, WEB_SLICES);
+    const { proxier } = proxierOn(fake, source, { connection: slow });
+    await proxier.start();
+    await proxier.syncNow();
+    source.slice('update', slice('web', ['198.18.1.2', '198.18.2.2', '198.18.4.2'], '2'));
+    const partial = ipv4(await proxier.syncNow());
+    expect(partial.operations).toBeGreaterThan(0);
+    expect(partial.commitMs).toBeGreaterThanOrEqual(39);
+    expect(partial.commitMs).toBeLessThanOrEqual(partial.durationMs);
+    const idle = ipv4(await proxier.syncNow());
+    expect(idle.operations).toBe(0);
+    expect(idle.commitMs).toBe(0);
+    await proxier.stop();
+  });
+
   it('a partial sync changes only the service whose endpoints changed', async () => {
     const fake = new FakeNftables();
     const source = new ListSource(WEB, WEB_SLICES);

@@ -13,7 +13,7 @@ afterEach(async () => {
 const NOW = 1_700_000_000_000;
 
 function result(family: 'ip' | 'ip6', full: boolean, durationMs: number) {
-  return { family, full, operations: 10, chainsWritten: 2, chainsFlushed: 0, chainsDeleted: 0, elementsChanged: 3, excluded: 0, durationMs };
+  return { family, full, operations: 10, chainsWritten: 2, chainsFlushed: 0, chainsDeleted: 0, elementsChanged: 3, excluded: 0, durationMs, commitMs: durationMs / 2 };
 }
 
 function localService(name: string, itp: 'Local' | 'Cluster', etp: 'Local' | 'Cluster'): ServicePort {

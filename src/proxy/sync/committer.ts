@@ -36,7 +36,9 @@ export class Committer {
 
   private async commit(plan: Plan, tx: Transaction): Promise<void> {
     if (this.log.trace) this.log.trace('transaction', { family: this.family, nft: tx.render() });
+    const started = performance.now();
     const result = await this.nft.commit(tx);
+    plan.stats.commitMs += performance.now() - started;
     for (const [index, handle] of result.ruleHandles) {
       const at = plan.echoes?.get(plan.committedOps + index);
       const known = at && plan.chainWrites.get(at.chain);

@@ -48,6 +48,13 @@ export interface SyncResult {
   repaired?: { chains: number; sets: number; elements: number };
   /** From the start of bringing the model up to date (the tracker's snapshot) to the end of the sync. */
   durationMs: number;
+  /**
+   * Of that, the commits: from handing each transaction to the connection until it returned,
+   * summed. A small sync's is the kernel's work for its batch (committed on the JS thread, see
+   * docs/decisions.md); a cold start's parts commit while the next is planned, so theirs overlap
+   * the planning and include waits for the JS thread.
+   */
+  commitMs: number;
 }
 
 /** How long after a cold start its unkeyed elements are keyed (see attempt). */

@@ -11,6 +11,8 @@ export interface PlanStats {
   chainsWritten: number;
   chainsFlushed: number;
   elementsChanged: number;
+  /** Milliseconds from handing each transaction to the connection until its commit returned, summed (Committer). */
+  commitMs: number;
 }
 
 export class Plan {
@@ -38,7 +40,7 @@ export class Plan {
   readonly fragments = new Map<ServicePortId, ServiceObjects | undefined>();
   /** Names of the layout's shared sets in use once this plan commits. */
   shared = new Set<string>();
-  readonly stats: PlanStats = { chainsWritten: 0, chainsFlushed: 0, elementsChanged: 0 };
+  readonly stats: PlanStats = { chainsWritten: 0, chainsFlushed: 0, elementsChanged: 0, commitMs: 0 };
 
   constructor(
     /** A transaction, expected to grow to this many bytes (the part before it's, on a cold start). */
