@@ -18,6 +18,7 @@
 import { parseArgs } from 'node:util';
 import { meta, Nftables, numgen, rule, Transaction, types, type NftSet, type SetElement } from '../src/nft/index.js';
 import { endpointAddr } from './addresses.js';
+import { intList } from './int-list.js';
 import { machineInfo, speedText } from './machine.js';
 import { withNetns } from './netns.js';
 import { median } from './stats.js';
@@ -30,12 +31,6 @@ const PICK = 5;
 
 type Placement = 'one chain each' | 'all in one chain';
 
-function ints(text: string, what: string, least: number): number[] {
-  const xs = text.split(',').map(Number);
-  if (xs.some((x) => !Number.isInteger(x) || x < least)) throw new Error(`bench:bind-walk: --${what} takes integers of at least ${least}, got "${text}"`);
-  return xs;
-}
-
 function options(): { sizes: number[]; rules: number; runs: number } {
   const { values } = parseArgs({
     options: {
@@ -45,9 +40,9 @@ function options(): { sizes: number[]; rules: number; runs: number } {
     },
   });
   return {
-    sizes: ints(values.elements!, 'elements', PICK).sort((a, b) => a - b),
-    rules: ints(values.rules!, 'rules', 1)[0]!,
-    runs: ints(values.runs!, 'runs', 1)[0]!,
+    sizes: intList(values.elements!, 'bind-walk', 'elements', PICK).sort((a, b) => a - b),
+    rules: intList(values.rules!, 'bind-walk', 'rules', 1)[0]!,
+    runs: intList(values.runs!, 'bind-walk', 'runs', 1)[0]!,
   };
 }
 

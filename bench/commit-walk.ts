@@ -16,6 +16,7 @@
 
 import { parseArgs } from 'node:util';
 import { meta, Nftables, rule, Transaction, types, type NftSet } from '../src/nft/index.js';
+import { intList } from './int-list.js';
 import { machineInfo, speedText } from './machine.js';
 import { withNetns } from './netns.js';
 import { median } from './stats.js';
@@ -25,16 +26,12 @@ const SET_TABLE = 'nftlink-commitwalk-set';
 const FAMILY = 'ip' as const;
 /** Larger than any last-level cache of the machines this runs on: writing it evicts the kernel's structures. */
 const EVICT_BYTES = 64 << 20;
+/** Its namespaces' prefix: its own, so that its test can tell them from other probes' running beside it. */
+const NETNS_PREFIX = 'nftlink-cw';
 /** Chains per setup transaction: bounded, as the proxy's cold start is. */
 const SETUP_PART = 5000;
 
 type Caches = 'warm' | 'cold';
-
-function ints(text: string, what: string, least: number): number[] {
-  const xs = text.split(',').map(Number);
-  if (xs.some((x) => !Number.isInteger(x) || x < least)) throw new Error(`bench:commit-walk: --${what} takes integers of at least ${least}, got "${text}"`);
-  return xs;
-}
 
 function options(): { chainCounts: number[]; runs: number } {
   const { values } = parseArgs({
@@ -43,7 +40,7 @@ function options(): { chainCounts: number[]; runs: number } {
       runs: { type: 'string', default: '41' },
     },
   });
-  return { chainCounts: ints(values.chains!, 'chains', 0).sort((a, b) => a - b), runs: ints(values.runs!, 'runs', 1)[0]! };
+  return { chainCounts: intList(values.chains!, 'commit-walk', 'chains', 0).sort((a, b) => a - b), runs: intList(values.runs!, 'commit-walk', 'runs', 1)[0]! };
 }
 
 const set: NftSet = { family: FAMILY, table: SET_TABLE, name: 's', key: [types.ipv4_addr] };
@@ -70,27 +67,29 @@ function evict(buf: Uint8Array): void {
 }
 
 async function measure(chains: number, runs: number, junk: Uint8Array): Promise<Record<Caches, number[]>> {
-  return withNetns(1, async (netns) => {
-    const nft = Nftables.open({ netns });
-    try {
-      for (const tx of setup(chains)) await nft.commit(tx);
-      const out: Record<Caches, number[]> = { warm: [], cold: [] };
-      for (const caches of ['warm', 'cold'] as const) {
-        for (let r = 0; r < runs; r++) {
-          // Added on even runs, deleted on odd ones: the set ends as it began.
-          const tx = r % 2 === 0 ? new Transaction().add({ set, elements: [element] }) : new Transaction().delete({ set, elements: [element] });
-          tx.encode(); // encoded before the clock starts: the addon's and the kernel's part is timed
-          if (caches === 'cold') evict(junk);
-          const t0 = performance.now();
-          await nft.commit(tx);
-          out[caches].push(performance.now() - t0);
-        }
+  return withNetns(1, (netns) => measureIn(netns, chains, runs, junk), NETNS_PREFIX);
+}
+
+async function measureIn(netns: string, chains: number, runs: number, junk: Uint8Array): Promise<Record<Caches, number[]>> {
+  const nft = Nftables.open({ netns });
+  try {
+    for (const tx of setup(chains)) await nft.commit(tx);
+    const out: Record<Caches, number[]> = { warm: [], cold: [] };
+    for (const caches of ['warm', 'cold'] as const) {
+      for (let r = 0; r < runs; r++) {
+        // Added on even runs, deleted on odd ones: the set ends as it began.
+        const tx = r % 2 === 0 ? new Transaction().add({ set, elements: [element] }) : new Transaction().delete({ set, elements: [element] });
+        tx.encode(); // encoded before the clock starts: the addon's and the kernel's part is timed
+        if (caches === 'cold') evict(junk);
+        const t0 = performance.now();
+        await nft.commit(tx);
+        out[caches].push(performance.now() - t0);
       }
-      return out;
-    } finally {
-      nft.close();
     }
-  });
+    return out;
+  } finally {
+    nft.close();
+  }
 }
 
 async function main(): Promise<void> {

@@ -5,14 +5,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { expect, it } from 'vitest';
+import { benchNamespaces } from '../helpers/netns.js';
 
 const probe = new URL('../../dist-bench/bench/bind-walk.js', import.meta.url);
-
-const benchNamespaces = (): string[] =>
-  spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
-    .stdout.split('\n')
-    .map((l) => l.split(' ')[0]!)
-    .filter((n) => n.startsWith('nftlink-b-'));
 
 it('bench:bind-walk prints one row per map size and the cost per element, and removes its namespaces', () => {
   if (!existsSync(probe)) throw new Error('dist-bench/ is missing: run npm run build:bench (scripts/test.sh does)');

@@ -1,6 +1,7 @@
 // Kernel tests get fresh namespaces from src/netns, and fail loudly without the privileges for them:
 // in CI a kernel test that cannot run is a failure, never a skip.
 
+import { spawnSync } from 'node:child_process';
 import { Netns as BaseNetns } from '../../src/netns/netns.js';
 
 let checked = false;
@@ -40,4 +41,12 @@ export function namespacesForFile(afterAll: (fn: () => void) => void): () => Bas
     made.push(n);
     return n;
   };
+}
+
+/** The namespaces named `prefix`-* present now (the benchmarks' probes: bench/netns.ts names them nftlink-b-* unless told). */
+export function benchNamespaces(prefix = 'nftlink-b'): string[] {
+  return spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((l) => l.split(' ')[0]!)
+    .filter((n) => n.startsWith(`${prefix}-`));
 }
