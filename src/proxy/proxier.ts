@@ -20,7 +20,7 @@ import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
 import { ConntrackCleaner } from './conntrack/cleaner.js';
-import { exposedGc, HeapCompaction } from './heap-compaction.js';
+import { collectReleased, exposedGc, HeapCompaction } from './heap-compaction.js';
 
 const NEEDS_NODE_CIDRS = "the tables' configuration needs this node's Node with podCIDRs (detectLocalMode NodeCIDR), and the source has none";
 
@@ -326,13 +326,24 @@ export class Proxier {
       for (const fam of this.families) fam.prefetchView(sizes[fam.ipFamily]);
     }
     const snap = this.snapshot();
-    if (last) this.tracker.forget();
+    // The last sync of a run (runOnce) needs the objects no more. What they took is collected
+    // before a cold start plans (at 100k x 5 the heap would otherwise grow by their 200 MB before
+    // V8's next full collection), not before a restart's: its read of the kernel is under way
+    // then, and a pause there lets the dump pile up (docs/decisions.md).
+    let collect: (() => void) | undefined;
+    if (last) {
+      this.tracker.forget();
+      collect = () => {
+        collect = undefined;
+        collectReleased();
+      };
+    }
     const results: SyncResult[] = [];
     let error: Error | undefined;
     for (const fam of this.families) {
       const family = fam.ipFamily;
       try {
-        const r = await fam.sync(snap.states[family], snap.change[family], snap.modelMs[family]);
+        const r = await fam.sync(snap.states[family], snap.change[family], snap.modelMs[family], () => collect?.());
         results.push(r);
         this.compaction.synced(r, snap.states[family].services.size);
         const since = this.unrepairedSince.get(fam.family);

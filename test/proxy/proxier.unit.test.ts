@@ -108,6 +108,17 @@ class RecordedSource extends LateListSource {
   }
 }
 
+/** Runs `fn` with V8's gc() (as --expose-gc gives it to bin/nftlink.js) recording its calls into `events`. */
+async function withRecordedGc<T>(events: string[], fn: () => Promise<T>): Promise<T> {
+  const exposed = (globalThis as { gc?: unknown }).gc;
+  (globalThis as { gc?: unknown }).gc = (o: { type?: string }) => events.push(`gc ${o.type}`);
+  try {
+    return await fn();
+  } finally {
+    (globalThis as { gc?: unknown }).gc = exposed;
+  }
+}
+
 describe('Proxier on the in-memory fake (no root)', () => {
   it('runOnce (proxy --once) reads the lists, stops the source, then syncs once; later events change nothing', async () => {
     const fake = new FakeNftables();
@@ -122,19 +133,30 @@ describe('Proxier on the in-memory fake (no root)', () => {
       },
     };
     const { proxier } = proxierOn(fake, source, { connection: recorded });
-    const report = await proxier.runOnce();
+    const report = await withRecordedGc(events, () => proxier.runOnce());
     expect(report.error).toBeUndefined();
     expect(ipv4(report).full).toBe(true);
-    // The lists first, the source stopped before anything is written, and one cold start's commit.
-    expect(events).toEqual(['start', 'synced', 'stop', 'commit']);
+    // The lists first, the source stopped, what the tracker let go collected before the cold start
+    // plans, and one cold start's commit.
+    expect(events).toEqual(['start', 'synced', 'stop', 'gc major', 'commit']);
     const text = fake.render();
     expect(text).toContain('198.18.200.11');
     expect(text).toContain('198.18.3.2');
     // A source that delivers after it was stopped reaches a tracker that let go: nothing throws, nothing syncs.
     source.slice('update', slice('api', ['198.18.3.9'], '2'));
     await proxier.stop();
-    expect(events).toEqual(['start', 'synced', 'stop', 'commit', 'stop']);
+    expect(events).toEqual(['start', 'synced', 'stop', 'gc major', 'commit', 'stop']);
     expect(fake.render()).toBe(text);
+
+    // Again onto the table it programmed (a restart): nothing to write, and no collection, which
+    // would pause the JavaScript thread while the kernel's dump is being read.
+    events.length = 0;
+    const again = proxierOn(fake, new RecordedSource(events), { connection: recorded });
+    const restart = await withRecordedGc(events, () => again.proxier.runOnce());
+    expect(restart.error).toBeUndefined();
+    expect(ipv4(restart).operations).toBe(0);
+    expect(events).toEqual(['start', 'synced', 'stop']);
+    await again.proxier.stop();
   });
 
   it('runOnce without the Node podCIDRs that detectLocalMode NodeCIDR needs ends with that error, writing nothing', async () => {

@@ -181,14 +181,16 @@ export class FamilySync {
   /**
    * Syncs the table to `state`. `modelMs`: how long bringing `state` up to date took (the
    * tracker's snapshot), counted in the duration as kube-proxy counts its map updates in its own.
+   * `beforeColdStart`: called once the table has been read and found without our chains, before
+   * the cold start plans anything (Proxier.runOnce collects what it let go there).
    */
-  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0): Promise<SyncResult> {
+  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0, beforeColdStart?: () => void): Promise<SyncResult> {
     const started = performance.now() - modelMs;
     if (!this.needFull && this.now() - this.lastFullSync >= this.fullSyncPeriodMs) this.requestFullSync();
     const cleanup = await this.deleteStaleChains();
     this.exclusions.changed(change);
     const repair = await this.readDirty();
-    const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair);
+    const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair, beforeColdStart);
     const out: SyncResult = { ...result, chainsDeleted: cleanup.deleted, durationMs: performance.now() - started };
     if (cleanup.failed) out.cleanupFailed = true;
     if (repair && !result.full) out.repaired = { chains: repair.chains.length, sets: repair.sets, elements: repair.elements.length };
@@ -211,7 +213,7 @@ export class FamilySync {
     }
   }
 
-  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead): Promise<AttemptResult> {
+  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead, beforeColdStart?: () => void): Promise<AttemptResult> {
     const full = change === undefined;
     const requests = this.fullRequests;
     if (full && !this.view) {
@@ -228,7 +230,10 @@ export class FamilySync {
     const plan = this.planner.newPlan(view, coldStart ? coldStartPartOps(state.services.size) : undefined);
     try {
       // The table holds none of our elements: some are written before they are keyed (ElementIndex).
-      if (coldStart) this.planner.index.coldStart();
+      if (coldStart) {
+        beforeColdStart?.();
+        this.planner.index.coldStart();
+      }
       if (full) await this.planner.full(state, view, plan, coldStart ? (p, last) => this.part(p, last) : undefined);
       else {
         if (repair) planRepair(plan, view, this.planner, repair);
