@@ -238,7 +238,7 @@ export class Proxier {
     return snap;
   }
 
-  /** Resolves after the next sync completes (tests and `--once`). */
+  /** Resolves after the next sync completes (tests; `--once` runs runOnce instead). */
   async syncNow(): Promise<SyncReport> {
     // The first lists first (informers deliver them after start() returns), as kube-proxy waits
     // for its caches to sync: a sync before them would program an empty model.
