@@ -11,14 +11,14 @@ const probe = new URL('../../dist-bench/bench/bind-walk.js', import.meta.url);
 
 it('bench:bind-walk prints one row per map size and the cost per element, and removes its namespaces', () => {
   if (!existsSync(probe)) throw new Error('dist-bench/ is missing: run npm run build:bench (scripts/test.sh does)');
-  const before = benchNamespaces();
+  const before = benchNamespaces('nftlink-bw');
   const r = spawnSync(process.execPath, [probe.pathname, '--elements', '10,200', '--rules', '4', '--runs', '2'], { encoding: 'utf8' });
   expect(r.stderr).not.toMatch(/Error/);
   expect(r.status).toBe(0);
   const rows = r.stdout.split('\n').filter((l) => /^\d+ +[\d.]+ ms +[\d.]+ ms$/.test(l.trim()));
   expect(rows.map((l) => l.trim().split(/ +/)[0])).toEqual(['10', '200']);
   expect(r.stdout).toMatch(/rules one chain each: -?[\d.]+ ns per element walked per rule \(10 -> 200 elements\)/);
-  expect(benchNamespaces()).toEqual(before);
+  expect(benchNamespaces('nftlink-bw')).toEqual(before);
 });
 
 it('bench:bind-walk refuses a map too small for its numgen range, naming the option', () => {

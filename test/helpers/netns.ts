@@ -43,8 +43,8 @@ export function namespacesForFile(afterAll: (fn: () => void) => void): () => Bas
   };
 }
 
-/** The namespaces named `prefix`-* present now (the benchmarks' probes: bench/netns.ts names them nftlink-b-* unless told). */
-export function benchNamespaces(prefix = 'nftlink-b'): string[] {
+/** The namespaces named `prefix`-* present now (a benchmark probe's: each names its own, bench/netns.ts). */
+export function benchNamespaces(prefix: string): string[] {
   return spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
     .stdout.split('\n')
     .map((l) => l.split(' ')[0]!)
