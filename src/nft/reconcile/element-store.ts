@@ -16,6 +16,10 @@ import type { NftSet, SetElement } from '../objects.js';
 import type { Transaction } from '../transaction.js';
 import { elementKey, valuesKey } from '../values.js';
 import { renderVerdict, type Verdict } from '../types/verdict.js';
+import { reserveRehashRoom } from './map-room.js';
+
+/** What the padding keys of reserveChurnRoom() hold while they exist (never read). */
+const PAD: SetElement = Object.freeze({ key: [] });
 
 export interface ElementDelta {
   add: SetElement[];
@@ -24,6 +28,8 @@ export interface ElementDelta {
 
 export class ElementStore {
   private desired = new Map<string, SetElement>();
+  /** reserveChurnRoom() has grown this `desired` Map's table. */
+  private roomReserved = false;
   /** The kernel's elements while a full compare is due: the next queue compares every key against them. */
   private baseline: Map<string, SetElement> | undefined;
   /** Keys touched since the last queue that the kernel holds: key -> the element it holds. */
@@ -81,6 +87,18 @@ export class ElementStore {
     for (const e of elements) next.set(elementKey(this.set, e), e);
     this.rebase(this.heldMap());
     this.desired = next;
+    this.roomReserved = false;
+  }
+
+  /**
+   * Grows the table of desired elements, once per table, to the size it settles at when keys keep
+   * being deleted and added (map-room.ts): for a store whose keys churn, memory that stays flat
+   * instead of doubling minutes later. Stores under a few hundred elements are left alone.
+   */
+  reserveChurnRoom(): void {
+    if (this.roomReserved) return;
+    this.roomReserved = true;
+    reserveRehashRoom(this.desired, PAD);
   }
 
   /** Adds or updates one desired element (a partial update: only touched keys are compared). */

@@ -18,6 +18,20 @@ import type { DumpedElements } from './kernel-view.js';
 /** Who owns an element: '' for the fixed part of the ruleset, else the service port's id. */
 export type Contributor = string;
 
+/** One contributor's element under a key it keeps, with other data (ElementIndex.pair). */
+interface Replacement {
+  set: string;
+  key: string;
+  old: SetElement;
+  next: SetElement;
+}
+
+interface Pairing {
+  /** Elements of either side that are neither withdrawn nor added as such (kept, or replaced). */
+  done: Set<SetElement>;
+  replaced: Replacement[];
+}
+
 interface Entry {
   set: NftSet;
   /** Declaration order: the order queue() writes sets in. */
@@ -116,7 +130,8 @@ export class ElementIndex {
 
   /**
    * Keys what a cold start wrote unkeyed: afterwards the index is as if every element had gone
-   * through contribute(). Called after the cold start's last commit (in the background) and by
+   * through contribute(). Then gives each store's table the room churn would grow it to
+   * (ElementStore.reserveChurnRoom). Called after every full sync (in the background) and by
    * anything that reads the index.
    */
   settle(): void {
@@ -138,6 +153,8 @@ export class ElementIndex {
         }
       }
       e.unkeyed = [];
+      // Now that the store holds every element: room for the churn to come (map-room.ts).
+      e.store.reserveChurnRoom();
     }
     this.outstanding = false;
   }
@@ -188,24 +205,40 @@ export class ElementIndex {
       return;
     }
     this.settleIfOutstanding();
-    const kept = before && after ? this.keep(before, after) : undefined;
+    const paired = before && after ? this.pair(before, after) : undefined;
     before?.forEach((elements, name) => {
       const e = this.entry(name);
-      for (const el of elements) if (!kept?.has(el)) this.withdraw(e, el);
+      for (const el of elements) if (!paired?.done.has(el)) this.withdraw(e, el);
     });
-    after?.forEach((elements, name) => this.add(this.entry(name), elements, kept));
+    if (paired) for (const r of paired.replaced) this.replace(this.entry(r.set), r.key, r.old, r.next);
+    after?.forEach((elements, name) => this.add(this.entry(name), elements, paired?.done));
   }
 
-  private add(e: Entry, elements: readonly SetElement[], kept?: Set<SetElement>): void {
+  private add(e: Entry, elements: readonly SetElement[], done?: Set<SetElement>): void {
     this.keyDump(e);
     if (elements.length) this.pending.add(e);
-    for (const el of elements) {
-      if (kept?.has(el)) continue;
-      const k = elementKey(e.set, el);
-      const held = e.store.get(k);
-      if (held === undefined) e.store.ensureNew(el, k);
-      else this.share(e, k, held, el);
-    }
+    for (const el of elements) if (!done?.has(el)) this.addOne(e, el);
+  }
+
+  private addOne(e: Entry, el: SetElement, k = elementKey(e.set, el)): void {
+    const held = e.store.get(k);
+    if (held === undefined) e.store.ensureNew(el, k);
+    else this.share(e, k, held, el);
+  }
+
+  /**
+   * A contributor's element under a key it keeps, with other data (an endpoint's slot given to
+   * another endpoint): written over the old one in the store, the key's entry kept. A V8 Map keeps
+   * a deleted entry's slot until the table fills, and then doubles it unless half of it is deleted
+   * entries; a delete and an add of the same key at every such change doubled the bucket maps'
+   * tables a few minutes into churn. Shared keys go the long way.
+   */
+  private replace(e: Entry, k: string, old: SetElement, next: SetElement): void {
+    this.keyDump(e);
+    this.pending.add(e);
+    if (!e.shared.has(k) && e.store.get(k) === old) return e.store.ensure(next, k);
+    this.withdraw(e, old);
+    this.addOne(e, next, k);
   }
 
   private share(e: Entry, k: string, held: SetElement, el: SetElement): void {
@@ -214,9 +247,14 @@ export class ElementIndex {
     list.push(el);
   }
 
-  /** Puts back in `after` every element of `before` it has an equal of (key and payload); returns those. */
-  private keep(before: ElementContributions, after: ElementContributions): Set<SetElement> {
-    const kept = new Set<SetElement>();
+  /**
+   * Puts back in `after` every element of `before` it has an equal of (key and payload), and pairs
+   * the elements of both under one key with different data. `done` holds both sides of each: the
+   * elements neither withdrawn nor added as such.
+   */
+  private pair(before: ElementContributions, after: ElementContributions): Pairing {
+    const done = new Set<SetElement>();
+    const replaced: Replacement[] = [];
     before.forEach((olds, name) => {
       const news = after.get(name);
       if (!news?.length || !olds.length) return;
@@ -227,24 +265,29 @@ export class ElementIndex {
         const o = olds[i];
         if (o !== undefined && sameElement(o, news[i]!)) {
           news[i] = o;
-          kept.add(o);
+          done.add(o);
         } else unpaired.push(i);
       }
       if (unpaired.length === 0) return;
       const e = this.entry(name);
       const byKey = new Map<string, SetElement>();
-      for (const o of olds) if (!kept.has(o)) byKey.set(elementKey(e.set, o), o);
+      for (const o of olds) if (!done.has(o)) byKey.set(elementKey(e.set, o), o);
       if (byKey.size === 0) return;
       for (const i of unpaired) {
-        const k = elementKey(e.set, news[i]!);
+        const next = news[i]!;
+        const k = elementKey(e.set, next);
         const o = byKey.get(k);
-        if (o === undefined || !samePayload(o, news[i]!)) continue;
+        if (o === undefined) continue;
         byKey.delete(k);
-        news[i] = o;
-        kept.add(o);
+        done.add(o);
+        if (samePayload(o, next)) news[i] = o;
+        else {
+          done.add(next);
+          replaced.push({ set: name, key: k, old: o, next });
+        }
       }
     });
-    return kept;
+    return { done, replaced };
   }
 
   private withdraw(e: Entry, el: SetElement): void {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { Transaction, types } from '../../../src/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { ElementStore, Transaction, types } from '../../../src/index.js';
 import type { NftSet, SetElement } from '../../../src/index.js';
 import { ElementIndex } from '../../../src/proxy/sync/element-index.js';
 
@@ -91,6 +91,51 @@ describe('ElementIndex', () => {
     index.contribute(after, again);
     expect(commit(index)).toBe('');
     expect(again.get('hairpin')![0]).toBe(after.get('hairpin')![0]);
+  });
+
+  it('writes a kept key with other data over the old element: the same delta, and the key stays where it was in the store', () => {
+    const eps: NftSet = { family: 'ip', table: 't', name: 'eps', key: [types.integer(4, 'host')], data: [ipv4_addr, inet_service] };
+    const slots = (...ips: string[]): Map<string, SetElement[]> => new Map([['eps', ips.map((ip, i) => ({ key: [i], value: [ip, 8080] }))]]);
+    const index = new ElementIndex();
+    index.declare(eps);
+    const commitEps = (): string => {
+      const tx = new Transaction({ sets: [eps] });
+      index.queue(tx);
+      index.committed();
+      return tx.render();
+    };
+    const a = slots('198.18.0.1', '198.18.0.2', '198.18.0.3');
+    index.contribute(undefined, a);
+    commitEps();
+    // Slot 0 goes to another endpoint (fresh objects, as the layout builds them).
+    const a2 = slots('198.18.0.9', '198.18.0.2', '198.18.0.3');
+    index.contribute(a, a2);
+    expect(commitEps()).toBe('delete element ip t eps { 0 }\nadd element ip t eps { 0 : 198.18.0.9 . 8080 }\n');
+    // Written over in place: a delete and an add of the key would have moved it to the end.
+    expect(index.elements('eps').map((e) => e.key[0])).toEqual([0, 1, 2]);
+    expect(index.elements('eps')[0]).toBe(a2.get('eps')![0]);
+    // Withdrawing by the newest objects removes every key.
+    index.contribute(a2, undefined);
+    expect(commitEps()).toBe('delete element ip t eps { 0, 1, 2 }\n');
+    expect(index.elements('eps')).toEqual([]);
+  });
+
+  it('a kept key with other data that another contributor shares goes the long way: the next contributor\'s element is written', () => {
+    const index = new ElementIndex();
+    index.declare(set);
+    const a = contributions(el('198.18.0.2', 80, 'a'));
+    const b = contributions(el('198.18.0.2', 80, 'b'));
+    index.contribute(undefined, a);
+    index.contribute(undefined, b);
+    commit(index);
+    // a's element changes its comment: the key passes to b (first in line), a's new element queues behind it.
+    const a2 = contributions(el('198.18.0.2', 80, 'a2'));
+    index.contribute(a, a2);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.2 . 80 }\nadd element ip t hairpin { 198.18.0.2 . 80 comment "b" }\n');
+    index.contribute(b, undefined);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.2 . 80 }\nadd element ip t hairpin { 198.18.0.2 . 80 comment "a2" }\n');
+    index.contribute(a2, undefined);
+    expect(commit(index)).toBe('delete element ip t hairpin { 198.18.0.2 . 80 }\n');
   });
 
   it('keeps an unchanged element of a shared key without giving the key away', () => {
@@ -350,6 +395,28 @@ describe("ElementIndex: a cold start's elements written before they are keyed", 
     const tx = new Transaction({ sets });
     index.queue(tx);
     expect(tx.render()).toBe('add element ip t dispatch { 198.18.9.1 : 198.18.2.1 }\n');
+  });
+
+  it("settle() gives every store's table its room for churn, once the store holds every element", () => {
+    const index = new ElementIndex(neverShared);
+    for (const s of sets) index.declare(s);
+    index.coldStart();
+    const r = rng(7);
+    for (let id = 0; id < 40; id++) index.contribute(undefined, service(id, 0, r));
+    queueAll(index);
+    index.coldStartCommitted();
+    const sizes: number[] = [];
+    const reserve = vi.spyOn(ElementStore.prototype, 'reserveChurnRoom').mockImplementation(function (this: ElementStore) {
+      sizes.push(this.size);
+    });
+    try {
+      index.settle();
+    } finally {
+      reserve.mockRestore();
+    }
+    // One call per set, after the keying: each store's size is every element it holds by then.
+    expect(sizes).toEqual(sets.map((s) => index.elements(s.name).length));
+    expect(sizes.every((n) => n > 0)).toBe(true);
   });
 
   it('a settle that fires in the middle of a cold start (a background one of an earlier cold start) waits for its end', () => {
