@@ -11,7 +11,7 @@
 // start instead of minutes into the churn: the RSS no longer climbs by it later.
 
 /** Tables smaller than this are left to grow when they do: too small to matter. */
-export const MAP_ROOM_MIN_SIZE = 256;
+const MAP_ROOM_MIN_SIZE = 256;
 
 /** Keys for the padding (element keys are value texts; one that is already there is skipped). */
 const PAD_PREFIX = '\u0000room:';

@@ -228,10 +228,10 @@ export class ElementIndex {
 
   /**
    * A contributor's element under a key it keeps, with other data (an endpoint's slot given to
-   * another endpoint): written over the old one in the store, the key's entry kept. A V8 Map keeps
-   * a deleted entry's slot until the table fills, and then doubles it unless half of it is deleted
-   * entries; a delete and an add of the same key at every such change doubled the bucket maps'
-   * tables a few minutes into churn. Shared keys go the long way.
+   * another endpoint): written over the old one in the store, the key's entry kept. A delete and an
+   * add of the same key left a deleted entry in the Map's table at every such change, and those
+   * doubled the bucket maps' tables a few minutes into churn (why: map-room.ts). Shared keys go
+   * the long way.
    */
   private replace(e: Entry, k: string, old: SetElement, next: SetElement): void {
     this.keyDump(e);
