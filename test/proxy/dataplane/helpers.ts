@@ -334,6 +334,8 @@ export interface ProbeLoop {
   started: Promise<void>;
   /** How many answers so far. */
   count(): number;
+  /** The answers so far (the loop's own array: read, do not keep). */
+  answers(): readonly string[];
   /** Ends the loop after its current attempt; resolves with every answer. */
   stop(): Promise<string[]>;
 }
@@ -370,6 +372,7 @@ export function probeLoop(from: Netns, host: string, port: number, intervalMs = 
   return {
     started,
     count: () => answers.length,
+    answers: () => answers,
     async stop() {
       writeFileSync(stopFile, '');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);

@@ -27,10 +27,12 @@ it('a List rewritten under a live proxy: once synced, a restart writes nothing; 
       const synced = (p: ProxyProcess): number => p.logs('synced').length;
       const rewrite = async (rounds: number): Promise<void> => {
         for (let r = 0; r < rounds; r++) {
+          // The pause goes before each write, so the caller counts the syncs from the last write
+          // on: a sync of it can finish within the debounce and one sync period.
+          await sleep(60);
           const changed = churn.pick(10);
           for (const i of changed) churn.change(i);
           files.write(changed);
-          await sleep(60);
         }
       };
 
