@@ -1,9 +1,9 @@
 // A manifest file's bytes, read into a buffer the caller no longer needs when they fit in it. A
 // file rewritten a few times a second is read as often: a new buffer per read (11 MB at 10k
 // services) is external memory that only the collection of its Buffer object gives back, and
-// several of them were alive at any time under such churn. The manifest reader keeps the last
-// read's buffer to compare the next read with (manifests.ts, ListMemo) and hands the one before it
-// back here, so two buffers take turns.
+// several of them were alive at any time under such churn. The manifest reader keeps a changing
+// file's buffer with what its items gave (manifests.ts, ListMemo, which compares items by hash and
+// needs none of the bytes), and hands it back here: each read reads into the one before's.
 //
 // Every buffer is allocated here, unpooled (fs.readFile may assemble a small file in Node's shared
 // pool, which must never be written into as a spare).

@@ -1,6 +1,6 @@
 // From a parsed manifest document to the objects the manifest source sends (manifests.ts reads the
 // files and diffs reads): a List's items one by one (a JSON List's from what the same bytes gave at
-// the read before: ListMemo), each object's kind, apiVersion, name and namespace settled, then
+// the read before, told by their hash: ListMemo), each object's kind, apiVersion, name and namespace settled, then
 // validated as the informers' objects are (k8s/validation). What cannot be used becomes a problem
 // that names the object, its file and the reason, and costs nothing else.
 
@@ -8,7 +8,8 @@ import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { validateObject } from '../../k8s/validation/validate.js';
 import { flat } from '../flat-string.js';
-import { JsonListItem, type JsonListBytes } from './manifest-parse.js';
+import type { ItemHasher } from './item-hash.js';
+import { JsonListItem } from './manifest-parse.js';
 import type { SourceProblem } from './source.js';
 
 export type ManifestKind = 'Service' | 'EndpointSlice' | 'Node';
@@ -71,20 +72,18 @@ interface ItemMemo {
 }
 
 /**
- * What the items of a file's JSON List gave, by index, with the List's bytes. A file that changed is
- * likely to change again (a generator rewriting it), so a read of a file read before keeps these,
- * and the next read takes an item whose bytes are the same at the same index (compared in place
- * with the kept bytes) from them: not parsed, not validated and not sent again. Only the items that
- * changed cost anything, instead of the whole file (at 10k services an 11 MB List, 20k objects,
- * rewritten a few times a second for a change of a few). The comparison keeps the file's bytes
- * (one buffer per file that changes) where a hash per item cost a hash, a key string and a Map
- * entry per item per read, all garbage by the next read. A first read keeps none: a file that
- * never changes costs nothing for it.
+ * What the items of a file's JSON List gave, by index, with a hash of each item's bytes. A file that
+ * changed is likely to change again (a generator rewriting it), so a read of a file read before
+ * keeps these, and the next read takes an item whose bytes hash the same at the same index from
+ * them: not parsed, not validated and not sent again. Only the items that changed cost anything,
+ * instead of the whole file (at 10k services an 11 MB List, 20k objects, rewritten a few times a
+ * second for a change of a few). The hashes are one typed array (item-hash.ts says which hash and
+ * why), not the List's bytes: the file's buffer is then free for the next read to read into. A first
+ * read keeps none: a file that never changes costs nothing for it.
  */
 export interface ListMemo {
-  list: JsonListBytes;
-  /** The allocation `list.bytes` starts (file-bytes.ts): the read after the next one reads into it. */
-  buffer: Buffer;
+  /** Item i's bytes hashed (item-hash.ts). */
+  hashes: BigUint64Array;
   /** The kind the List implies is part of what an item gives (a ServiceList's items need not say theirs). */
   impliedKind: string | undefined;
   items: ItemMemo[];
@@ -114,8 +113,7 @@ const NO_PROBLEMS: readonly SourceProblem[] = Object.freeze([]);
 export interface ListItemsRead {
   earlier: ListMemo | undefined;
   now: ListMemo | undefined;
-  /** The allocation the bytes read now start (file-bytes.ts). */
-  buffer: Buffer;
+  hash: ItemHasher;
   /** The file's objects from its read before (ListPatch.objects), when that read succeeded. */
   previous: ManifestObject[] | undefined;
   /** Set while the List is read as a patch of its read before; undefined when it is read whole. */
@@ -224,11 +222,17 @@ function collectListItem(item: JsonListItem, listOrigin: string, impliedKind: st
   const earlier = read.earlier?.impliedKind === impliedKind ? read.earlier : undefined;
   if (!read.now) {
     // As many items as before: read as a patch of the read before (ListPatch), if it turns out one.
-    const patching = earlier !== undefined && read.previous !== undefined && earlier.items.length === item.list.spans.length / 2;
-    read.now = { list: item.list, buffer: read.buffer, impliedKind, items: patching ? earlier.items : [] };
+    const length = item.listLength;
+    const sameLength = earlier !== undefined && earlier.items.length === length;
+    const patching = sameLength && read.previous !== undefined;
+    // The read before's hashes are written over as they are compared (item i's before item i + 1's
+    // is read): a read that fails drops both memos.
+    read.now = { hashes: sameLength ? earlier.hashes : new BigUint64Array(length), impliedKind, items: patching ? earlier.items : [] };
     if (patching) read.patch = { items: earlier.items, objects: read.previous!, changes: [] };
   }
-  let memo = earlier && item.sameBytesAs(earlier.list) ? earlier.items[index] : undefined;
+  const hash = read.hash(item.bytes());
+  let memo = earlier !== undefined && index < earlier.hashes.length && earlier.hashes[index] === hash ? earlier.items[index] : undefined;
+  read.now.hashes[index] = hash;
   if (memo) {
     // Under this read's content hash: a changed file reports its problems again, as a parse would.
     for (const p of memo.problems) addProblem(into.scan, p.origin, p.reason, into.contentHash, p.object);

@@ -60,31 +60,28 @@ export interface JsonListBytes {
 
 /**
  * An item of a JSON List read item by item (the iterable of a List's `items` yields these): parsed
- * when asked, so that a reader that has seen the same bytes before can skip it (sameBytesAs()).
+ * when asked, so that a reader that has seen the same bytes before can skip it (bytes()).
  */
 export class JsonListItem {
   private readonly start: number;
   private readonly end: number;
 
   constructor(
-    /** The List it is an item of: a reader keeps it to compare the next read's items with. */
-    readonly list: JsonListBytes,
+    private readonly list: JsonListBytes,
     readonly index: number,
   ) {
     this.start = list.spans[2 * index]!;
     this.end = list.spans[2 * index + 1]!;
   }
 
-  /**
-   * Whether its bytes are those of the item at the same index of `earlier` (a List read before).
-   * Compared in place (memcmp): neither side is hashed, copied or made a string.
-   */
-  sameBytesAs(earlier: JsonListBytes): boolean {
-    const at = 2 * this.index;
-    if (at + 1 >= earlier.spans.length) return false;
-    const start = earlier.spans[at]!;
-    const end = earlier.spans[at + 1]!;
-    return end - start === this.end - this.start && this.list.bytes.compare(earlier.bytes, start, end, this.start, this.end) === 0;
+  /** How many items its List has. */
+  get listLength(): number {
+    return this.list.spans.length / 2;
+  }
+
+  /** Its bytes, in place (a view of the file's buffer: valid until the next read reads into it). */
+  bytes(): Uint8Array {
+    return this.list.bytes.subarray(this.start, this.end);
   }
 
   /** Throws ManifestParseError: the file then fails as a whole. */

@@ -5,7 +5,7 @@
 // the proxy sees the same add/update/delete events an informer would give it. Only a file whose
 // stat changed (device, inode, size, mtime, ctime: a rename over it or a ConfigMap's "..data" swap
 // changes the inode) is read again, only a file whose text changed is parsed again, and of a JSON
-// List that keeps changing only the items whose bytes changed (ListMemo); when those keep their
+// List that keeps changing only the items whose bytes changed (ListMemo, by a hash per item); when those keep their
 // names, the objects are patched in place rather than collected anew (ListPatch).
 //
 // What cannot be used costs only itself, reported once: an object of the wrong shape (validated by
@@ -31,6 +31,7 @@ import { Backoff } from '../../k8s/backoff.js';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { readFileBytes, releaseFileBytes, type FileBytes } from './file-bytes.js';
+import { itemHasher } from './item-hash.js';
 import { utf8 } from './json-list.js';
 import { addProblem, applyListPatch, collectObject, objectOrigin, type KeyedProblem, type ListItemsRead, type ListMemo, type ListPatch, type ManifestKind, type ManifestObject, type Sender } from './manifest-objects.js';
 import { ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
@@ -182,8 +183,8 @@ export class ManifestSource implements ProxySource {
   }
 
   /**
-   * Forgets the files' ListMemos once no read has come for listMemoMs: each holds its file's bytes
-   * twice over (the last read's, and the buffer the next read takes), 22 MB for a 10k-service List.
+   * Forgets the files' ListMemos once no read has come for listMemoMs, and with them the buffer each
+   * file's next read would read into (11 MB for a 10k-service List).
    */
   private releaseListMemosLater(): void {
     clearTimeout(this.listMemoTimer);
@@ -377,7 +378,7 @@ interface ParsedFile {
   problems: Scan['problems'];
   /** Its List's items, when it is one read item by item and was read before (ListMemo). */
   items?: ListMemo;
-  /** The buffer of the read before (its ListMemo's, no longer needed): the next read reads into it. */
+  /** The buffer it was read into, kept with its ListMemo (which needs none of its bytes): the next read reads into it. */
   spare?: Buffer;
 }
 
@@ -606,13 +607,14 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
   if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
   const firstProblem = scan.problems.length;
   // A file read before keeps what its items gave (ListMemo), and takes what it can from before.
-  const items: ListItemsRead | undefined = before ? { earlier: before.items, now: undefined, buffer, previous: before.result === 'failed' ? undefined : before.result } : undefined;
+  const hash = before && rereads ? await itemHasher() : undefined;
+  const items: ListItemsRead | undefined = before && hash ? { earlier: before.items, now: undefined, hash, previous: before.result === 'failed' ? undefined : before.result } : undefined;
   const result = parseAndCollect(file, bytes, scan, contentHash, sender, items);
   if (result === 'failed') scan.unparsed = true;
   const parsed: ParsedFile = { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) };
   if (items?.now && result !== 'failed') {
     parsed.items = items.now;
-    parsed.spare = before?.items?.buffer;
+    parsed.spare = buffer;
   } else {
     // Nothing keeps these bytes (no ListMemo, and the spare it may have been read into is dropped
     // with the memo it belonged to): freed now (file-bytes.ts says why).

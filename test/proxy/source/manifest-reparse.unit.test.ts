@@ -20,11 +20,26 @@ vi.mock('../../../src/proxy/source/manifest-parse.js', async (importOriginal) =>
   };
 });
 
+/** Each read of a file: the spare it was given and the buffer its bytes went into. */
+const reads = vi.hoisted(() => [] as { file: string; spare: Buffer | undefined; buffer: Buffer }[]);
+vi.mock('../../../src/proxy/source/file-bytes.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../../src/proxy/source/file-bytes.js')>();
+  return {
+    ...original,
+    readFileBytes: async (file: string, spare?: Buffer) => {
+      const read = await original.readFileBytes(file, spare);
+      reads.push({ file, spare, buffer: read.buffer });
+      return read;
+    },
+  };
+});
+
 let dir: string;
 let source: ManifestSource | undefined;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'nftlink-reparse-'));
   parsed.length = 0;
+  reads.length = 0;
 });
 afterEach(async () => {
   await source?.stop();
@@ -126,4 +141,23 @@ it('an unchanged item of a List whose kind changed is read again: the List impli
   await write('NodeList', ['x', 'y']);
   await until(() => events.includes('delete x undefined') && events.includes('delete y undefined'), 'both gone as Services');
   expect(events).toEqual(['add x 80', 'update x 80', 'add y 80', 'delete x undefined', 'delete y undefined']);
+});
+
+it('a List that keeps changing holds one buffer: each read reads into the one before (its items are told apart by hash)', async () => {
+  const list = (ports: number[]): string => `{"apiVersion":"v1","kind":"List","items":[${ports.map((p, i) => service(`s${i}`, p)).join(',')}]}`;
+  const file = join(dir, 'list.json');
+  await writeFile(file, list([80, 80, 80]));
+  const { events } = await startSource();
+  for (const port of [81, 82, 83, 84]) {
+    await writeFile(file, list([80, port, 80]));
+    await until(() => events.includes(`update s1 ${port}`), `s1 at ${port}`);
+  }
+  // The first read keeps nothing; the second keeps its buffer with what its items gave...
+  const ofList = reads.filter((r) => r.file === file);
+  expect(ofList.length).toBeGreaterThanOrEqual(5);
+  expect(ofList[1]!.spare).toBeUndefined();
+  // ...and every later read is made into the buffer of the read just before, not of one before that.
+  for (let i = 2; i < ofList.length; i++) expect(ofList[i]!.spare).toBe(ofList[i - 1]!.buffer);
+  // Same length, other bytes: each change of a port (81 -> 82 ...) is an update, and only s1's.
+  expect(events.slice(3)).toEqual(['update s0 80', 'update s1 81', 'update s2 80', 'update s1 82', 'update s1 83', 'update s1 84']);
 });
