@@ -148,9 +148,10 @@ export function exposedGc(): (() => void) | undefined {
 
 /**
  * One plain full collection, now: for a caller that has just let go of much and is about to
- * allocate much (a `proxy --once` cold start, its change tracker's objects forgotten: see
- * Proxier.syncOnce). The sync then reuses those pages instead of growing the heap past them, as
- * V8 would until its next full collection. Nothing without --expose-gc.
+ * allocate much (a cold start: `proxy --once`'s change tracker's objects forgotten, a long-running
+ * proxy's first lists read: see Proxier.syncOnce). The sync then reuses those pages instead of
+ * growing the heap past them, as V8 would until its next full collection. Nothing without
+ * --expose-gc.
  */
 export function collectReleased(): void {
   (globalThis as { gc?: ExposedGc }).gc?.({ type: 'major', execution: 'sync' });

@@ -329,15 +329,14 @@ export class Proxier {
     // The last sync of a run (runOnce) needs the objects no more. What they took is collected
     // before a cold start plans (at 100k x 5 the heap would otherwise grow by their 200 MB before
     // V8's next full collection), not before a restart's: its read of the kernel is under way
-    // then, and a pause there lets the dump pile up (docs/decisions.md).
-    let collect: (() => void) | undefined;
-    if (last) {
-      this.tracker.forget();
-      collect = () => {
-        collect = undefined;
-        collectReleased();
-      };
-    }
+    // then, and a pause there lets the dump pile up (docs/decisions.md). A long-running proxy
+    // collects there too: what reading its first lists left (pages of the API's answers, the
+    // parsed objects the tracker copied) is garbage by then, and the sync reuses those pages.
+    if (last) this.tracker.forget();
+    let collect: (() => void) | undefined = () => {
+      collect = undefined;
+      collectReleased();
+    };
     const results: SyncResult[] = [];
     let error: Error | undefined;
     for (const fam of this.families) {

@@ -159,6 +159,38 @@ describe('Proxier on the in-memory fake (no root)', () => {
     await again.proxier.stop();
   });
 
+  it('a long-running proxy collects what reading its first lists left before its cold start plans, and not before a restart', async () => {
+    const fake = new FakeNftables();
+    const events: string[] = [];
+    const socket = socketTo(fake);
+    const recorded: NftConnection = {
+      ...socket,
+      commit: (tx, o) => {
+        events.push('commit');
+        return socket.commit(tx, o);
+      },
+    };
+    const first = proxierOn(fake, new RecordedSource(events), { connection: recorded });
+    const report = await withRecordedGc(events, async () => {
+      await first.proxier.start();
+      return first.proxier.syncNow();
+    });
+    expect(ipv4(report).full).toBe(true);
+    // Unlike runOnce, the source keeps running (no stop) and the tracker keeps what it read.
+    expect(events).toEqual(['start', 'synced', 'gc major', 'commit']);
+    await first.proxier.stop();
+
+    events.length = 0;
+    const again = proxierOn(fake, new RecordedSource(events), { connection: recorded });
+    const restart = await withRecordedGc(events, async () => {
+      await again.proxier.start();
+      return again.proxier.syncNow();
+    });
+    expect(ipv4(restart).operations).toBe(0);
+    expect(events).toEqual(['start', 'synced']);
+    await again.proxier.stop();
+  });
+
   it('runOnce without the Node podCIDRs that detectLocalMode NodeCIDR needs ends with that error, writing nothing', async () => {
     const fake = new FakeNftables();
     const generation = await fake.generation();
