@@ -108,6 +108,18 @@ class RecordedSource extends LateListSource {
   }
 }
 
+/** A socket to the fake kernel that records each commit into `events`. */
+function recordingCommits(fake: FakeNftables, events: string[]): NftConnection {
+  const socket = socketTo(fake);
+  return {
+    ...socket,
+    commit: (tx, o) => {
+      events.push('commit');
+      return socket.commit(tx, o);
+    },
+  };
+}
+
 /** Runs `fn` with V8's gc() (as --expose-gc gives it to bin/nftlink.js) recording its calls into `events`. */
 async function withRecordedGc<T>(events: string[], fn: () => Promise<T>): Promise<T> {
   const exposed = (globalThis as { gc?: unknown }).gc;
@@ -124,14 +136,7 @@ describe('Proxier on the in-memory fake (no root)', () => {
     const fake = new FakeNftables();
     const events: string[] = [];
     const source = new RecordedSource(events);
-    const socket = socketTo(fake);
-    const recorded: NftConnection = {
-      ...socket,
-      commit: (tx, o) => {
-        events.push('commit');
-        return socket.commit(tx, o);
-      },
-    };
+    const recorded = recordingCommits(fake, events);
     const { proxier } = proxierOn(fake, source, { connection: recorded });
     const report = await withRecordedGc(events, () => proxier.runOnce());
     expect(report.error).toBeUndefined();
@@ -162,14 +167,7 @@ describe('Proxier on the in-memory fake (no root)', () => {
   it('a long-running proxy collects what reading its first lists left before its cold start plans, and not before a restart', async () => {
     const fake = new FakeNftables();
     const events: string[] = [];
-    const socket = socketTo(fake);
-    const recorded: NftConnection = {
-      ...socket,
-      commit: (tx, o) => {
-        events.push('commit');
-        return socket.commit(tx, o);
-      },
-    };
+    const recorded = recordingCommits(fake, events);
     const first = proxierOn(fake, new RecordedSource(events), { connection: recorded });
     const report = await withRecordedGc(events, async () => {
       await first.proxier.start();
