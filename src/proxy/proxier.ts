@@ -330,8 +330,8 @@ export class Proxier {
     // before a cold start plans (at 100k x 5 the heap would otherwise grow by their 200 MB before
     // V8's next full collection), not before a restart's: its read of the kernel is under way
     // then, and a pause there lets the dump pile up (docs/decisions.md). A long-running proxy
-    // collects there too: what reading its first lists left (pages of the API's answers, the
-    // parsed objects the tracker copied) is garbage by then, and the sync reuses those pages.
+    // collects there too: what reading its first lists left (the API's answers and what was
+    // parsed from them) is garbage by then, and the sync reuses those pages.
     if (last) this.tracker.forget();
     let collect: (() => void) | undefined = () => {
       collect = undefined;

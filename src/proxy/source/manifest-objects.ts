@@ -1,8 +1,8 @@
 // From a parsed manifest document to the objects the manifest source sends (manifests.ts reads the
 // files and diffs reads): a List's items one by one (a JSON List's from what the same bytes gave at
-// the read before, told by their hash: ListMemo), each object's kind, apiVersion, name and namespace settled, then
-// validated as the informers' objects are (k8s/validation). What cannot be used becomes a problem
-// that names the object, its file and the reason, and costs nothing else.
+// the read before, told by their hash: ListMemo), each object's kind, apiVersion, name and
+// namespace settled, then validated as the informers' objects are (k8s/validation). What cannot be
+// used becomes a problem that names the object, its file and the reason, and costs nothing else.
 
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';

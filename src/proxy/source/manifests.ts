@@ -5,8 +5,8 @@
 // the proxy sees the same add/update/delete events an informer would give it. Only a file whose
 // stat changed (device, inode, size, mtime, ctime: a rename over it or a ConfigMap's "..data" swap
 // changes the inode) is read again, only a file whose text changed is parsed again, and of a JSON
-// List that keeps changing only the items whose bytes changed (ListMemo, by a hash per item); when those keep their
-// names, the objects are patched in place rather than collected anew (ListPatch).
+// List that keeps changing only the items whose bytes changed (ListMemo, by a hash per item); when
+// those keep their names, the objects are patched in place rather than collected anew (ListPatch).
 //
 // What cannot be used costs only itself, reported once: an object of the wrong shape (validated by
 // k8s/validation, as the informers' objects are) is left out with its kind, name, file and field,
@@ -378,7 +378,7 @@ interface ParsedFile {
   problems: Scan['problems'];
   /** Its List's items, when it is one read item by item and was read before (ListMemo). */
   items?: ListMemo;
-  /** The buffer it was read into, kept with its ListMemo (which needs none of its bytes): the next read reads into it. */
+  /** The buffer it was read into, kept with its ListMemo (which needs none of its bytes): the next read's. */
   spare?: Buffer;
 }
 
