@@ -8,7 +8,6 @@ import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
 import { validateObject } from '../../k8s/validation/validate.js';
 import { flat } from '../flat-string.js';
-import type { ItemHasher } from './item-hash.js';
 import { JsonListItem } from './manifest-parse.js';
 import type { SourceProblem } from './source.js';
 
@@ -78,8 +77,8 @@ interface ItemMemo {
  * them: not parsed, not validated and not sent again. Only the items that changed cost anything,
  * instead of the whole file (at 10k services an 11 MB List, 20k objects, rewritten a few times a
  * second for a change of a few). The hashes are one typed array (item-hash.ts says which hash and
- * why), not the List's bytes: the file's buffer is then free for the next read to read into. A first
- * read keeps none: a file that never changes costs nothing for it.
+ * why), made by the scan of the read (json-list.ts), not the List's bytes, which no read keeps. A
+ * first read keeps none: a file that never changes costs nothing for it.
  */
 export interface ListMemo {
   /** Item i's bytes hashed (item-hash.ts). */
@@ -112,8 +111,8 @@ const NO_PROBLEMS: readonly SourceProblem[] = Object.freeze([]);
 /** A file read before: what its List's items gave then, and what they give now (ListMemo). */
 export interface ListItemsRead {
   earlier: ListMemo | undefined;
+  /** Its hashes are the scan's of this read (json-list.ts: the scan hashes the items of a file read before). */
   now: ListMemo | undefined;
-  hash: ItemHasher;
   /** The file's objects from its read before (ListPatch.objects), when that read succeeded. */
   previous: ManifestObject[] | undefined;
   /** Set while the List is read as a patch of its read before; undefined when it is read whole. */
@@ -222,17 +221,13 @@ function collectListItem(item: JsonListItem, listOrigin: string, impliedKind: st
   const earlier = read.earlier?.impliedKind === impliedKind ? read.earlier : undefined;
   if (!read.now) {
     // As many items as before: read as a patch of the read before (ListPatch), if it turns out one.
-    const length = item.listLength;
-    const sameLength = earlier !== undefined && earlier.items.length === length;
+    const sameLength = earlier !== undefined && earlier.items.length === item.listLength;
     const patching = sameLength && read.previous !== undefined;
-    // The read before's hashes are written over as they are compared (item i's before item i + 1's
-    // is read): a read that fails drops both memos.
-    read.now = { hashes: sameLength ? earlier.hashes : new BigUint64Array(length), impliedKind, items: patching ? earlier.items : [] };
+    read.now = { hashes: item.listHashes, impliedKind, items: patching ? earlier.items : [] };
     if (patching) read.patch = { items: earlier.items, objects: read.previous!, changes: [] };
   }
-  const hash = read.hash(item.bytes());
+  const hash = read.now.hashes[index];
   let memo = earlier !== undefined && index < earlier.hashes.length && earlier.hashes[index] === hash ? earlier.items[index] : undefined;
-  read.now.hashes[index] = hash;
   if (memo) {
     // Under this read's content hash: a changed file reports its problems again, as a parse would.
     for (const p of memo.problems) addProblem(into.scan, p.origin, p.reason, into.contentHash, p.object);

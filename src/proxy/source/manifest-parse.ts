@@ -7,7 +7,8 @@
 // keeps what the file gave before, because a file that does not parse is most often one being
 // written.
 
-import { jsonListSpans, utf8, type JsonListSpans } from './json-list.js';
+import { FileChangedError, type FileWindow } from './file-window.js';
+import { utf8, type JsonListSpans } from './json-list.js';
 import { yaml } from '../../on-demand.js';
 
 /** Larger files are refused unread: a manifest of 100,000 objects is well under it. */
@@ -32,17 +33,22 @@ export type ParsedManifest = { documents: ManifestDocument[] } | { failed: strin
  */
 export class ManifestParseError extends Error {}
 
-/** A manifest file's UTF-8 bytes -> its documents. */
-export function parseManifest(file: string, bytes: Buffer, json: boolean): ParsedManifest {
-  return json ? parseJson(file, bytes) : parseYaml(file, utf8(bytes, 0, bytes.length));
+/**
+ * What a manifest file holds: its UTF-8 bytes (YAML, or JSON of any shape), or a JSON List as its
+ * scan found it (json-list.ts), with the window its items are read through.
+ */
+export type ManifestContent = { bytes: Buffer; json: boolean } | { list: JsonListSpans; window: FileWindow };
+
+/** A manifest file's content -> its documents. */
+export function parseManifest(file: string, content: ManifestContent): ParsedManifest {
+  if ('list' in content) return parseJsonList(file, content.window, content.list);
+  return content.json ? parseJson(file, content.bytes) : parseYaml(file, utf8(content.bytes));
 }
 
 function parseJson(file: string, bytes: Buffer): ParsedManifest {
-  const list = jsonListSpans(bytes);
-  if (list) return parseJsonList(file, bytes, list);
   let value: unknown;
   try {
-    value = JSON.parse(utf8(bytes, 0, bytes.length));
+    value = JSON.parse(utf8(bytes));
   } catch (err) {
     return { failed: `not valid JSON: ${(err as Error).message}` };
   }
@@ -50,24 +56,25 @@ function parseJson(file: string, bytes: Buffer): ParsedManifest {
   return { documents: [{ origin: file, value }] };
 }
 
-/** A JSON List's bytes and where its items are in them (json-list.ts). */
-export interface JsonListBytes {
-  bytes: Buffer;
+/** A JSON List's items: where they are in the file, the window to read them through, their hashes. */
+interface JsonListItems {
+  window: FileWindow;
   spans: Uint32Array;
+  hashes: BigUint64Array | undefined;
   /** No item nests deeper than the limit allows (the scan counted): parsed items need no check. */
   shallow: boolean;
 }
 
 /**
  * An item of a JSON List read item by item (the iterable of a List's `items` yields these): parsed
- * when asked, so that a reader that has seen the same bytes before can skip it (bytes()).
+ * when asked, so that a reader that has seen the same bytes before can skip it (hash).
  */
 export class JsonListItem {
   private readonly start: number;
   private readonly end: number;
 
   constructor(
-    private readonly list: JsonListBytes,
+    private readonly list: JsonListItems,
     readonly index: number,
   ) {
     this.start = list.spans[2 * index]!;
@@ -79,18 +86,20 @@ export class JsonListItem {
     return this.list.spans.length / 2;
   }
 
-  /** Its bytes, in place (a view of the file's buffer: valid until the next read reads into it). */
-  bytes(): Uint8Array {
-    return this.list.bytes.subarray(this.start, this.end);
+  /** Its List's item hashes (the scan's, when it was asked for them: ListMemo). */
+  get listHashes(): BigUint64Array {
+    if (!this.list.hashes) throw new Error('the List was scanned without item hashes');
+    return this.list.hashes;
   }
 
   /** Throws ManifestParseError: the file then fails as a whole. */
   value(): unknown {
     let item: unknown;
     try {
-      item = JSON.parse(utf8(this.list.bytes, this.start, this.end));
+      item = JSON.parse(utf8(this.list.window.bytes(this.start, this.end)));
     } catch (err) {
-      throw new ManifestParseError(`not valid JSON: ${(err as Error).message} (in the item at offset ${this.start})`);
+      const reason = err instanceof FileChangedError ? err.message : `not valid JSON: ${(err as Error).message}`;
+      throw new ManifestParseError(`${reason} (in the item at offset ${this.start})`);
     }
     // The List and its items array are two levels above the item.
     if (!this.list.shallow && nestedTooDeep(item, 2)) throw new ManifestParseError(`not read: nested deeper than ${MAX_NESTING_DEPTH} levels`);
@@ -99,7 +108,7 @@ export class JsonListItem {
 }
 
 /** A JSON List whose items are parsed when iterated (json-list.ts says why). */
-function parseJsonList(file: string, bytes: Buffer, { head: headText, items: spans, deepest }: JsonListSpans): ParsedManifest {
+function parseJsonList(file: string, window: FileWindow, { head: headText, items: spans, hashes, deepest }: JsonListSpans): ParsedManifest {
   let head: unknown;
   try {
     head = JSON.parse(headText);
@@ -108,7 +117,7 @@ function parseJsonList(file: string, bytes: Buffer, { head: headText, items: spa
   }
   if (nestedTooDeep(head)) return { failed: `not read: nested deeper than ${MAX_NESTING_DEPTH} levels` };
   // An item's outermost bracket sits two levels down (in the List, in its items array).
-  const list: JsonListBytes = { bytes, spans, shallow: deepest + 1 < MAX_NESTING_DEPTH };
+  const list: JsonListItems = { window, spans, hashes, shallow: deepest + 1 < MAX_NESTING_DEPTH };
   const items: Iterable<JsonListItem> = {
     *[Symbol.iterator]() {
       for (let i = 0; 2 * i < spans.length; i++) yield new JsonListItem(list, i);

@@ -30,11 +30,12 @@ import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { Backoff } from '../../k8s/backoff.js';
 import type { EndpointSlice, Node, Service } from '../../k8s/objects.js';
 import { printable } from '../../k8s/validation/printable.js';
-import { readFileBytes, releaseFileBytes, type FileBytes } from './file-bytes.js';
-import { itemHasher } from './item-hash.js';
-import { utf8 } from './json-list.js';
+import { readFileBytes, releaseFileBytes } from './file-bytes.js';
+import { FileWindow } from './file-window.js';
+import { listHasher, type ListHasher } from './item-hash.js';
+import { scanJsonList, utf8, type JsonListSpans } from './json-list.js';
 import { addProblem, applyListPatch, collectObject, objectOrigin, type KeyedProblem, type ListItemsRead, type ListMemo, type ListPatch, type ManifestKind, type ManifestObject, type Sender } from './manifest-objects.js';
-import { ManifestParseError, MAX_MANIFEST_BYTES, parseManifest } from './manifest-parse.js';
+import { ManifestParseError, MAX_MANIFEST_BYTES, parseManifest, type ManifestContent } from './manifest-parse.js';
 import type { ProxySource, SourceHandler, SourceProblem } from './source.js';
 
 export interface ManifestSourceOptions {
@@ -51,7 +52,7 @@ export interface ManifestSourceOptions {
    */
   unfinishedYamlSettleMs?: number;
   /**
-   * How long what a changing List's items gave (and its file's buffers: ListMemo) is kept after the
+   * How long what a changing List's items gave (ListMemo) is kept after the
    * last read (default 60 s): a file that stopped changing then costs nothing, and its next change
    * is parsed whole, as a first change is.
    */
@@ -182,10 +183,7 @@ export class ManifestSource implements ProxySource {
     this.retryTimer = setTimeout(() => this.schedule(0), this.retryBackoff.next());
   }
 
-  /**
-   * Forgets the files' ListMemos once no read has come for listMemoMs, and with them the buffer each
-   * file's next read would read into (11 MB for a 10k-service List).
-   */
+  /** Forgets the files' ListMemos once no read has come for listMemoMs. */
   private releaseListMemosLater(): void {
     clearTimeout(this.listMemoTimer);
     this.listMemoTimer = undefined;
@@ -193,7 +191,7 @@ export class ManifestSource implements ProxySource {
     this.listMemoTimer = setTimeout(() => {
       this.listMemoTimer = undefined;
       const parsed = new Map<string, ParsedFile>();
-      this.memory.parsed.forEach(({ items: _items, spare: _spare, ...file }, path) => parsed.set(path, file));
+      this.memory.parsed.forEach(({ items: _items, ...file }, path) => parsed.set(path, file));
       this.memory = { ...this.memory, parsed };
     }, this.listMemoMs);
     this.listMemoTimer.unref();
@@ -378,8 +376,6 @@ interface ParsedFile {
   problems: Scan['problems'];
   /** Its List's items, when it is one read item by item and was read before (ListMemo). */
   items?: ListMemo;
-  /** The buffer it was read into, kept with its ListMemo (which needs none of its bytes): the next read's. */
-  spare?: Buffer;
 }
 
 /** How a scan reads. */
@@ -389,9 +385,9 @@ interface ScanOptions {
   /** ManifestSourceOptions.unfinishedYamlSettleMs; 0 for a single read. */
   unfinishedYamlSettleMs: number;
   /**
-   * The files will be read again (a watching source): each file's text is hashed, to tell a rewrite
-   * that changed nothing. A single read (`proxy --once`, `render`) names a file's content by its
-   * stat instead (11 MB of SHA-1 at 10k services, for nothing).
+   * The files will be read again (a watching source): each file's content is hashed (readContent),
+   * to tell a rewrite that changed nothing. A single read (`proxy --once`, `render`) names a file's
+   * content by its stat instead (hashing 11 MB at 10k services, for nothing).
    */
   rereads: boolean;
 }
@@ -561,10 +557,51 @@ async function walk(root: string, dir: string, files: string[], scan: Scan, visi
   }
 }
 
-/** The file's bytes, never made one string (json-list.ts says why), and their hash (or `stamp`: ScanOptions.rereads). */
-async function readBytesAndHash(file: string, spare: Buffer | undefined, hashed: boolean, stamp: string): Promise<FileBytes & { contentHash: string }> {
-  const read = await readFileBytes(file, spare);
-  return { ...read, contentHash: hashed ? createHash('sha1').update(read.bytes).digest('base64') : stamp };
+/** A manifest file's content as read (ManifestContent), the hash that names it, and what to free once it is parsed. */
+interface FileContent {
+  content: ManifestContent;
+  contentHash: string;
+  release(): void;
+}
+
+/**
+ * Reads a manifest file: whole, or through a window when it was read before (`reread`: a watching
+ * source's file that changed; file-window.ts says why). With `hasher` (a watching source, which
+ * reads the file again: ScanOptions.rereads) its content is named by a hash, to tell a rewrite that
+ * changed nothing: a JSON List's by its head and its items' hashes (the scan hashes each item;
+ * `expectedItems`: as many as at the read before, if known), anything else's by a SHA-1 of its
+ * bytes. Without, by `stamp`.
+ */
+async function readContent(file: string, stamp: string, reread: boolean, hasher: ListHasher | undefined, expectedItems: number | undefined): Promise<FileContent> {
+  const json = extname(file).toLowerCase() === '.json';
+  let bytes = json && reread ? undefined : await readFileBytes(file);
+  const release = (): void => {
+    if (bytes) releaseFileBytes(bytes);
+  };
+  if (json) {
+    const window = bytes ? FileWindow.of(bytes) : FileWindow.open(file);
+    let list: JsonListSpans | undefined;
+    try {
+      list = scanJsonList(window, hasher?.item, expectedItems);
+    } catch (err) {
+      window.close();
+      throw err;
+    }
+    if (list) {
+      const contentHash = hasher ? `xxh64:${hasher.list(list.head, list.hashes!).toString(36)}` : stamp;
+      return {
+        content: { list, window },
+        contentHash,
+        release: () => {
+          window.close();
+          release();
+        },
+      };
+    }
+    window.close();
+    bytes ??= await readFileBytes(file);
+  }
+  return { content: { bytes: bytes!, json }, contentHash: hasher ? createHash('sha1').update(bytes!).digest('base64') : stamp, release };
 }
 
 /**
@@ -573,11 +610,10 @@ async function readBytesAndHash(file: string, spare: Buffer | undefined, hashed:
  * what it was at its last read is not read again; one whose text is the same is not parsed again.
  */
 async function readManifestFile(file: string, scan: Scan, before: ParsedFile | undefined, { sender, unfinishedYamlSettleMs, rereads }: ScanOptions): Promise<ManifestObject[] | 'failed' | 'gone'> {
-  let bytes: Buffer;
-  let buffer: Buffer;
-  let contentHash: string;
+  let read: FileContent;
   let stamp: string;
   let modifiedAt: number;
+  const hasher = rereads ? await listHasher() : undefined;
   try {
     // Stat before reading: a write after the stat changes the stat again, so it is never missed.
     const s = await stat(file, { bigint: true });
@@ -590,38 +626,35 @@ async function readManifestFile(file: string, scan: Scan, before: ParsedFile | u
       scan.parsed.set(file, { stamp, hash: '', result: 'failed', problems: scan.problems.slice(firstProblem) });
       return 'failed';
     }
-    ({ bytes, buffer, contentHash } = await readBytesAndHash(file, before?.spare, rereads, stamp));
+    read = await readContent(file, stamp, before !== undefined && rereads, hasher, before?.items?.hashes.length);
   } catch (err) {
     // Deleted between listing and reading: the next event's re-read settles it.
     if (isGone(err)) return 'gone';
     cannotRead(scan, file, err);
     return 'failed';
   }
-  if (before && unfinishedYamlSettleMs > 0 && looksUnfinished(file, bytes) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
-    // Kept as it was (read again with the retries) until it looks whole or settles.
-    // A file read for the first time has nothing to keep: what parses of it applies at once.
-    scan.unparsed = true;
-    reuse(file, before, scan);
-    return 'failed';
+  try {
+    const { content, contentHash } = read;
+    if (before && unfinishedYamlSettleMs > 0 && 'bytes' in content && looksUnfinished(file, content.bytes) && Date.now() - modifiedAt < unfinishedYamlSettleMs) {
+      // Kept as it was (read again with the retries) until it looks whole or settles.
+      // A file read for the first time has nothing to keep: what parses of it applies at once.
+      scan.unparsed = true;
+      reuse(file, before, scan);
+      return 'failed';
+    }
+    if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
+    const firstProblem = scan.problems.length;
+    // A file read before keeps what its items gave (ListMemo), and takes what it can from before.
+    const items: ListItemsRead | undefined = before && hasher ? { earlier: before.items, now: undefined, previous: before.result === 'failed' ? undefined : before.result } : undefined;
+    const result = parseAndCollect(file, content, scan, contentHash, sender, items);
+    if (result === 'failed') scan.unparsed = true;
+    const parsed: ParsedFile = { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) };
+    if (items?.now && result !== 'failed') parsed.items = items.now;
+    scan.parsed.set(file, parsed);
+    return result;
+  } finally {
+    read.release();
   }
-  if (before?.hash === contentHash) return reuse(file, { ...before, stamp }, scan);
-  const firstProblem = scan.problems.length;
-  // A file read before keeps what its items gave (ListMemo), and takes what it can from before.
-  const hash = before && rereads ? await itemHasher() : undefined;
-  const items: ListItemsRead | undefined = before && hash ? { earlier: before.items, now: undefined, hash, previous: before.result === 'failed' ? undefined : before.result } : undefined;
-  const result = parseAndCollect(file, bytes, scan, contentHash, sender, items);
-  if (result === 'failed') scan.unparsed = true;
-  const parsed: ParsedFile = { stamp, hash: contentHash, result, problems: scan.problems.slice(firstProblem) };
-  if (items?.now && result !== 'failed') {
-    parsed.items = items.now;
-    parsed.spare = buffer;
-  } else {
-    // Nothing keeps these bytes (no ListMemo, and the spare it may have been read into is dropped
-    // with the memo it belonged to): freed now (file-bytes.ts says why).
-    releaseFileBytes(buffer);
-  }
-  scan.parsed.set(file, parsed);
-  return result;
 }
 
 /**
@@ -643,7 +676,7 @@ function looksUnfinished(file: string, bytes: Uint8Array): boolean {
 function blank(bytes: Uint8Array): boolean {
   for (const b of bytes) {
     if (b === 0x20 || (b >= 0x09 && b <= 0x0d)) continue;
-    return b < 0x80 ? false : /^\s*$/.test(utf8(bytes, 0, bytes.length));
+    return b < 0x80 ? false : /^\s*$/.test(utf8(bytes));
   }
   return true;
 }
@@ -656,8 +689,8 @@ function reuse(file: string, parsed: ParsedFile, scan: Scan): ManifestObject[] |
   return parsed.result;
 }
 
-function parseAndCollect(file: string, bytes: Buffer, scan: Scan, contentHash: string, sender: Sender | undefined, items?: ListItemsRead): ManifestObject[] | 'failed' {
-  const parsed = parseManifest(file, bytes, extname(file).toLowerCase() === '.json');
+function parseAndCollect(file: string, content: ManifestContent, scan: Scan, contentHash: string, sender: Sender | undefined, items?: ListItemsRead): ManifestObject[] | 'failed' {
+  const parsed = parseManifest(file, content);
   if ('failed' in parsed) {
     addProblem(scan, file, parsed.failed, contentHash);
     return 'failed';

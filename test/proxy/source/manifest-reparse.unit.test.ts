@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { WINDOW_BYTES } from '../../../src/proxy/source/file-window.js';
 import { ManifestSource } from '../../../src/proxy/source/manifests.js';
 import type { SourceProblem } from '../../../src/proxy/source/source.js';
 
@@ -13,25 +14,35 @@ vi.mock('../../../src/proxy/source/manifest-parse.js', async (importOriginal) =>
   const original = await importOriginal<typeof import('../../../src/proxy/source/manifest-parse.js')>();
   return {
     ...original,
-    parseManifest: (file: string, bytes: Buffer, json: boolean) => {
+    parseManifest: (file: string, content: Parameters<typeof original.parseManifest>[1]) => {
       parsed.push(file);
-      return original.parseManifest(file, bytes, json);
+      return original.parseManifest(file, content);
     },
   };
 });
 
-/** Each read of a file: the spare it was given and the buffer its bytes went into. */
-const reads = vi.hoisted(() => [] as { file: string; spare: Buffer | undefined; buffer: Buffer }[]);
+/** The files read whole, and each window a List was read through (file-window.ts). */
+const wholeReads = vi.hoisted(() => [] as string[]);
 vi.mock('../../../src/proxy/source/file-bytes.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../../src/proxy/source/file-bytes.js')>();
   return {
     ...original,
-    readFileBytes: async (file: string, spare?: Buffer) => {
-      const read = await original.readFileBytes(file, spare);
-      reads.push({ file, spare, buffer: read.buffer });
-      return read;
+    readFileBytes: async (file: string) => {
+      wholeReads.push(file);
+      return original.readFileBytes(file);
     },
   };
+});
+const windows = vi.hoisted(() => [] as { file: string; window: { capacity: number } }[]);
+vi.mock('../../../src/proxy/source/file-window.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../../src/proxy/source/file-window.js')>();
+  const open = original.FileWindow.open.bind(original.FileWindow);
+  original.FileWindow.open = (file: string, windowBytes?: number) => {
+    const window = open(file, windowBytes);
+    windows.push({ file, window });
+    return window;
+  };
+  return original;
 });
 
 let dir: string;
@@ -39,7 +50,8 @@ let source: ManifestSource | undefined;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'nftlink-reparse-'));
   parsed.length = 0;
-  reads.length = 0;
+  wholeReads.length = 0;
+  windows.length = 0;
 });
 afterEach(async () => {
   await source?.stop();
@@ -84,6 +96,22 @@ it('an unchanged file is not parsed again, and its problem is not reported again
   expect(parsed.filter((f) => f.endsWith('b.json')).length).toBeGreaterThanOrEqual(3);
   expect(problems.map((p) => p.reason)).toEqual(['spec.ports[0].port: expected integer, not string']);
   expect(events).toEqual(['add a 80', 'add b 80', 'update b 81', 'update b 82']);
+});
+
+it('a List whose head and items are unchanged is not parsed again, whatever the whitespace between its items', async () => {
+  const items = [service('s0', 80), service('s1', 80)];
+  const file = join(dir, 'list.json');
+  await writeFile(file, `{"kind":"List","items":[${items.join(',')}]}`);
+  const { events } = await startSource();
+  await writeFile(file, `{"kind":"List","items":[\n  ${items.join(',\n  ')}\n]}`);
+  // A file written after it: once it is read, so is the List's rewrite.
+  await writeFile(join(dir, 'marker.json'), service('m', 80));
+  await until(() => events.includes('add m 80'), 'the marker read');
+  expect(parsed.filter((f) => f === file)).toHaveLength(1);
+  // The List's own keys are part of what it holds: a List whose head changed is parsed again.
+  await writeFile(file, `{"kind":"List","metadata":{"resourceVersion":"2"},"items":[${items.join(',')}]}`);
+  await until(() => events.includes('update s1 80'), 'the List read again');
+  expect(parsed.filter((f) => f === file)).toHaveLength(2);
 });
 
 it('a List rewritten again gives its unchanged items as they were: only the changed ones are sent, problems included', async () => {
@@ -143,21 +171,27 @@ it('an unchanged item of a List whose kind changed is read again: the List impli
   expect(events).toEqual(['add x 80', 'update x 80', 'add y 80', 'delete x undefined', 'delete y undefined']);
 });
 
-it('a List that keeps changing holds one buffer: each read reads into the one before (its items are told apart by hash)', async () => {
-  const list = (ports: number[]): string => `{"apiVersion":"v1","kind":"List","items":[${ports.map((p, i) => service(`s${i}`, p)).join(',')}]}`;
+it('a List that keeps changing is read again through a small window, not whole (its items are told apart by hash)', async () => {
+  // Each service padded to about 1 KB, as real ones are: 300 of them are several windows' worth.
+  const list = (ports: number[]): string => `{"apiVersion":"v1","kind":"List","items":[${ports.map((p, i) => service(`s${i}`, p).replace('"spec"', `"pad":"${'x'.repeat(900)}","spec"`)).join(',')}]}`;
+  const ports = Array.from({ length: 300 }, () => 80);
   const file = join(dir, 'list.json');
-  await writeFile(file, list([80, 80, 80]));
+  await writeFile(file, list(ports));
   const { events } = await startSource();
   for (const port of [81, 82, 83, 84]) {
-    await writeFile(file, list([80, port, 80]));
+    ports[1] = port;
+    await writeFile(file, list(ports));
     await until(() => events.includes(`update s1 ${port}`), `s1 at ${port}`);
   }
-  // The first read keeps nothing; the second keeps its buffer with what its items gave...
-  const ofList = reads.filter((r) => r.file === file);
-  expect(ofList.length).toBeGreaterThanOrEqual(5);
-  expect(ofList[1]!.spare).toBeUndefined();
-  // ...and every later read is made into the buffer of the read just before, not of one before that.
-  for (let i = 2; i < ofList.length; i++) expect(ofList[i]!.spare).toBe(ofList[i - 1]!.buffer);
-  // Same length, other bytes: each change of a port (81 -> 82 ...) is an update, and only s1's.
-  expect(events.slice(3)).toEqual(['update s0 80', 'update s1 81', 'update s2 80', 'update s1 82', 'update s1 83', 'update s1 84']);
+  // The first read takes the file whole (and frees it once parsed); every later one goes through a window.
+  expect(wholeReads.filter((f) => f === file)).toHaveLength(1);
+  const ofList = windows.filter((w) => w.file === file);
+  expect(ofList.length).toBeGreaterThanOrEqual(4);
+  // No read held more of the file than its window's size (the items are smaller than that).
+  for (const { window } of ofList) expect(window.capacity).toBeLessThanOrEqual(WINDOW_BYTES);
+  expect(list(ports).length).toBeGreaterThan(4 * WINDOW_BYTES);
+  // The first change is read whole (a first read keeps nothing: every object is updated); after
+  // it, same length, other bytes: each change of a port (82 -> 83 ...) is an update, and only s1's.
+  expect(events.slice(300, 600)).toEqual(ports.map((p, i) => `update s${i} ${i === 1 ? 81 : p}`));
+  expect(events.slice(600)).toEqual(['update s1 82', 'update s1 83', 'update s1 84']);
 });
