@@ -1,18 +1,18 @@
 // A JSON List (`{"kind": "List", "items": [...]}`, as `kubectl get -o json` writes it) read one
-// item at a time: the file is scanned, through a small window (file-window.ts), for where each item
-// starts and ends, and each item is read back, decoded and parsed only when it is reached. The
-// caller can then hand an item on and drop it before the next is parsed, so that a 10 MB list never
-// exists as one tree of objects (at 10k services that tree was most of the proxy's peak memory),
-// nor as one string (the text of the whole file would be an object of its own in V8's large-object
-// space, which only a full collection frees), nor as one buffer. The scan works on UTF-8 bytes:
-// every byte it looks for is ASCII, and no byte of a multi-byte character is. Any text the scanner
-// does not recognise as exactly that shape is left to JSON.parse of the whole, which also gives the
-// right error message for broken JSON.
+// item at a time: the file's bytes (all in memory, or a small window over the file when it is read
+// again: file-window.ts) are scanned for where each item starts and ends, and each item is decoded
+// and parsed only when it is reached. The caller can then hand an item on and drop it before the
+// next is parsed, so that a 10 MB list never exists as one tree of objects (at 10k services that
+// tree was most of the proxy's peak memory), nor as one string (the text of the whole file would be
+// an object of its own in V8's large-object space, which only a full collection frees). The scan
+// works on UTF-8 bytes: every byte it looks for is ASCII, and no byte of a multi-byte character is.
+// Any text the scanner does not recognise as exactly that shape is left to JSON.parse of the whole,
+// which also gives the right error message for broken JSON.
 //
 // Where the items are is one typed array, not a pair of numbers per item: a file rewritten a few
 // times a second is scanned as often, and 20k small arrays per scan were garbage for the old
-// generation. So are the items' hashes, when the reader asks for them (ListMemo, manifest-objects.ts):
-// each item is hashed while the scan has its bytes in the window.
+// generation. So are the items' hashes, when the reader asks for them (ListMemo,
+// manifest-objects.ts): each item is hashed while the scan has its bytes in the window.
 
 import type { FileWindow } from './file-window.js';
 import type { ItemHasher } from './item-hash.js';

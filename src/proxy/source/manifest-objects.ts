@@ -111,7 +111,7 @@ const NO_PROBLEMS: readonly SourceProblem[] = Object.freeze([]);
 /** A file read before: what its List's items gave then, and what they give now (ListMemo). */
 export interface ListItemsRead {
   earlier: ListMemo | undefined;
-  /** Its hashes are the scan's of this read (json-list.ts: the scan hashes the items of a file read before). */
+  /** Its hashes are this read's scan's (json-list.ts: a watching source's scan hashes every item). */
   now: ListMemo | undefined;
   /** The file's objects from its read before (ListPatch.objects), when that read succeeded. */
   previous: ManifestObject[] | undefined;
