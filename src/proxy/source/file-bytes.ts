@@ -1,7 +1,8 @@
-// A manifest file's bytes, all at once: for YAML, and for JSON that is not a List (a JSON List is
-// read through a window instead: file-window.ts). Each buffer is freed as soon as its file is
-// parsed (releaseFileBytes), not when a collection gets to it: a file rewritten a few times a
-// second is read as often, and several such buffers were alive at any time under churn.
+// A manifest file's bytes, all at once: a first read of any file, and every read of YAML or of JSON
+// that is not a List (a watching source reads a JSON List again through a window: file-window.ts).
+// Each buffer is freed as soon as its file is parsed (releaseFileBytes), not when a collection gets
+// to it: a file rewritten a few times a second is read as often, and several such buffers were
+// alive at any time under churn.
 //
 // Every buffer is allocated here, unpooled (fs.readFile may assemble a small file in Node's shared
 // pool, which must never be detached).
@@ -33,9 +34,9 @@ export async function readFileBytes(file: string): Promise<Buffer> {
       if (length === buffer.length) {
         const { bytesRead } = await handle.read(PROBE, 0, 1, length);
         if (bytesRead === 0) return buffer;
-        // It grew since the stat: a buffer with room for what it is now.
+        // It grew since the stat: a buffer of what it is now.
         const { size } = await handle.stat();
-        const grown = Buffer.allocUnsafeSlow(Math.max(size, length + 1) + (size >> 4));
+        const grown = Buffer.allocUnsafeSlow(Math.max(size, length + 1));
         grown.set(buffer.subarray(0, length));
         buffer = grown;
       }
