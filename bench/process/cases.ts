@@ -10,6 +10,9 @@
 //             server in the benchmark's process (apiserver.ts: paged lists, then watches)
 //   floor     the kernel committing that ruleset's batches encoded beforehand (floor-child.ts), and
 //             a bare `node -e ''`: added up, what no Node process could go below
+//   reads     node reading the same manifests with JSON.parse and nothing else (read-child.ts): with
+//             the kernel's time, what no Node process that reads its input before it writes could
+//             go below
 
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -28,6 +31,8 @@ import { NODE_IP, NODE_NAME, POD_CIDR, SERVICE_CIDR, writeManifests } from './ma
 
 // floor-child.ts, bundled as the CLI is (scripts/bundle.mjs --bench).
 const FLOOR = packagePath('dist-bench', 'bundle', 'process-floor.js');
+// read-child.ts imports only node's modules: compiled, not bundled.
+const READ = packagePath('dist-bench', 'bench', 'process', 'read-child.js');
 /**
  * How long to wait for an idle machine before each process (bench/measure.ts, waitQuiet): shorter
  * than its default, because on a shared machine other work can keep it busy for the whole run, and
@@ -38,12 +43,12 @@ const quiet = (): Promise<number> => waitQuiet(QUIET_MAX_MS);
 /** This benchmark's namespaces: `ip netns list | grep nftlink-pb-` finds any it left behind. */
 const NETNS_PREFIX = 'nftlink-pb';
 
-export type Side = 'proxy' | 'restart' | 'live manifests' | 'live informers' | 'nft -f' | 'floor commit' | 'node -e';
+export type Side = 'proxy' | 'restart' | 'live manifests' | 'live informers' | 'nft -f' | 'floor commit' | 'node -e' | 'node reads';
 
 export interface ProcessRun extends ProcessFigures {
   services: number;
   endpoints: number;
-  /** The layout the process wrote (node -e: none). */
+  /** The layout the process wrote (node -e, node reads: none). */
   layout: LayoutName | '-';
   side: Side;
   run: number;
@@ -226,4 +231,13 @@ export async function nodeStartRun(services: number, endpoints: number, run: num
   const busy = await quiet();
   const r = await runTimed([process.execPath, '-e', ''], { discardStdout: true });
   return { services, endpoints, layout: '-', run, side: 'node -e', ...figures(r), busy };
+}
+
+/** Node reading the manifests and nothing else (read-child.ts), as the proxy runs: its copy of node, its flags. */
+export async function readRun(dir: string, services: number, endpoints: number, run: number): Promise<ProcessRun> {
+  const busy = await quiet();
+  const r = await runTimed([measuredNode(), ...nodeFlags(), READ, dir]);
+  const items = Number(r.stdout.trim());
+  if (items !== 2 * services) throw new Error(`read-child read ${r.stdout.trim() || 'nothing'} items of ${dir}, not ${2 * services} (${r.stderr.slice(0, 500)})`);
+  return { services, endpoints, layout: '-', run, side: 'node reads', ...figures(r), busy };
 }

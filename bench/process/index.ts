@@ -19,12 +19,12 @@ import { machineInfo, speedText, type MachineInfo } from '../machine.js';
 import { GNU_TIME, measuredEnvText } from '../measure.js';
 import { parseProcessArgs, PROCESS_USAGE, type ProcessOptions } from './args.js';
 import { BenchApiServer } from './apiserver.js';
-import { firstSyncRun, floorRun, manifestDir, nftRun, nodeStartRun, proxyRuns, renderText, type ProcessRun } from './cases.js';
+import { firstSyncRun, floorRun, manifestDir, nftRun, nodeStartRun, proxyRuns, readRun, renderText, type ProcessRun } from './cases.js';
 import { churnRun, deltaRun, type ChurnResult, type DeltaResult } from './churn.js';
 import { busyText, churnTargets, processChart, processMedians, processTargets, renderChurn, renderDeltas, renderProcess } from './report.js';
 import { renderTargets } from '../scale/report.js';
 
-type Step = { kind: 'proxy' | 'live manifests' | 'live informers' | 'nft' | 'floor'; layout: LayoutName } | { kind: 'node' };
+type Step = { kind: 'proxy' | 'live manifests' | 'live informers' | 'nft' | 'floor'; layout: LayoutName } | { kind: 'node' } | { kind: 'reads' };
 
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -51,13 +51,14 @@ async function measure(opts: ProcessOptions, sizeDone: (m: Measured) => void): P
     if (!slow) layouts.add('kube-proxy');
     for (const layout of layouts) texts.set(layout, renderText(dir, layout, label));
     for (let run = 0; run < opts.runs; run++) {
-      const steps: Step[] = [{ kind: 'node' }];
+      const steps: Step[] = [{ kind: 'node' }, { kind: 'reads' }];
       for (const layout of opts.layouts) steps.push({ kind: 'proxy', layout }, { kind: 'floor', layout }, ...(api ? ([{ kind: 'live manifests', layout }, { kind: 'live informers', layout }] as const) : []));
       for (const layout of texts.keys()) steps.push({ kind: 'nft', layout });
       // kube-proxy's layout at 20k services and more takes minutes per run: fewer repetitions.
-      const todo = steps.filter((s) => !(slow && s.kind !== 'node' && s.layout === 'kube-proxy' && run >= opts.slowRuns));
+      const todo = steps.filter((s) => !(slow && 'layout' in s && s.layout === 'kube-proxy' && run >= opts.slowRuns));
       for (const step of rotation(todo, run)) {
         if (step.kind === 'node') runs.push(await nodeStartRun(services, endpoints, run));
+        else if (step.kind === 'reads') runs.push(await readRun(dir, services, endpoints, run));
         else if (step.kind === 'proxy') runs.push(...(await proxyRuns(dir, step.layout, services, endpoints, run)));
         else if (step.kind === 'live manifests') runs.push(await firstSyncRun(step.kind, dir, step.layout, services, endpoints, run));
         else if (step.kind === 'live informers') runs.push(await firstSyncRun(step.kind, api!.kubeconfig, step.layout, services, endpoints, run));
@@ -145,7 +146,7 @@ async function main(argv: string[]): Promise<void> {
       `restart: proxy --once again on the table it programmed; ` +
       `live mf, live inf: a long-running proxy (not --once) cold to the end of its first sync, figures from /proc then (peak RSS: VmHWM), fed by the manifest files, and by the informers from an API server in this process (paged lists, then watches); idle MB: the live manifests proxy's RSS once it has settled after its first sync (VmRSS, after the heap compaction that follows a big sync); api cpu: the benchmark's own CPU time meanwhile (the API server serving the lists and watches, on the same cores); inf / mf: their walls; ` +
       `nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
-      `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''${busyText(runs)}\n\n` +
+      `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''; reads: node reading the same manifests with JSON.parse and nothing else (the proxy's flags), whole process; k + reads: kernel + reads, below which no Node process that reads its input before it writes can go${busyText(runs)}\n\n` +
       (medians.length ? renderProcess(medians) : '(no cold starts measured: --sizes none)') +
       (churn.length ? `\n\nChurn memory: a long-running proxy (-v 4, servers off) under churn, RSS from /proc/PID/status every sample; steady: from the end of its first sync; slope: least squares, MB per minute; anon slope: the same of the RSS less its pages of files (RssFile: the executable's pages, given back once after the first sync, come back as code runs); late slope: the RSS's over the run's second half; syncs: the proxy's "synced" lines, summed over families\n\n${renderChurn(churn)}` : '') +
       (deltas.length ? `\n\nChurn ratio: one endpoint replaced (through the informers), each change waited for; proxy: its sync of the change; commit: of that sync, its commit (the kernel's work for the batch, on the JS thread); nft -f: the same change's statements (the difference of nftlink render before and after) as a process of its own, on a namespace holding the same ruleset, forwards and back in turn\n\n${renderDeltas(deltas)}` : '') +

@@ -82,6 +82,7 @@ describe('report', () => {
     run('nft -f', 'kube-proxy', 5),
     run('floor commit', 'slots', 0.5, { commitMs: 350 }),
     run('node -e', '-', 0.04),
+    run('node reads', '-', 0.15),
   ];
 
   it('puts the ratios and the floor on the medians', () => {
@@ -89,6 +90,17 @@ describe('report', () => {
     expect(m!.layout).toBe('slots');
     expect(m!.floorS).toBeCloseTo(0.39);
     expect(m!.kubeProxyNft!.wall).toBe(5);
+  });
+
+  it('puts node reading the manifests on the kernel\'s time, and the 2.5x targets beside it', () => {
+    const [m] = processMedians(runs);
+    expect(m!.readS).toBe(0.15);
+    expect(m!.readFloorS).toBeCloseTo(0.5);
+    const t = processTargets([m!]).find((x) => x.target.includes('10k x 5: proxy --once >= 2.5x'))!;
+    // nft -f 1.6 s over kernel 0.35 + reads 0.15: no Node process that reads first beats it 3.2x.
+    expect(t.value).toContain('at most 1.600 / (0.350 + 0.150) = 3.20x');
+    const at100k = processMedians(runs.map((r) => ({ ...r, services: 100_000 })));
+    expect(processTargets(at100k).find((x) => x.target.startsWith('slots 100k x 5: proxy --once >= 2.5x'))?.pass).toBe(true);
   });
 
   it("takes the proxy's own sys time as the kernel's when one batch costs the kernel more", () => {
