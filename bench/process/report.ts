@@ -234,6 +234,7 @@ export function processChart(ms: readonly ProcessMedian[]): string {
       { name: "nft -f, kube-proxy's text", dashed: true, points: of('kube-proxy', (m) => m.nft?.wall) },
       { name: "floor, slots (kernel + node -e '')", dashed: true, points: of('slots', (m) => m.floorS) },
       { name: "floor, kube-proxy layout (kernel + node -e '')", dashed: true, points: of('kube-proxy', (m) => m.floorS) },
+      { name: 'reading first, slots (kernel + node reading the manifests)', dashed: true, points: of('slots', (m) => m.readFloorS) },
     ].filter((s) => s.points.length > 0),
   });
 }
