@@ -122,10 +122,12 @@ export class Nftables implements MonitoringConnection {
     const table = opts.table ?? null;
     checkDumpOptions(opts);
     const ruleExprsOmitted = opts.ruleExprs === false;
-    const decodeOpts = { elementKeys: opts.elementKeys === true, ruleExprsOmitted, ...(opts.hashElements ? { hashElements: opts.hashElements } : {}) };
+    const noChains = opts.chains === false;
+    const decodeOpts = { elementKeys: opts.elementKeys === true, ruleExprsOmitted, anonymousSetsListed: noChains, ...(opts.hashElements ? { hashElements: opts.hashElements } : {}) };
     const ruleFlags = (opts.perChainRules ? DUMP_RULES_PER_CHAIN : 0) | (ruleExprsOmitted ? DUMP_OMIT_DIGESTED_RULE_EXPRS : 0);
+    const chainsAndRules = noChains ? 0 : DUMP_CHAINS | DUMP_RULES | ruleFlags;
     if (opts.chain !== undefined || opts.elements === false) {
-      const what = opts.chain !== undefined ? DUMP_RULES | (ruleFlags & DUMP_OMIT_DIGESTED_RULE_EXPRS) : DUMP_TABLES | DUMP_CHAINS | DUMP_SETS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | ruleFlags;
+      const what = opts.chain !== undefined ? DUMP_RULES | (ruleFlags & DUMP_OMIT_DIGESTED_RULE_EXPRS) : DUMP_TABLES | DUMP_SETS | DUMP_OBJECTS | DUMP_FLOWTABLES | chainsAndRules;
       return decodeRuleset(await this.native.dump(this.handle, what, family, table, opts.chain ?? null), decodeOpts);
     }
     // Two dumps, the rules and the sets with their elements: the rules are decoded while the
@@ -135,7 +137,7 @@ export class Nftables implements MonitoringConnection {
     // restart building its state is, would hold it back). Each dump is of one generation; when the
     // two differ, the table changed in between and both are read again.
     for (let attempt = 0; ; attempt++) {
-      const structure = this.native.dump(this.handle, DUMP_TABLES | DUMP_CHAINS | DUMP_RULES | DUMP_OBJECTS | DUMP_FLOWTABLES | ruleFlags, family, table, null);
+      const structure = this.native.dump(this.handle, DUMP_TABLES | DUMP_OBJECTS | DUMP_FLOWTABLES | chainsAndRules, family, table, null);
       const omit = opts.anonymousElements === false ? DUMP_OMIT_DIGESTED_ELEMENTS : 0;
       const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit, family, table, null, opts.omitElementsOf?.length ? opts.omitElementsOf : null);
       // Not an unhandled rejection while the first half is decoded: awaited below.

@@ -38,6 +38,12 @@ export interface DumpOptions {
   /** Leave out set elements (faster when only the structure is needed). */
   elements?: boolean;
   /**
+   * `false`: leave out the chains and their rules (tables, sets, objects and flowtables only), for
+   * a reader that needs the sets alone (the monitor's types for decoding elements). The anonymous
+   * sets, which no rule then holds, are listed among the sets (`anonymous: true`).
+   */
+  chains?: boolean;
+  /**
    * `false`: leave out the elements of the anonymous sets nftlink wrote (those with an
    * `elementsDigest`), which rules then compare by digest (sameRule). The kernel finds each
    * anonymous set by name in a list of all the table's sets, again for each part of its dump, so
@@ -83,6 +89,7 @@ export interface DumpOptions {
 
 /** Refuses options that do not go together (the same for the kernel's connection and the fake). */
 export function checkDumpOptions(opts: DumpOptions): void {
+  if (opts.chains === false && (opts.chain !== undefined || opts.perChainRules)) throw new TypeError('nftlink: dump(): chains: false leaves out the rules that `chain` and perChainRules ask for');
   if (opts.omitElementsOf?.length && opts.table === undefined) throw new TypeError('nftlink: dump(): omitElementsOf names sets of one table: give its `table`');
   if (opts.perChainRules && opts.table === undefined) throw new TypeError('nftlink: dump(): perChainRules reads the chains of one table: give its `table`');
 }

@@ -16,6 +16,7 @@ import { previewTransaction } from './sync/planner.js';
 import { STALE_CHAIN_DELAY_MS } from './sync/stale-chains.js';
 import { RepairBackoff } from './sync/repair-backoff.js';
 import { canMonitor, emptyScope, TableWatch, type ExternalChange, type NftFamilyName } from './sync/table-watch.js';
+import { CountedConnection } from './sync/own-commits.js';
 import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
@@ -265,11 +266,11 @@ export class Proxier {
     if (!cfgs) return false;
     const nft = this.nft;
     if (!nft) throw new Error('nftlink: internal error: a sync before start()');
-    this.families = cfgs.map((cfg) => new FamilySync(nft, createLayout(this.opts.layout), cfg, this.opts.log, Date.now, this.opts.fullSyncPeriodMs));
-    if ((this.opts.repairOutsideChanges ?? true) && canMonitor(nft) && cfgs.length) {
-      this.watch = new TableWatch(nft, cfgs[0]!.table, this.families.map((f) => f.family), (c) => this.externalChange(c), this.opts.log);
-      this.watch.start();
-    }
+    // The table watch counts the proxy's own commits (own-commits.ts): the families commit through it.
+    const counted = (this.opts.repairOutsideChanges ?? true) && canMonitor(nft) && cfgs.length ? new CountedConnection(nft) : undefined;
+    this.families = cfgs.map((cfg) => new FamilySync(counted ?? nft, createLayout(this.opts.layout), cfg, this.opts.log, Date.now, this.opts.fullSyncPeriodMs));
+    // Subscribed once the first sync is done (syncOnce): see table-watch.ts.
+    if (counted) this.watch = new TableWatch(counted, cfgs[0]!.table, this.families.map((f) => f.family), (c) => this.externalChange(c), this.opts.log);
     return true;
   }
 
@@ -319,6 +320,8 @@ export class Proxier {
       this.opts.log.info('not syncing yet: waiting for this node\'s podCIDRs (detectLocalMode NodeCIDR)');
       return;
     }
+    // Before anything is read: the watch accounts for outside commits from here on.
+    if (this.watch && !this.watch.started) await this.watch.arm();
     // A table read back first (a restart's first sync) starts its read now, while the snapshot
     // builds the state: the dump runs on the addon's thread and in the kernel meanwhile.
     if (this.families.some((f) => f.readPending)) {
@@ -360,6 +363,8 @@ export class Proxier {
         this.opts.log.error('sync failed; the next sync is a full one', { family: fam.family, reason: error.message });
       }
     }
+    // The first sync's commits are in: from now on the watch sees outside commits as they come.
+    if (this.watch && !this.watch.started) await this.watch.start();
     const localhost = this.opts.localhost;
     if (localhost && localhost.families.length) {
       // Listeners follow the same model the tables were just programmed from.

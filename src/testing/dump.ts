@@ -23,11 +23,16 @@ export function dumpRuleset(state: RulesetState, generation: number, opts: DumpO
       continue;
     }
     out.tables.push(t.table);
-    for (const c of t.chains.values()) {
-      out.chains.push(c.chain);
-      out.rules.push(...c.rules.map(dumped));
-    }
     for (const s of t.sets.values()) out.sets.push(dumpedSet(s, opts));
+    if (opts.chains === false) {
+      // No rules to hold the anonymous sets: they are listed among the sets, as the kernel's are.
+      for (const c of t.chains.values()) for (const r of c.rules) for (const e of r.exprs) if (e.type === 'lookup' && e.inline) out.sets.push(anonymousSet(e.inline, opts));
+    } else {
+      for (const c of t.chains.values()) {
+        out.chains.push(c.chain);
+        out.rules.push(...c.rules.map(dumped));
+      }
+    }
     if (t.objects.size) (out.objects ??= []).push(...t.objects.values());
     if (t.flowtables.size) (out.flowtables ??= []).push(...t.flowtables.values());
   }
@@ -50,6 +55,13 @@ function withoutDigestedElements(r: Rule): Rule {
     return { ...e, inline };
   });
   return { ...r, exprs };
+}
+
+/** A rule's inline set as a set of its own (DumpOptions.chains false): its elements unless left out. */
+function anonymousSet(inline: NftSet, opts: DumpOptions): NftSet {
+  if (opts.elements !== false && !(opts.anonymousElements === false && inline.elementsDigest !== undefined)) return inline;
+  const { elements: _elements, ...set } = inline;
+  return set;
 }
 
 function dumpedSet(s: FakeSet, opts: DumpOptions): NftSet {

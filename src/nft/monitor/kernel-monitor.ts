@@ -84,7 +84,9 @@ export function openKernelMonitor(host: MonitorHost, opts: MonitorOptions = {}):
     },
     opts.skipOwnChanges ? host.portid : undefined,
   );
-  const scope: DumpOptions = { elements: false };
+  // The sets alone, the anonymous ones included (what element and set events are decoded with):
+  // no chains and rules, which on a table of thousands of rules cost more than the sets.
+  const scope: DumpOptions = { elements: false, chains: false };
   if (opts.family !== undefined) scope.family = opts.family;
   if (opts.table !== undefined) scope.table = opts.table;
   // Reads the sets in scope while the socket is not read (the kernel queues what is committed

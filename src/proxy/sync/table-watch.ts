@@ -3,9 +3,16 @@
 // that the proxy repairs them at once instead of at its next sync (up to the full-sync period when
 // nothing changes). Its own commits go through the same connection and are told apart by the
 // committing socket (MonitorTransaction.self). A lost event means anything may have happened.
+//
+// It subscribes once the first sync is done, not before: a listener makes the kernel build and
+// queue an event for every object the cold start writes (own-commits.ts). What others commit from
+// before the first sync reads the tables until the subscription, the generation tells: armed
+// before that read, the watch compares the generation once subscribed with the one it armed at plus
+// the proxy's own transactions (CountedConnection), and takes a difference as events lost.
 
 import type { Logger } from '../../logging/logger.js';
 import type { MonitorChange, MonitoringConnection, NftConnection, NftMonitor, SetElement } from '../../nft/index.js';
+import type { CountedConnection } from './own-commits.js';
 
 export type NftFamilyName = 'ip' | 'ip6';
 
@@ -86,17 +93,40 @@ function widen(scope: RepairScope, change: MonitorChange): void {
 export class TableWatch {
   private monitor: NftMonitor | undefined;
   private loop: Promise<void> | undefined;
+  /** The generation when armed, and the proxy's own transactions counted then. */
+  private armed: { generation: number; commits: number } | undefined;
 
   constructor(
-    private readonly nft: MonitoringConnection,
+    /** The proxy's connection: its commits are counted (and, once subscribed, told apart as `self`). */
+    private readonly nft: CountedConnection,
     private readonly table: string,
     private readonly families: readonly NftFamilyName[],
     private readonly onChange: (change: ExternalChange) => void,
     private readonly log: Logger,
   ) {}
 
-  /** Subscribes: what is committed from then on is seen. */
-  start(): void {
+  /** Whether the watch has subscribed (start()). */
+  get started(): boolean {
+    return this.monitor !== undefined;
+  }
+
+  /**
+   * Before the first sync reads the tables: outside commits from here on are accounted for, by the
+   * generation until start() subscribes. Once is enough (later calls keep the first).
+   */
+  async arm(): Promise<void> {
+    if (this.armed || this.started) return;
+    const commits = this.nft.commits;
+    this.armed = { generation: await this.nft.generation(), commits };
+  }
+
+  /**
+   * Subscribes: what is committed from then on is seen. Then, if armed, compares the generation
+   * with the armed one plus the proxy's own transactions since: a difference is an outside commit
+   * the watch was not there for, reported as events lost (everything is read back).
+   */
+  async start(): Promise<void> {
+    if (this.started) return;
     // Its own commits (a cold start's tens of thousands of changes) are not even decoded.
     const monitor = this.nft.monitor({ table: this.table, skipOwnChanges: true });
     this.monitor = monitor;
@@ -104,12 +134,29 @@ export class TableWatch {
       // The watch is a repair path, not the proxy's: the hourly full sync remains the backstop.
       this.log.error('watching the tables for outside changes stopped', { reason: err.message });
     });
+    const armed = this.armed;
+    if (!armed) return;
+    this.armed = undefined;
+    try {
+      const generation = await this.nft.generation();
+      // The kernel's generation is a u32 that wraps (skipping 0): a wrap only costs a full sync.
+      const expected = (armed.generation + this.nft.commits - armed.commits) >>> 0;
+      if (generation !== expected) this.onChange(this.lostChange());
+    } catch (err) {
+      this.log.warn('cannot read the ruleset generation; reading the tables back', { reason: (err as Error).message });
+      this.onChange(this.lostChange());
+    }
+  }
+
+  /** Anything may have changed in every family: all of it is read back. */
+  private lostChange(): ExternalChange {
+    return { families: new Set(this.families), kinds: new Map(), scopes: new Map(this.families.map((f) => [f, emptyScope(true)])), lost: true };
   }
 
   private async watch(monitor: NftMonitor): Promise<void> {
     for await (const ev of monitor) {
       if (ev.type === 'lost') {
-        this.onChange({ families: new Set(this.families), kinds: new Map(), scopes: new Map(this.families.map((f) => [f, emptyScope(true)])), lost: true });
+        this.onChange(this.lostChange());
         continue;
       }
       if (ev.self) continue;

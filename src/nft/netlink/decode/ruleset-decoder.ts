@@ -25,6 +25,8 @@ export interface RulesetDecodeOptions {
   hashElements?: (set: NftSet) => boolean;
   /** The dump left out the expressions of digested rules (DumpOptions.ruleExprs false). */
   ruleExprsOmitted?: boolean;
+  /** The dump left out the rules (DumpOptions.chains false): anonymous sets stay among the sets. */
+  anonymousSetsListed?: boolean;
 }
 
 /** How decoders key named sets: family, table and name. */
@@ -117,7 +119,7 @@ export class RulesetDecoder {
     for (const [s, hashed] of this.hashed) this.finishHashed(s, hashed);
     this.hashed.clear();
     for (const r of out.rules) if (r.exprs.length) r.exprs = r.exprs.map((e) => attachInline(e, r, sets, byId));
-    out.sets = out.sets.filter((s) => !s.anonymous);
+    if (!this.opts.anonymousSetsListed) out.sets = out.sets.filter((s) => !s.anonymous);
     return withToJSON(out);
   }
 
