@@ -93,8 +93,8 @@ function widen(scope: RepairScope, change: MonitorChange): void {
 export class TableWatch {
   private monitor: NftMonitor | undefined;
   private loop: Promise<void> | undefined;
-  /** The generation when armed, and the proxy's own transactions counted then. */
-  private armed: { generation: number; commits: number } | undefined;
+  /** The generation when armed (undefined: it could not be read), and the proxy's own transactions counted then. */
+  private armed: { generation: number | undefined; commits: number } | undefined;
 
   constructor(
     /** The proxy's connection: its commits are counted (and, once subscribed, told apart as `self`). */
@@ -117,7 +117,14 @@ export class TableWatch {
   async arm(): Promise<void> {
     if (this.armed || this.started) return;
     const commits = this.nft.commits;
-    this.armed = { generation: await this.nft.generation(), commits };
+    let generation: number | undefined;
+    try {
+      generation = await this.nft.generation();
+    } catch (err) {
+      // Then start() cannot tell what happened before it, and reads everything back.
+      this.log.warn('cannot read the ruleset generation', { reason: (err as Error).message });
+    }
+    this.armed = { generation, commits };
   }
 
   /**
@@ -140,10 +147,10 @@ export class TableWatch {
     try {
       const generation = await this.nft.generation();
       // The kernel's generation is a u32 that wraps (skipping 0): a wrap only costs a full sync.
-      const expected = (armed.generation + this.nft.commits - armed.commits) >>> 0;
+      const expected = armed.generation === undefined ? undefined : (armed.generation + this.nft.commits - armed.commits) >>> 0;
       if (generation !== expected) this.onChange(this.lostChange());
     } catch (err) {
-      this.log.warn('cannot read the ruleset generation; reading the tables back', { reason: (err as Error).message });
+      this.log.warn('cannot read the ruleset generation', { reason: (err as Error).message });
       this.onChange(this.lostChange());
     }
   }

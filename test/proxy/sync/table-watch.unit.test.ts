@@ -67,6 +67,18 @@ describe('TableWatch before it subscribes', () => {
     await watch.stop();
   });
 
+  it('reads everything back when the generation could not be read as it armed', async () => {
+    const fake = new FakeNftables();
+    const { changes, watch } = watchOn(fake);
+    const generation = fake.generation.bind(fake);
+    fake.generation = () => Promise.reject(new Error('EPERM'));
+    await watch.arm();
+    fake.generation = generation;
+    await watch.start();
+    expect(changes).toHaveLength(1);
+    await watch.stop();
+  });
+
   it('takes a commit of its own that changed nothing for an outside one (a full sync then finds nothing to write)', async () => {
     const fake = new FakeNftables();
     const { counted, changes, watch } = watchOn(fake);
