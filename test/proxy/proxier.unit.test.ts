@@ -141,16 +141,16 @@ describe('Proxier on the in-memory fake (no root)', () => {
     const report = await withRecordedGc(events, () => proxier.runOnce());
     expect(report.error).toBeUndefined();
     expect(ipv4(report).full).toBe(true);
-    // The lists first, the source stopped, what the tracker let go collected before the cold start
-    // plans, and one cold start's commit.
-    expect(events).toEqual(['start', 'synced', 'stop', 'gc major', 'commit']);
+    // The lists first, the source stopped, one cold start's commit, and what the tracker let go
+    // collected once that first part is with the kernel.
+    expect(events).toEqual(['start', 'synced', 'stop', 'commit', 'gc major']);
     const text = fake.render();
     expect(text).toContain('198.18.200.11');
     expect(text).toContain('198.18.3.2');
     // A source that delivers after it was stopped reaches a tracker that let go: nothing throws, nothing syncs.
     source.slice('update', slice('api', ['198.18.3.9'], '2'));
     await proxier.stop();
-    expect(events).toEqual(['start', 'synced', 'stop', 'gc major', 'commit', 'stop']);
+    expect(events).toEqual(['start', 'synced', 'stop', 'commit', 'gc major', 'stop']);
     expect(fake.render()).toBe(text);
 
     // Again onto the table it programmed (a restart): nothing to write, and no collection, which
@@ -164,7 +164,7 @@ describe('Proxier on the in-memory fake (no root)', () => {
     await again.proxier.stop();
   });
 
-  it('a long-running proxy collects what reading its first lists left before its cold start plans, and not before a restart', async () => {
+  it('a long-running proxy collects what reading its first lists left once its cold start\'s first part is with the kernel, and not in a restart', async () => {
     const fake = new FakeNftables();
     const events: string[] = [];
     const recorded = recordingCommits(fake, events);
@@ -175,7 +175,7 @@ describe('Proxier on the in-memory fake (no root)', () => {
     });
     expect(ipv4(report).full).toBe(true);
     // Unlike runOnce, the source keeps running (no stop) and the tracker keeps what it read.
-    expect(events).toEqual(['start', 'synced', 'gc major', 'commit']);
+    expect(events).toEqual(['start', 'synced', 'commit', 'gc major']);
     await first.proxier.stop();
 
     events.length = 0;

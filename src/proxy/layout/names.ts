@@ -3,7 +3,7 @@
 // hashAndTruncate). Other components (and people reading `nft list`) rely on these names.
 
 import { hash as digest } from 'node:crypto';
-import type { ProxyState, ServiceEndpoint, ServicePort } from '../model/types.js';
+import type { ServiceEndpoint, ServicePort } from '../model/types.js';
 
 export const DEFAULT_TABLE = 'kube-proxy';
 export const TABLE_COMMENT = 'rules for kube-proxy';
@@ -146,9 +146,9 @@ export function serviceChainBase(sp: Parameters<typeof servicePortBase>[0]): str
   return base;
 }
 
-/** Hashes every service port's chain name ahead of the first full plan (Layout.prepare). */
-export function prepareChainBases(state: Pick<ProxyState, 'services'>): void {
-  for (const sp of state.services.values()) serviceChainBase(sp);
+/** Hashes these service ports' chain names ahead of a full plan (Layout.prepare). */
+export function prepareChainBases(ports: readonly Parameters<typeof servicePortBase>[0][]): void {
+  for (const sp of ports) serviceChainBase(sp);
 }
 
 export function endpointChainBase(sp: Parameters<typeof servicePortBase>[0], ep: Pick<ServiceEndpoint, 'ip' | 'port'>): string {

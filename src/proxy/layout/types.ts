@@ -3,7 +3,7 @@
 
 import type { Chain, Family, NftSet, Rule, Ruleset, SetElement, Table } from '../../nft/index.js';
 import type { StateSize } from '../model/state-size.js';
-import type { IPFamily, ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
+import type { IPFamily, ServiceEndpoint, ServicePort, ServicePortId } from '../model/types.js';
 
 /** Pod traffic by the interface it came in on: the bridge itself, or any interface `name*`. */
 export interface LocalInterface {
@@ -69,9 +69,10 @@ export interface Layout {
   service(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[]): ServiceObjects;
   /**
    * Work for a full sync that needs nothing from the kernel, done while the engine reads the table
-   * (a restart's dump takes 100+ ms of the addon's thread and the kernel): the chain names' hashes.
+   * (a restart's dump takes 100+ ms of the addon's thread and the kernel), some service ports at a
+   * time: the chain names' hashes. Only ahead of time: service() does what was not done.
    */
-  prepare?(state: ProxyState): void;
+  prepare?(ports: readonly ServicePort[]): void;
   // Layouts that keep state (where each service's endpoints live) implement the rest.
   /** Before a full sync: the table as the kernel holds it (empty for a preview). */
   adopt?(kernel: Ruleset): void;

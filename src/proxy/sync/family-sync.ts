@@ -28,6 +28,9 @@ import type { RepairScope } from './table-watch.js';
  */
 export const FULL_SYNC_PERIOD_MS = 3_600_000;
 
+/** Service ports prepared between two turns of the event loop while the table is read (a few ms). */
+const PREPARE_SLICE = 1000;
+
 export interface SyncResult {
   family: string;
   full: boolean;
@@ -181,16 +184,17 @@ export class FamilySync {
   /**
    * Syncs the table to `state`. `modelMs`: how long bringing `state` up to date took (the
    * tracker's snapshot), counted in the duration as kube-proxy counts its map updates in its own.
-   * `beforeColdStart`: called once the table has been read and found without our chains, before
-   * the cold start plans anything (Proxier.runOnce collects what it let go there).
+   * `onColdStart`: called once on a cold start (the table read and found without our chains), as
+   * soon as its first part is with the kernel: the Proxier collects what reading the lists left
+   * there, while the kernel commits that part instead of before it.
    */
-  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0, beforeColdStart?: () => void): Promise<SyncResult> {
+  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0, onColdStart?: () => void): Promise<SyncResult> {
     const started = performance.now() - modelMs;
     if (!this.needFull && this.now() - this.lastFullSync >= this.fullSyncPeriodMs) this.requestFullSync();
     const cleanup = await this.deleteStaleChains();
     this.exclusions.changed(change);
     const repair = await this.readDirty();
-    const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair, beforeColdStart);
+    const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair, onColdStart);
     const out: SyncResult = { ...result, chainsDeleted: cleanup.deleted, durationMs: performance.now() - started };
     if (cleanup.failed) out.cleanupFailed = true;
     if (repair && !result.full) out.repaired = { chains: repair.chains.length, sets: repair.sets, elements: repair.elements.length };
@@ -213,15 +217,13 @@ export class FamilySync {
     }
   }
 
-  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead, beforeColdStart?: () => void): Promise<AttemptResult> {
+  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead, onColdStart?: () => void): Promise<AttemptResult> {
     const full = change === undefined;
     const requests = this.fullRequests;
     if (full && !this.view) {
       const reading = this.reading ?? this.startRead(stateSize(state));
       this.reading = undefined;
-      // The dump runs on the addon's thread and in the kernel: meanwhile, what needs no kernel state.
-      this.layout.prepare?.(state);
-      this.view = await reading;
+      this.view = await this.prepareWhileReading(state, reading);
     }
     const view = this.view!;
     // A cold start (no chains of ours in the kernel) goes in bounded parts, committed while the
@@ -230,11 +232,15 @@ export class FamilySync {
     const plan = this.planner.newPlan(view, coldStart ? coldStartPartOps(state.services.size) : undefined);
     try {
       // The table holds none of our elements: some are written before they are keyed (ElementIndex).
-      if (coldStart) {
-        beforeColdStart?.();
-        this.planner.index.coldStart();
-      }
-      if (full) await this.planner.full(state, view, plan, coldStart ? (p, last) => this.part(p, last) : undefined);
+      if (coldStart) this.planner.index.coldStart();
+      let firstPart = coldStart ? onColdStart : undefined;
+      const part = async (p: Plan, last: boolean): Promise<void> => {
+        if (!(await this.part(p, last))) return;
+        const then = firstPart;
+        firstPart = undefined;
+        then?.();
+      };
+      if (full) await this.planner.full(state, view, plan, coldStart ? part : undefined);
       else {
         if (repair) planRepair(plan, view, this.planner, repair);
         this.planner.partial(state, change, view, plan);
@@ -281,10 +287,37 @@ export class FamilySync {
    * A cold start's part is planned: once it is big enough (or the last), it takes the elements
    * contributed so far, the verdict maps' only in the last part (cold-start.ts), and goes to the kernel.
    */
-  private async part(plan: Plan, last: boolean): Promise<void> {
-    if (!last && plan.tx.size < plan.chunkOps!) return;
+  private async part(plan: Plan, last: boolean): Promise<boolean> {
+    if (!last && plan.tx.size < plan.chunkOps!) return false;
     plan.queueElements(this.planner.index, last);
     await this.committer.send(plan);
+    return true;
+  }
+
+  /**
+   * What needs no kernel state (Layout.prepare: the chain names' hashes) while the table is read, a
+   * slice of service ports at a time, the event loop turning in between. A restart's read takes
+   * longer than all of it, and its comparison then finds the names made. A cold start's empty
+   * table is read at once: once the read is in and holds none of our chains, the rest is left to
+   * the parts, which hash each name as they plan it, and the first part reaches the kernel sooner.
+   */
+  private async prepareWhileReading(state: ProxyState, reading: Promise<KernelView>): Promise<KernelView> {
+    const prepare = this.layout.prepare?.bind(this.layout);
+    if (!prepare) return reading;
+    let read = false;
+    reading.then(
+      () => (read = true),
+      () => (read = true),
+    );
+    const ports = [...state.services.values()];
+    let at = 0;
+    for (; at < ports.length && !read; at += PREPARE_SLICE) {
+      prepare(ports.slice(at, at + PREPARE_SLICE));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const view = await reading;
+    if (view.chains.size > 0 && at < ports.length) prepare(ports.slice(at));
+    return view;
   }
 
   /** Deletes chains flushed long enough ago; a refusal makes the next sync a full one. */

@@ -16,7 +16,7 @@
 
 import { constant, ct, meta, numgen, rule, th, types, type NftSet, type RuleBuilder, type Ruleset } from '../../../nft/index.js';
 import type { StateSize } from '../../model/state-size.js';
-import type { ProxyState, ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
+import type { ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { baseObjects } from '../kube-proxy/base.js';
 import { l4proto, serviceObjects, type PickerContext } from '../kube-proxy/service.js';
 import { familyParts } from '../family.js';
@@ -49,8 +49,8 @@ export class SlotsLayout implements Layout {
     this.slots = new SlotAllocator(chainsPerBucket);
   }
 
-  prepare(state: ProxyState): void {
-    prepareChainBases(state);
+  prepare(ports: readonly ServicePort[]): void {
+    prepareChainBases(ports);
   }
 
   largeSets(size: StateSize): readonly string[] {
