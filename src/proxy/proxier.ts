@@ -330,12 +330,12 @@ export class Proxier {
     }
     const snap = this.snapshot();
     // The last sync of a run (runOnce) needs the objects no more. What they took is collected
-    // early in a cold start, once its first part is with the kernel (at 100k x 5 the heap would
-    // otherwise grow by their 200 MB before V8's next full collection; the pause overlaps that
-    // part's commit), not in a restart: its read of the kernel is under way then, and a pause
-    // lets the dump pile up (docs/decisions.md). A long-running proxy collects there too: what
-    // reading its first lists left (the API's answers and what was parsed from them) is garbage
-    // by then, and the sync reuses those pages.
+    // early in the sync (at 100k x 5 the heap would otherwise grow by their 200 MB before V8's
+    // next full collection), where the pause holds up least (FamilySync.sync's atPause): in a cold
+    // start once its first part is with the kernel, in a restart once the table is read (not
+    // while: a pause lets the dump pile up; docs/decisions.md). A long-running proxy collects there
+    // too: what reading its first lists left (the API's answers and what was parsed from them) is
+    // garbage by then, and the sync reuses those pages.
     if (last) this.tracker.forget();
     let collect: (() => void) | undefined = () => {
       collect = undefined;

@@ -184,17 +184,19 @@ export class FamilySync {
   /**
    * Syncs the table to `state`. `modelMs`: how long bringing `state` up to date took (the
    * tracker's snapshot), counted in the duration as kube-proxy counts its map updates in its own.
-   * `onColdStart`: called once on a cold start (the table read and found without our chains), as
-   * soon as its first part is with the kernel: the Proxier collects what reading the lists left
-   * there, while the kernel commits that part instead of before it.
+   * `atPause`: called at most once, where a pause of the JavaScript thread holds up least: in a
+   * cold start once its first part is with the kernel (the pause overlaps that part's commit), in
+   * a sync that reads back a table holding our chains (a restart) once the read is in, before it
+   * plans (the dump's replies no longer pile up behind it). The Proxier collects what reading the
+   * lists left there.
    */
-  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0, onColdStart?: () => void): Promise<SyncResult> {
+  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0, atPause?: () => void): Promise<SyncResult> {
     const started = performance.now() - modelMs;
     if (!this.needFull && this.now() - this.lastFullSync >= this.fullSyncPeriodMs) this.requestFullSync();
     const cleanup = await this.deleteStaleChains();
     this.exclusions.changed(change);
     const repair = await this.readDirty();
-    const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair, onColdStart);
+    const result = await this.attempt(state, this.needFull ? undefined : change, 0, repair, atPause);
     const out: SyncResult = { ...result, chainsDeleted: cleanup.deleted, durationMs: performance.now() - started };
     if (cleanup.failed) out.cleanupFailed = true;
     if (repair && !result.full) out.repaired = { chains: repair.chains.length, sets: repair.sets, elements: repair.elements.length };
@@ -217,13 +219,18 @@ export class FamilySync {
     }
   }
 
-  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead, onColdStart?: () => void): Promise<AttemptResult> {
+  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead, atPause?: () => void): Promise<AttemptResult> {
     const full = change === undefined;
     const requests = this.fullRequests;
+    let pause = atPause;
     if (full && !this.view) {
       const reading = this.reading ?? this.startRead(stateSize(state));
       this.reading = undefined;
       this.view = await this.prepareWhileReading(state, reading);
+      if (this.view.chains.size > 0) {
+        pause = undefined;
+        atPause?.();
+      }
     }
     const view = this.view!;
     // A cold start (no chains of ours in the kernel) goes in bounded parts, committed while the
@@ -233,7 +240,7 @@ export class FamilySync {
     try {
       // The table holds none of our elements: some are written before they are keyed (ElementIndex).
       if (coldStart) this.planner.index.coldStart();
-      let firstPart = coldStart ? onColdStart : undefined;
+      let firstPart = coldStart ? pause : undefined;
       const part = async (p: Plan, last: boolean): Promise<void> => {
         if (!(await this.part(p, last))) return;
         const then = firstPart;
