@@ -99,6 +99,8 @@ export class Proxier {
   private nft: NftConnection | undefined;
   private families: FamilySync[] = [];
   private synced = false;
+  /** What reading the first lists left has been collected (syncOnce). */
+  private firstListsCollected = false;
   /** Resolves when the source has delivered its first complete lists (synced()). */
   private markSourceSynced!: () => void;
   private readonly sourceSynced = new Promise<void>((resolve) => (this.markSourceSynced = resolve));
@@ -337,10 +339,14 @@ export class Proxier {
     // too: what reading its first lists left (the API's answers and what was parsed from them) is
     // garbage by then, and the sync reuses those pages.
     if (last) this.tracker.forget();
-    let collect: (() => void) | undefined = () => {
-      collect = undefined;
-      collectReleased();
-    };
+    // Once per process: later full syncs (hourly, repairs) have no such garbage to collect.
+    let collect: (() => void) | undefined = this.firstListsCollected
+      ? undefined
+      : () => {
+          collect = undefined;
+          this.firstListsCollected = true;
+          collectReleased();
+        };
     const results: SyncResult[] = [];
     let error: Error | undefined;
     for (const fam of this.families) {
