@@ -134,7 +134,7 @@ export class TableWatch {
    */
   async start(): Promise<void> {
     if (this.started) return;
-    // Its own commits (a cold start's tens of thousands of changes) are not even decoded.
+    // Its own commits (a full sync's thousands of changes, a repair's cold start) are not even decoded.
     const monitor = this.nft.monitor({ table: this.table, skipOwnChanges: true });
     this.monitor = monitor;
     this.loop = this.watch(monitor).catch((err: Error) => {
