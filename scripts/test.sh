@@ -20,6 +20,8 @@ npx vitest run --reporter=default --reporter=json --outputFile.json=build/test-r
 node -e '
   const r = JSON.parse(require("fs").readFileSync("build/test-results.json", "utf8"));
   const skipped = r.numPendingTests + r.numTodoTests;
-  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+  // A file that fails outside its tests (a beforeAll that throws) counts no failed test: say so.
+  const files = r.numFailedTestSuites ? `, ${r.numFailedTestSuites} test file(s) failed` : "";
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : "") + files);
 ' || status=1
 exit "$status"

@@ -66,7 +66,9 @@ export function startClientLoop(ns: Netns, targets: readonly string[], intervalM
     if (out.startsWith('ready')) ready();
   });
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // 'close', not 'exit': the tally is the child's last write, and its pipe can still hold it when
+  // the process has exited ('close' comes once stdout and stderr are drained).
+  const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   return {
     started,
     async stop() {

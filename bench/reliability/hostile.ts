@@ -123,7 +123,8 @@ async function hold(ns: Netns, host: string, port: number, count: number): Promi
   const child = ns.spawn(process.execPath, ['-e', CLIENT, 'hold', host, String(port), String(count)]);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  // 'close', not 'exit': the counts are the child's last write (see client-loop.ts).
+  const exited = new Promise<void>((r) => child.once('close', () => r()));
   const t0 = Date.now();
   while (!out.includes('held') && Date.now() - t0 < 30_000) await sleep(50);
   if (!out.includes('held')) {

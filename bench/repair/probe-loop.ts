@@ -56,8 +56,10 @@ export function startProbeLoop(ns: Netns, targets: string[], intervalMs: number,
     if (out.startsWith('ready')) onStart();
   });
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  // 'close', not 'exit': the attempts are the child's last write, which its pipe can still hold
+  // when the process has exited.
   const attempts = new Promise<Attempt[]>((resolve, reject) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       onStart(); // a loop that died before it ran: the caller learns why from attempts
       if (code === 0) resolve(parseAttempts(out));
       else reject(new Error(`bench: probe loop exited (${code}): ${err}`));
