@@ -21,7 +21,9 @@ node -e '
   const r = JSON.parse(require("fs").readFileSync("build/test-results.json", "utf8"));
   const skipped = r.numPendingTests + r.numTodoTests;
   // A file that fails outside its tests (a beforeAll that throws) counts no failed test: say so.
-  const files = r.numFailedTestSuites ? `, ${r.numFailedTestSuites} test file(s) failed` : "";
+  // (numFailedTestSuites counts describe blocks too; testResults holds one entry per file.)
+  const failedFiles = r.testResults.filter((f) => f.status === "failed").length;
+  const files = failedFiles ? `, ${failedFiles} test file(s) failed` : "";
   console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : "") + files);
 ' || status=1
 exit "$status"

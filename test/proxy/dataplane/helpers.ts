@@ -3,7 +3,7 @@
 // and kubectl-style tools do, so the ManifestSource watcher sees whole files), waits for the sync
 // that programmed a change, a background probe loop, and the chi-squared goodness-of-fit test.
 
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -410,6 +410,23 @@ export function chiSquaredP(statistic: number, degreesOfFreedom: number): number
     sum += term;
   }
   return Math.exp(-half) * sum;
+}
+
+/**
+ * The smallest p-value a spread over endpoints may show and still pass as even. CI makes a few
+ * such checks on every submission, so this sets how often a fair spread fails by chance: at
+ * 0.001 about one run in two hundred did (a fair 130/91/79 failed one), at 1e-5 about one in
+ * twenty thousand. The check keeps its power: over 300 connections a 50/25/25 split of 3
+ * endpoints gives a chi-squared near 37, a p-value near 1e-8.
+ */
+export const EVEN_SPREAD_MIN_P = 1e-5;
+
+/** Asserts that `counts` reached exactly `names`, spread evenly (chi-squared against uniform). */
+export function expectEvenSpread(counts: Record<string, number>, names: readonly string[]): void {
+  const observed = names.map((n) => counts[n] ?? 0);
+  const chi2 = chiSquaredUniform(observed);
+  expect(Object.keys(counts).sort(), JSON.stringify(counts)).toEqual([...names].sort());
+  expect(chiSquaredP(chi2, names.length - 1), `chi2 ${chi2.toFixed(2)} for ${JSON.stringify(counts)}`).toBeGreaterThan(EVEN_SPREAD_MIN_P);
 }
 
 export type { Cluster, Probe };
