@@ -69,6 +69,11 @@ export interface ChurnResult {
   syncOperations: number[];
   /** The heap collections the proxy ran under churn (after its first sync's): each one's pause, ms. */
   compactionMs: number[];
+  /**
+   * Of the same collections, when (s since the first sync, as samples) and the RSS each left, MB:
+   * the floor of the sawtooth, what the proxy retains. Absent in runs saved before it.
+   */
+  floors?: { s: number; rssMB: number }[];
 }
 
 /** A ChurnSource's way of making the changes, and the flags that point the proxy at it. */
@@ -107,6 +112,7 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
           await proxy.syncs(1, FIRST_SYNC_TIMEOUT_MS);
           const firstSyncS = (performance.now() - started) / 1000;
           const t0 = performance.now();
+          const t0SinceStartMs = proxy.sinceStartMs();
           const compactionsBefore = proxy.compactionMs.length;
           const samples: ChurnResult['samples'] = [];
           const sample = (): void => {
@@ -154,6 +160,7 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
             syncMs: under.map((r) => r.durationMs),
             syncOperations: under.map((r) => r.operations),
             compactionMs: proxy.compactionMs.slice(compactionsBefore),
+            floors: proxy.compactionFloors.slice(compactionsBefore).map((c) => ({ s: (c.atMs - t0SinceStartMs) / 1000, rssMB: c.rssAfterMB })),
           };
         } finally {
           await proxy.stop();

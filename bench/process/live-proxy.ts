@@ -57,6 +57,11 @@ export class LiveProxy {
   readonly rounds: SyncRound[] = [];
   /** The heap collections the proxy logged (src/proxy/heap-compaction.ts): how long each held its event loop, ms. */
   readonly compactionMs: number[] = [];
+  /**
+   * Of each collection, when its line was read (ms since the proxy was started) and the RSS it
+   * left, MB: what the proxy holds on to, without the garbage between two collections.
+   */
+  readonly compactionFloors: { atMs: number; rssAfterMB: number }[] = [];
   first: FirstSync | undefined;
   private open: SyncedLine[] = [];
   private stderrTail = '';
@@ -76,7 +81,7 @@ export class LiveProxy {
       buf = lines.pop()!;
       for (const line of lines) {
         if (line.includes('"msg":"synced"')) this.synced(JSON.parse(line) as SyncedLine);
-        else if (line.includes('"msg":"heap compacted"')) this.compactionMs.push((JSON.parse(line) as { durationMs: number }).durationMs);
+        else if (line.includes('"msg":"heap compacted"')) this.compacted(JSON.parse(line) as { durationMs: number; rssAfterMB: number });
       }
     });
     this.exited = new Promise((r) => child.once('exit', (code) => ((this.exitCode = code), r())));
@@ -86,6 +91,16 @@ export class LiveProxy {
   static start(args: readonly string[]): LiveProxy {
     const argv = [...nodeFlags(), BIN, 'proxy', ...args, '-v', '4', '--metrics-bind-address', '', '--healthz-bind-address', ''];
     return new LiveProxy(spawn(measuredNode(), argv, { stdio: ['ignore', 'ignore', 'pipe'], env: measuredEnv() }));
+  }
+
+  private compacted(l: { durationMs: number; rssAfterMB: number }): void {
+    this.compactionMs.push(l.durationMs);
+    this.compactionFloors.push({ atMs: performance.now() - this.started, rssAfterMB: l.rssAfterMB });
+  }
+
+  /** ms since the proxy was started (the clock of SyncRound.atMs and compactionFloors). */
+  sinceStartMs(): number {
+    return performance.now() - this.started;
   }
 
   private synced(l: SyncedLine): void {

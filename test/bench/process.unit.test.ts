@@ -6,7 +6,7 @@ import type { ProcessRun } from '../../bench/process/cases.js';
 import { syncedTotals } from '../../bench/process/cases.js';
 import { clusterAddress, endpointAddress, NODE_IP, serviceObjects } from '../../bench/process/manifests.js';
 import { categorize, packageOf } from '../../bench/process/profile-summary.js';
-import { churnTargets, processMedians, processTargets, renderChurn, renderDeltas, slope } from '../../bench/process/report.js';
+import { churnTargets, FLOORS_FOR_SLOPE, processMedians, processTargets, renderChurn, renderDeltas, slope } from '../../bench/process/report.js';
 import { EndpointChurn } from '../../bench/process/churn-state.js';
 import type { ChurnResult, DeltaResult } from '../../bench/process/churn.js';
 import { nftDelta, splitElements } from '../../bench/process/nft-delta.js';
@@ -260,18 +260,27 @@ describe('churn options and targets', () => {
     const delta: DeltaResult = { layout: 'slots', services: 10_000, endpoints: 5, syncMs: [2, 3, 4], syncOperations: [4, 4, 4], nftWall: [0.1, 0.08, 0.12], nftUser: [0, 0, 0], nftSys: [0, 0, 0], deltaStatements: 4 };
     const ts = churnTargets([churn, { ...churn, samples: churn.samples.map((s) => ({ ...s, rssMB: s.rssMB + s.s })) }], [delta]);
     expect(ts.map((t) => t.pass)).toEqual([false, false, true]);
-    expect(ts[0]!.value).toBe('max 154 MB, 2.00 MB/min');
+    expect(ts[0]!.value).toBe('max 154 MB, samples 2.00 MB/min');
     expect(ts[2]!.value).toBe('3.00 / 100.0 ms = 1/33.3');
     // The proxy's heap collections under churn: how many, and the longest pause.
     const table = renderChurn([churn, { ...churn, compactionMs: [] }]).split('\n');
-    expect(table[0]).toMatch(/slope MB\/min\s+anon slope\s+late slope\s+samples/);
+    expect(table[0]).toMatch(/slope MB\/min\s+anon slope\s+late slope\s+floor slope\s+samples/);
     expect(table[0]).toMatch(/GCs\s+GC pause ms$/);
     // The RSS grew 2 MB a minute, its pages of files 1.5: the anonymous part 0.5; over the second
     // half (the samples at 60 and 120 s) 2 as well.
-    expect(table[1]).toMatch(/\s2\.00\s+0\.50\s+2\.00\s+3\s/);
+    expect(table[1]).toMatch(/\s2\.00\s+0\.50\s+2\.00\s+-\s+3\s/);
     expect(table[1]).toMatch(/\s2\s+310$/);
     expect(table[2]).toMatch(/\s0\s+-$/);
     // The churn ratio's commit column: the median of the syncs' commits, '-' for a run saved without them.
+    // With enough collections, what each left is judged, not the samples' sawtooth.
+    // Samples that end on a peak of the sawtooth: 9 MB/min, over floors that grow by 0.5.
+    const sawtooth = { ...churn, samples: [0, 30, 60, 90].map((t, i) => ({ s: t, rssMB: 150 + (i % 2) * 20 + t / 60, fileMB: 50 })) };
+    const floors = (perMin: number) => [0, 20, 40, 60, 80, 100].map((t) => ({ s: t, rssMB: 140 + (t / 60) * perMin }));
+    const [flat, leaking, few] = churnTargets([{ ...sawtooth, floors: floors(0.5) }, { ...sawtooth, floors: floors(1.5) }, { ...sawtooth, floors: floors(0.5).slice(0, FLOORS_FOR_SLOPE - 1) }], []);
+    expect(flat).toMatchObject({ pass: true, value: 'max 172 MB, after each of 6 collections 0.50 MB/min (samples 9.00)' });
+    expect(leaking!.pass).toBe(false);
+    expect(few).toMatchObject({ pass: false, value: 'max 172 MB, samples 9.00 MB/min' });
+    expect(renderChurn([{ ...sawtooth, floors: floors(0.5) }]).split('\n')[1]).toMatch(/\s9\.00\s+9\.00\s+41\.00\s+0\.50\s+4\s/);
     const deltas = renderDeltas([{ ...delta, syncCommitMs: [1.5, 0.5, 1] }, delta]).split('\n');
     expect(deltas[0]).toMatch(/ops p50\s+commit p50 ms\s+nft -f p50 ms/);
     expect(deltas[1]).toMatch(/\s4\s+1\.00\s+100\.0\s/);
