@@ -4,8 +4,8 @@
 // connected and how many failed, with the first failures (when, why). Counting instead of listing
 // every attempt keeps a 30-minute soak's client small.
 
-import type { ChildProcess } from 'node:child_process';
 import type { Netns } from '../../src/netns/netns.js';
+import { lastLine, startScript } from '../script-child.js';
 
 const LOOP = `
 const net = require('net');
@@ -56,26 +56,14 @@ export interface ClientLoop {
 }
 
 export function startClientLoop(ns: Netns, targets: readonly string[], intervalMs: number, timeoutMs = 1000): ClientLoop {
-  const child: ChildProcess = ns.spawn(process.execPath, ['-e', LOOP, targets.join(','), String(intervalMs), String(timeoutMs)]);
-  let out = '';
-  let err = '';
-  let ready: () => void = () => undefined;
-  const started = new Promise<void>((r) => (ready = r));
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    if (out.startsWith('ready')) ready();
-  });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  // 'close', not 'exit': the tally is the child's last write, and its pipe can still hold it when
-  // the process has exited ('close' comes once stdout and stderr are drained).
-  const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
+  const loop = startScript(ns, LOOP, [targets.join(','), String(intervalMs), String(timeoutMs)], 'ready');
   return {
-    started,
+    started: loop.ready,
     async stop() {
-      child.kill('SIGTERM');
-      const code = await exited;
-      const last = out.trim().split('\n').at(-1) ?? '';
-      if (code !== 0 || !last.startsWith('{')) throw new Error(`reliability: client loop exited (${code}): ${err}`);
+      loop.child.kill('SIGTERM');
+      const { code, stdout, stderr } = await loop.ended;
+      const last = lastLine(stdout);
+      if (code !== 0 || !last.startsWith('{')) throw new Error(`reliability: client loop exited (${code}): ${stderr}`);
       return JSON.parse(last) as Record<string, TargetTally>;
     },
   };

@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Netns } from '../../src/netns/netns.js';
 import { CLUSTER } from '../../src/netns/cluster.js';
 import { processFigures, type ReliabilityNode } from './node.js';
+import { lastLine, startScript } from '../script-child.js';
 
 /** One hostile client, by mode (argv[1]): hold, probe or raw. Prints JSON lines. */
 const CLIENT = `
@@ -120,25 +121,21 @@ function run(ns: Netns, args: string[]): unknown {
 }
 
 async function hold(ns: Netns, host: string, port: number, count: number): Promise<{ child: ChildProcess; held: number; release(): Promise<{ connected: number; closedByServer: number }> }> {
-  const child = ns.spawn(process.execPath, ['-e', CLIENT, 'hold', host, String(port), String(count)]);
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  // 'close', not 'exit': the counts are the child's last write (see client-loop.ts).
-  const exited = new Promise<void>((r) => child.once('close', () => r()));
-  const t0 = Date.now();
-  while (!out.includes('held') && Date.now() - t0 < 30_000) await sleep(50);
-  if (!out.includes('held')) {
-    child.kill('SIGKILL');
+  const holder = startScript(ns, CLIENT, ['hold', host, String(port), String(count)], 'held');
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([holder.ready, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
+  clearTimeout(timer);
+  if (!holder.stdout().includes('held')) {
+    holder.child.kill('SIGKILL');
     throw new Error(`reliability: ${count} slow connections to ${host}:${port} were not all accepted in 30 s`);
   }
-  const held = (JSON.parse(out.split('\n')[0]!) as { held: number }).held;
+  const held = (JSON.parse(holder.stdout().split('\n')[0]!) as { held: number }).held;
   return {
-    child,
+    child: holder.child,
     held,
     async release() {
-      child.kill('SIGTERM');
-      await exited;
-      return JSON.parse(out.trim().split('\n').at(-1)!) as { connected: number; closedByServer: number };
+      holder.child.kill('SIGTERM');
+      return JSON.parse(lastLine((await holder.ended).stdout)) as { connected: number; closedByServer: number };
     },
   };
 }

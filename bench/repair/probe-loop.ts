@@ -5,6 +5,7 @@
 // port (0 if it never had one) and why it failed (an error code or timeout), to match a failure with the node's conntrack entries.
 
 import type { Netns } from '../../src/netns/netns.js';
+import { startScript } from '../script-child.js';
 import type { Attempt } from './recovery.js';
 
 const LOOP = `
@@ -46,24 +47,11 @@ export function parseAttempts(text: string): Attempt[] {
 
 /** `targets` as host:port; runs for `durationMs`, an attempt failing after `timeoutMs`. */
 export function startProbeLoop(ns: Netns, targets: string[], intervalMs: number, durationMs: number, timeoutMs = 300): ProbeRun {
-  const child = ns.spawn(process.execPath, ['-e', LOOP, targets.join(','), String(intervalMs), String(durationMs), String(timeoutMs)]);
-  let out = '';
-  let err = '';
-  let onStart: () => void = () => undefined;
-  const started = new Promise<void>((r) => (onStart = r));
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    if (out.startsWith('ready')) onStart();
+  const loop = startScript(ns, LOOP, [targets.join(','), String(intervalMs), String(durationMs), String(timeoutMs)], 'ready');
+  // A loop that died before it ran is started too: the caller learns why from attempts.
+  const attempts = loop.ended.then(({ code, stdout, stderr }) => {
+    if (code !== 0) throw new Error(`bench: probe loop exited (${code}): ${stderr}`);
+    return parseAttempts(stdout);
   });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  // 'close', not 'exit': the attempts are the child's last write, which its pipe can still hold
-  // when the process has exited.
-  const attempts = new Promise<Attempt[]>((resolve, reject) =>
-    child.once('close', (code) => {
-      onStart(); // a loop that died before it ran: the caller learns why from attempts
-      if (code === 0) resolve(parseAttempts(out));
-      else reject(new Error(`bench: probe loop exited (${code}): ${err}`));
-    }),
-  );
-  return { started, attempts };
+  return { started: loop.ready, attempts };
 }
