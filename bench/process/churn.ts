@@ -70,8 +70,10 @@ export interface ChurnResult {
   /** The heap collections the proxy ran under churn (after its first sync's): each one's pause, ms. */
   compactionMs: number[];
   /**
-   * Of the same collections, when (s since the first sync, as samples) and the RSS each left, MB:
-   * the floor of the sawtooth, what the proxy retains. Absent in runs saved before it.
+   * Of the same collections, those the churn's growth set off (src/proxy/heap-compaction.ts; not
+   * the one after the first sync, which finds no churn's working set yet): when (s since the first
+   * sync, as samples) and the RSS each left, MB. The floor of the sawtooth: what the proxy retains
+   * under churn. Absent in runs saved before it.
    */
   floors?: { s: number; rssMB: number }[];
 }
@@ -160,7 +162,10 @@ export async function churnRun(source: ChurnSource, layout: LayoutName, o: Churn
             syncMs: under.map((r) => r.durationMs),
             syncOperations: under.map((r) => r.operations),
             compactionMs: proxy.compactionMs.slice(compactionsBefore),
-            floors: proxy.compactionFloors.slice(compactionsBefore).map((c) => ({ s: (c.atMs - t0SinceStartMs) / 1000, rssMB: c.rssAfterMB })),
+            floors: proxy.compactionFloors
+              .slice(compactionsBefore)
+              .filter((c) => c.reason === 'growth')
+              .map((c) => ({ s: (c.atMs - t0SinceStartMs) / 1000, rssMB: c.rssAfterMB })),
           };
         } finally {
           await proxy.stop();

@@ -58,10 +58,11 @@ export class LiveProxy {
   /** The heap collections the proxy logged (src/proxy/heap-compaction.ts): how long each held its event loop, ms. */
   readonly compactionMs: number[] = [];
   /**
-   * Of each collection, when its line was read (ms since the proxy was started) and the RSS it
-   * left, MB: what the proxy holds on to, without the garbage between two collections.
+   * Of each collection, why (after a big sync, or the RSS grew), when its line was read (ms since
+   * the proxy was started) and the RSS it left, MB: what the proxy holds on to, without the
+   * garbage between two collections.
    */
-  readonly compactionFloors: { atMs: number; rssAfterMB: number }[] = [];
+  readonly compactionFloors: { reason: string; atMs: number; rssAfterMB: number }[] = [];
   first: FirstSync | undefined;
   private open: SyncedLine[] = [];
   private stderrTail = '';
@@ -81,7 +82,7 @@ export class LiveProxy {
       buf = lines.pop()!;
       for (const line of lines) {
         if (line.includes('"msg":"synced"')) this.synced(JSON.parse(line) as SyncedLine);
-        else if (line.includes('"msg":"heap compacted"')) this.compacted(JSON.parse(line) as { durationMs: number; rssAfterMB: number });
+        else if (line.includes('"msg":"heap compacted"')) this.compacted(JSON.parse(line) as { reason: string; durationMs: number; rssAfterMB: number });
       }
     });
     this.exited = new Promise((r) => child.once('exit', (code) => ((this.exitCode = code), r())));
@@ -93,9 +94,9 @@ export class LiveProxy {
     return new LiveProxy(spawn(measuredNode(), argv, { stdio: ['ignore', 'ignore', 'pipe'], env: measuredEnv() }));
   }
 
-  private compacted(l: { durationMs: number; rssAfterMB: number }): void {
+  private compacted(l: { reason: string; durationMs: number; rssAfterMB: number }): void {
     this.compactionMs.push(l.durationMs);
-    this.compactionFloors.push({ atMs: performance.now() - this.started, rssAfterMB: l.rssAfterMB });
+    this.compactionFloors.push({ reason: l.reason, atMs: performance.now() - this.started, rssAfterMB: l.rssAfterMB });
   }
 
   /** ms since the proxy was started (the clock of SyncRound.atMs and compactionFloors). */
