@@ -96,6 +96,11 @@ export class ElementIndex {
 
   constructor(private readonly keysNeverShared: (setName: string) => boolean = () => false) {}
 
+  /** Whether queue() has anything to visit. */
+  get hasPending(): boolean {
+    return this.pending.size > 0;
+  }
+
   /** Declares a shared set (the layout's base sets); elements of unknown sets are an error. */
   declare(set: NftSet): void {
     if (this.sets.has(set.name)) return;

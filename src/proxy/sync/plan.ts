@@ -121,6 +121,9 @@ export class Plan {
 
   /** Queues the element index's pending changes; their owners are found per element on a refusal. */
   queueElements(index: ElementIndex, verdictMaps = true): void {
+    // Nothing pending (the other family's sync of one endpoint, a change of rules only): no
+    // transaction is made for it (its encoder's buffers are allocated at once).
+    if (!index.hasPending) return;
     this.stats.elementsChanged += index.queue(this.tx, verdictMaps);
   }
 
