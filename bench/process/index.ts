@@ -21,7 +21,7 @@ import { parseProcessArgs, PROCESS_USAGE, type ProcessOptions } from './args.js'
 import { BenchApiServer } from './apiserver.js';
 import { firstSyncRun, floorRun, manifestDir, nftRun, nodeStartRun, proxyRuns, readRun, renderText, type ProcessRun } from './cases.js';
 import { churnRun, deltaRun, type ChurnResult, type DeltaResult } from './churn.js';
-import { busyText, churnTargets, processChart, processMedians, processTargets, renderChurn, renderDeltas, renderProcess } from './report.js';
+import { busyText, churnTargets, FLOORS_FOR_SLOPE, processChart, processMedians, processTargets, renderChurn, renderDeltas, renderProcess } from './report.js';
 import { renderTargets } from '../scale/report.js';
 
 type Step = { kind: 'proxy' | 'live manifests' | 'live informers' | 'nft' | 'floor'; layout: LayoutName } | { kind: 'node' } | { kind: 'reads' };
@@ -148,7 +148,7 @@ async function main(argv: string[]): Promise<void> {
       `nft -f: the same ruleset (nftlink render); nft -f kp: kube-proxy's layout text for the same services; ` +
       `1 batch: the kernel's commit of the same ruleset as one batch, encoded beforehand; kernel: the lower of that and the proxy's sys time; floor: kernel + node -e ''; reads: node reading the same manifests with JSON.parse and nothing else (the proxy's flags), whole process; k + reads: kernel + reads, below which no Node process that reads its input before it writes can go${busyText(runs)}\n\n` +
       (medians.length ? renderProcess(medians) : '(no cold starts measured: --sizes none)') +
-      (churn.length ? `\n\nChurn memory: a long-running proxy (-v 4, servers off) under churn, RSS from /proc/PID/status every sample; steady: from the end of its first sync; slope: least squares, MB per minute; anon slope: the same of the RSS less its pages of files (RssFile: the executable's pages, given back once after the first sync, come back as code runs); late slope: the RSS's over the run's second half; syncs: the proxy's "synced" lines, summed over families\n\n${renderChurn(churn)}` : '') +
+      (churn.length ? `\n\nChurn memory: a long-running proxy (-v 4, servers off) under churn, RSS from /proc/PID/status every sample; steady: from the end of its first sync; slope: least squares, MB per minute; anon slope: the same of the RSS less its pages of files (RssFile: the executable's pages, given back once after the first sync, come back as code runs); late slope: the RSS's over the run's second half; floor slope: the same of the RSS each heap collection the churn's growth set off left (what the proxy retains; target 7 judges it when there are at least ${FLOORS_FOR_SLOPE}); syncs: the proxy's "synced" lines, summed over families\n\n${renderChurn(churn)}` : '') +
       (deltas.length ? `\n\nChurn ratio: one endpoint replaced (through the informers), each change waited for; proxy: its sync of the change; commit: of that sync, its commit (the kernel's work for the batch, on the JS thread); nft -f: the same change's statements (the difference of nftlink render before and after) as a process of its own, on a namespace holding the same ruleset, forwards and back in turn\n\n${renderDeltas(deltas)}` : '') +
       `\n\nTargets (issue 29):\n` +
       renderTargets(ts) +
