@@ -96,7 +96,7 @@ export class LiveProxy {
 
   private compacted(l: { reason: string; durationMs: number; rssAfterMB: number }): void {
     this.compactionMs.push(l.durationMs);
-    this.compactionFloors.push({ reason: l.reason, atMs: performance.now() - this.started, rssAfterMB: l.rssAfterMB });
+    this.compactionFloors.push({ reason: l.reason, atMs: this.sinceStartMs(), rssAfterMB: l.rssAfterMB });
   }
 
   /** ms since the proxy was started (the clock of SyncRound.atMs and compactionFloors). */
@@ -109,7 +109,7 @@ export class LiveProxy {
     if (this.open.length < FAMILIES) return;
     const families = new Set(this.open.map((x) => x.family));
     if (families.size !== FAMILIES) this.failure ??= new Error(`bench: the proxy's synced lines are not one per family: ${JSON.stringify(this.open)}`);
-    const round = { atMs: performance.now() - this.started, operations: this.open.reduce((s, x) => s + x.operations, 0), durationMs: this.open.reduce((s, x) => s + x.durationMs, 0), commitMs: this.open.reduce((s, x) => s + x.commitMs, 0) };
+    const round = { atMs: this.sinceStartMs(), operations: this.open.reduce((s, x) => s + x.operations, 0), durationMs: this.open.reduce((s, x) => s + x.durationMs, 0), commitMs: this.open.reduce((s, x) => s + x.commitMs, 0) };
     this.rounds.push(round);
     this.open = [];
     if (!this.first) this.first = { wall: round.atMs / 1000, ...this.cpu(), rssMB: this.status('VmHWM'), operations: round.operations, syncMs: round.durationMs };
