@@ -14,7 +14,8 @@
 //   (TCP keepalive alone takes the kernel's probe count to notice).
 //
 // Lists are consistent reads (resourceVersion unset) in pages of 500, so a relist after 410 sees
-// current data; the watch then continues from the list's resourceVersion with bookmarks on.
+// current data; the watch then continues from the list's resourceVersion with bookmarks on. A
+// first list is delivered page by page as it arrives; a relist is compared with the cache whole.
 //
 // The cache keeps each object's identity (kind, apiVersion, and metadata's name, namespace, uid
 // and resourceVersion), not the object: that is all a relist compares and all a delete announces,
@@ -161,6 +162,13 @@ export class Reflector<T extends KubeObject> {
 
   private async relist(): Promise<void> {
     this.stats.lists++;
+    // Into an empty cache (the first list, or one after the first failed) nothing can be deleted
+    // and nothing compared, so each page is delivered as it comes, as an informer's handlers get a
+    // first list's objects: the parsed objects are then garbage a page later. Held to the end of
+    // the list instead, all of them outlived the young generation and were copied into the old one
+    // (at 10k Services and 10k EndpointSlices, tens of MB). Any other list is compared whole
+    // (replace), and so is a list started over after its continue token expired.
+    let deliverPages = this.cache.size === 0;
     const fresh = new Map<string, T>();
     let resourceVersion = '';
     let cont = '';
@@ -176,6 +184,8 @@ export class Reflector<T extends KubeObject> {
           restarted = true;
           cont = '';
           fresh.clear();
+          // What the pages before gave is in the cache now: the new list is compared with it.
+          deliverPages = false;
           continue;
         }
         throw err;
@@ -183,14 +193,16 @@ export class Reflector<T extends KubeObject> {
       const items: unknown[] = Array.isArray(page.items) ? page.items : [];
       for (const [i, item] of items.entries()) {
         const usable = this.usable(item, `list item ${i}`);
-        if (usable) fresh.set(usable.key, usable.object);
+        if (!usable) continue;
+        if (deliverPages) this.deliver(usable.key, usable.object);
+        else fresh.set(usable.key, usable.object);
       }
       const meta = (page.metadata ?? {}) as { resourceVersion?: string; continue?: string };
       resourceVersion = meta.resourceVersion ?? resourceVersion;
       cont = meta.continue ?? '';
       if (!cont) break;
     }
-    this.replace(fresh);
+    if (!deliverPages) this.replace(fresh);
     this.resourceVersion = resourceVersion;
     if (!this.listedOnce) {
       this.listedOnce = true;
@@ -208,12 +220,15 @@ export class Reflector<T extends KubeObject> {
         this.handler.event('delete', old);
       }
     }
-    for (const [key, obj] of fresh) {
-      const old = this.cache.get(key);
-      this.cache.set(key, identityOf(obj));
-      if (!old) this.handler.event('add', obj);
-      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.handler.event('update', obj);
-    }
+    for (const [key, obj] of fresh) this.deliver(key, obj);
+  }
+
+  /** A listed object into the cache: an add, an update when its resourceVersion moved, else nothing. */
+  private deliver(key: string, obj: T): void {
+    const old = this.cache.get(key);
+    this.cache.set(key, identityOf(obj));
+    if (!old) this.handler.event('add', obj);
+    else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.handler.event('update', obj);
   }
 
   private async watchOnce(): Promise<void> {

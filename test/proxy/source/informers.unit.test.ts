@@ -132,6 +132,63 @@ describe('informer source', () => {
     expect(api.requests.filter((r) => !r.watch && r.resource === 'services').map((r) => r.query.has('continue'))).toEqual([false, true, true]);
   });
 
+  it('delivers a first list page by page, before asking for the next', async () => {
+    for (let i = 0; i < 7; i++) api.upsert('services', service(`svc-${i}`));
+    const rec = recorder();
+    const listsSoFar: number[] = [];
+    const handler: SourceHandler = {
+      ...rec,
+      service: (t, o, v) => {
+        listsSoFar.push(api.requests.filter((r) => !r.watch && r.resource === 'services').length);
+        rec.service(t, o, v);
+      },
+    };
+    source = new InformerSource({ nodeName: NODE, kubeconfig: writeKubeconfig(), log: silentLogger, reflector: { ...FAST, pageSize: 3 } });
+    await source.start(handler);
+    await waitFor('synced', () => rec.syncedCount === 1);
+    expect(rec.events.filter((e) => e.startsWith('Service add'))).toHaveLength(7);
+    // Each page's objects went out while only the requests up to that page had been made.
+    expect(listsSoFar).toEqual([1, 1, 1, 2, 2, 2, 3]);
+  });
+
+  it('compares a first list started over (continue token expired) with the pages it had delivered', async () => {
+    for (let i = 0; i < 7; i++) api.upsert('services', service(`svc-${i}`));
+    const rec = recorder();
+    let changed = false;
+    const handler: SourceHandler = {
+      ...rec,
+      service: (t, o, v) => {
+        rec.service(t, o, v);
+        if (changed) return;
+        // While the first page is delivered: one of its objects goes, another changes, and the
+        // history is compacted, so that the next page's continue token has expired (410).
+        changed = true;
+        api.remove('services', 'default', 'svc-1');
+        api.upsert('services', service('svc-0', {}, 9090));
+        api.compact();
+        // The fake expires every continue token up to the compacted version: one more change puts
+        // the list started over past it.
+        api.upsert('endpointslices', slice('other-1', 'other', '198.18.1.7'));
+      },
+    };
+    source = new InformerSource({ nodeName: NODE, kubeconfig: writeKubeconfig(), log: silentLogger, reflector: { ...FAST, pageSize: 3 } });
+    await source.start(handler);
+    await waitFor('synced', () => rec.syncedCount === 1);
+    expect(rec.events.filter((e) => e.startsWith('Service'))).toEqual([
+      'Service add default/svc-0',
+      'Service add default/svc-1',
+      'Service add default/svc-2',
+      // The list started over, compared with what the first page gave.
+      'Service delete default/svc-1',
+      'Service update default/svc-0',
+      'Service add default/svc-3',
+      'Service add default/svc-4',
+      'Service add default/svc-5',
+      'Service add default/svc-6',
+    ]);
+    expect(api.requests.filter((r) => !r.watch && r.resource === 'services').map((r) => r.query.has('continue'))).toEqual([false, true, false, true]);
+  });
+
   it('delivers watch events', async () => {
     const rec = await startSource();
     await waitFor('synced', () => rec.syncedCount === 1);
