@@ -163,11 +163,11 @@ export class Reflector<T extends KubeObject> {
   private async relist(): Promise<void> {
     this.stats.lists++;
     // Into an empty cache (the first list, or one after the first failed) nothing can be deleted
-    // and nothing compared, so each page is delivered as it comes, as an informer's handlers get a
-    // first list's objects: the parsed objects are then garbage a page later. Held to the end of
-    // the list instead, all of them outlived the young generation and were copied into the old one
-    // (at 10k Services and 10k EndpointSlices, tens of MB). Any other list is compared whole
-    // (replace), and so is a list started over after its continue token expired.
+    // and nothing compared, so each page is delivered as it comes: the parsed objects are then
+    // garbage a page later. Held to the end of the list instead, all of them outlived the young
+    // generation and were copied into the old one (at 10k Services and 10k EndpointSlices, tens of
+    // MB). Any other list is compared whole (replace), and so is a list started over after its
+    // continue token expired.
     let deliverPages = this.cache.size === 0;
     const fresh = new Map<string, T>();
     let resourceVersion = '';
