@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --min-semi-space-size=4 --v8-pool-size=1 --no-allocation-site-pretenuring --efficiency-mode --no-single-threaded-gc-in-background --expose-gc
+#!/usr/bin/env -S node --max-semi-space-size=4 --min-semi-space-size=4 --v8-pool-size=1 --no-allocation-site-pretenuring --expose-gc
 // The CLI entry: runs the compiled TypeScript, bundled (npm run build; scripts/bundle.mjs). Exit codes: 0 ok, 1 failure, 2 usage.
 //
 // The V8 flags above fix the young generation's semi-spaces at 4 MB. The proxy's heap is long-lived
@@ -11,14 +11,7 @@
 // a young collection. Whether it so decides in a cold start depends on where V8's own full
 // collections fall, which a busy machine moves; when it did, the sync's short-lived objects from
 // those sites piled up until the next full collection, and a long-running proxy's first sync at
-// 10k services peaked at 200-210 MB instead of 175. --efficiency-mode: V8's tiering for a background
-// process (V8 13.6, Node 24): Turbofan only for functions called 15,000 times or
-// more, its compiles at background priority, Maglev's on-stack replacement on the main thread. A
-// cold start otherwise spends about a fifth of its CPU optimizing code it runs a few thousand
-// times, on the core the kernel's commit wants, and the compiler's memory shows in the peak.
-// --no-single-threaded-gc-in-background: efficiency mode would also take the garbage collector's
-// background thread away, and marking on the main thread alone let a 100k-service heap grow 100 MB
-// higher before it was collected. --expose-gc: the proxy collects once when it
+// 10k services peaked at 200-210 MB instead of 175. --expose-gc: the proxy collects once when it
 // goes idle after a big sync (src/proxy/heap-compaction.ts). The measurements: docs/decisions.md.
 // The image's entrypoint runs this file, and so does npm's link; the benchmarks start their
 // measured processes with the same flags (bench/node-flags.ts).
