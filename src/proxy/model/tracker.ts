@@ -151,9 +151,9 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     if (this.forgotten) return;
     const key = objectKey(slice.metadata);
     const existing = this.slices.get(key);
-    if (existing) this.unindexSlice(key, existing);
     if (type === 'delete') {
       if (!existing) return;
+      this.unindexSlice(key, existing);
       this.slices.delete(key);
       this.forgetInvalid(`EndpointSlice ${key}`);
       // kube-proxy drops the trigger times on deletion: the annotation dates the slice's last
@@ -164,14 +164,19 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
       }
       return;
     }
-    if (version !== undefined && existing?.version === version) {
-      this.indexSlice(key, existing);
-      return;
-    }
-    const read = readEndpointSlice(slice);
-    const record: SliceRecord = { version, serviceKey: sliceServiceKey(slice), read };
+    if (version !== undefined && existing?.version === version) return; // a resync
+    const before = existing && 'slice' in existing.read ? existing.read.slice : undefined;
+    const read = readEndpointSlice(slice, before);
+    // The strings of a slice that stays with its Service are the ones the tracker holds already
+    // (its index's entry, the record's service key): each event's copies would otherwise stay
+    // beside them, one more set per churned slice.
+    const serviceKey = sliceServiceKey(slice);
+    const record: SliceRecord = { version, serviceKey: existing !== undefined && serviceKey === existing.serviceKey ? existing.serviceKey : serviceKey, read };
     this.slices.set(key, record);
-    this.indexSlice(key, record);
+    if (existing?.serviceKey !== record.serviceKey) {
+      if (existing) this.unindexSlice(key, existing);
+      this.indexSlice(key, record);
+    }
     this.noteValidity(`EndpointSlice ${key}`, version, 'invalid' in read ? read.invalid : undefined);
     // A slice that moved to another service changes both.
     if (existing?.serviceKey && existing.serviceKey !== record.serviceKey) this.markEndpointsPending(existing.serviceKey);
@@ -282,7 +287,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     const portsOf = this.claimedPorts(current, family, pending);
     for (const [serviceKey, ports] of portsOf) {
       const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName, this.zone);
-      const ids = ports.map((sp) => sp.id);
+      const ids = ports.map((sp) => services.get(sp.id)?.id ?? sp.id);
       for (const oldId of current.idsByService.get(serviceKey) ?? []) {
         if (ids.includes(oldId)) continue;
         // Its endpoints are gone too: consumers clean up what the old list reached.

@@ -397,6 +397,29 @@ describe('ChangeTracker', () => {
     expect(ips(last, 'ns/b:http')).toEqual([]);
   });
 
+  it('follows a slice updated in place: each version\'s endpoints, addresses shifted or replaced, none once deleted', () => {
+    const t = new ChangeTracker({ nodeName: 'node-1' });
+    t.service('add', service('a', { clusterIP: '198.18.96.1' }));
+    t.endpointSlice('add', slice('a-1', 'a', 'IPv4', [ep('198.18.0.1'), ep('198.18.0.2'), ep('198.18.0.3')]), '1');
+    t.endpointSlice('add', slice('a-2', 'a', 'IPv4', [ep('198.18.0.9')]), '1');
+    const ips = (s: ReturnType<typeof t.snapshot>) => (s.states.ipv4.endpoints.get('ns/a:http') ?? []).map((e) => e.ip);
+    expect(ips(t.snapshot())).toEqual(['198.18.0.1', '198.18.0.2', '198.18.0.3', '198.18.0.9']);
+    // The first address goes (the others shift down by one), then one is replaced, then one is added in front.
+    t.endpointSlice('update', slice('a-1', 'a', 'IPv4', [ep('198.18.0.2'), ep('198.18.0.3')]), '2');
+    expect(ips(t.snapshot())).toEqual(['198.18.0.2', '198.18.0.3', '198.18.0.9']);
+    t.endpointSlice('update', slice('a-1', 'a', 'IPv4', [ep('198.18.0.2'), ep('198.18.0.4')]), '3');
+    expect(ips(t.snapshot())).toEqual(['198.18.0.2', '198.18.0.4', '198.18.0.9']);
+    t.endpointSlice('update', slice('a-1', 'a', 'IPv4', [ep('198.18.0.5'), ep('198.18.0.2'), ep('198.18.0.4')]), '4');
+    expect(ips(t.snapshot())).toEqual(['198.18.0.2', '198.18.0.4', '198.18.0.5', '198.18.0.9']);
+    // A resync (the same version) changes nothing; the slice then still belongs to its service.
+    t.endpointSlice('update', slice('a-1', 'a', 'IPv4', [ep('198.18.0.5'), ep('198.18.0.2'), ep('198.18.0.4')]), '4');
+    expect(t.snapshot().change.ipv4.changedEndpoints.size).toBe(0);
+    t.endpointSlice('delete', slice('a-2', 'a', 'IPv4', [ep('198.18.0.9')]), '5');
+    expect(ips(t.snapshot())).toEqual(['198.18.0.2', '198.18.0.4', '198.18.0.5']);
+    t.endpointSlice('delete', slice('a-1', 'a', 'IPv4', [ep('198.18.0.5'), ep('198.18.0.2'), ep('198.18.0.4')]), '6');
+    expect(ips(t.snapshot())).toEqual([]);
+  });
+
   it('a service that leaves a family is removed from it, and its address there is free for another', () => {
     const t = new ChangeTracker({ nodeName: 'node-1' });
     t.service('add', service('dual', { clusterIPs: ['198.18.96.1', '2001:db8::1'], ipFamilies: ['IPv4', 'IPv6'] }, { metadata: { name: 'dual', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' } }));
