@@ -287,6 +287,7 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     const portsOf = this.claimedPorts(current, family, pending);
     for (const [serviceKey, ports] of portsOf) {
       const merged = mergeEndpoints(ports, this.slicesOf(serviceKey, family), this.nodeName, this.zone);
+      // The ids as the state's Maps hold them, not the rebuilt ports' copies of the same text.
       const ids = ports.map((sp) => services.get(sp.id)?.id ?? sp.id);
       for (const oldId of current.idsByService.get(serviceKey) ?? []) {
         if (ids.includes(oldId)) continue;
