@@ -173,13 +173,14 @@ export class ChangeTracker implements Pick<SourceHandler, 'service' | 'endpointS
     const serviceKey = sliceServiceKey(slice);
     const record: SliceRecord = { version, serviceKey: existing !== undefined && serviceKey === existing.serviceKey ? existing.serviceKey : serviceKey, read };
     this.slices.set(key, record);
-    if (existing?.serviceKey !== record.serviceKey) {
+    const moved = existing?.serviceKey !== record.serviceKey;
+    if (moved) {
       if (existing) this.unindexSlice(key, existing);
       this.indexSlice(key, record);
     }
     this.noteValidity(`EndpointSlice ${key}`, version, 'invalid' in read ? read.invalid : undefined);
     // A slice that moved to another service changes both.
-    if (existing?.serviceKey && existing.serviceKey !== record.serviceKey) this.markEndpointsPending(existing.serviceKey);
+    if (moved && existing?.serviceKey) this.markEndpointsPending(existing.serviceKey);
     if (record.serviceKey) {
       this.recordTriggerTime(record.serviceKey, slice);
       this.markEndpointsPending(record.serviceKey);
