@@ -134,7 +134,7 @@ export class HeapCompaction {
 }
 
 /** V8's gc() as --expose-gc gives it (its options: V8's gc extension). */
-type ExposedGc = (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async'; flavor?: 'regular' | 'last-resort' }) => void;
+export type ExposedGc = (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async'; flavor?: 'regular' | 'last-resort' }) => void;
 
 /** The collection HeapCompaction runs: undefined without --expose-gc. */
 export function exposedGc(): (() => void) | undefined {
@@ -144,17 +144,6 @@ export function exposedGc(): (() => void) | undefined {
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     trimCHeap();
   };
-}
-
-/**
- * One plain full collection, now: for a caller that has just let go of much and is about to
- * allocate much (a cold start: `proxy --once`'s change tracker's objects forgotten, a long-running
- * proxy's first lists read: see Proxier.syncOnce). The sync then reuses those pages instead of
- * growing the heap past them, as V8 would until its next full collection. Nothing without
- * --expose-gc.
- */
-export function collectReleased(): void {
-  (globalThis as { gc?: ExposedGc }).gc?.({ type: 'major', execution: 'sync' });
 }
 
 /** The C heap's free pages back to the kernel; nothing when the addon cannot load (it then holds none). */

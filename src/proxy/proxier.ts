@@ -11,7 +11,7 @@ import type { Node } from '../k8s/objects.js';
 import { createLayout, type LayoutName } from './layout/index.js';
 import type { LayoutConfig } from './layout/types.js';
 import type { EventType, ProxySource, SourceProblem } from './source/source.js';
-import { FamilySync, type SyncResult } from './sync/family-sync.js';
+import { FamilySync, type SyncPause, type SyncResult } from './sync/family-sync.js';
 import { previewTransaction } from './sync/planner.js';
 import { STALE_CHAIN_DELAY_MS } from './sync/stale-chains.js';
 import { RepairBackoff } from './sync/repair-backoff.js';
@@ -21,7 +21,8 @@ import { BoundedFrequencyRunner } from './sync/runner.js';
 import type { LocalhostNodePortProxy } from './localhost/localhost-proxy.js';
 import { localhostTargets } from './localhost/targets.js';
 import { ConntrackCleaner } from './conntrack/cleaner.js';
-import { collectReleased, exposedGc, HeapCompaction } from './heap-compaction.js';
+import { exposedGc, HeapCompaction } from './heap-compaction.js';
+import { ReleasedGarbage } from './released-garbage.js';
 
 const NEEDS_NODE_CIDRS = "the tables' configuration needs this node's Node with podCIDRs (detectLocalMode NodeCIDR), and the source has none";
 
@@ -335,24 +336,24 @@ export class Proxier {
     // early in the sync (at 100k x 5 the heap would otherwise grow by their 200 MB before V8's
     // next full collection), where the pause holds up least (FamilySync.sync's atPause): in a cold
     // start once its first part is with the kernel, in a restart once the table is read (not
-    // while: a pause lets the dump pile up; docs/decisions.md). A long-running proxy collects there
-    // too: what reading its first lists left (the API's answers and what was parsed from them) is
-    // garbage by then, and the sync reuses those pages.
+    // while: a pause lets the dump pile up; docs/decisions.md), and there only if V8 has not
+    // collected meanwhile (released-garbage.ts). A long-running proxy collects there too: what
+    // reading its first lists left (the API's answers and what was parsed from them) is garbage
+    // by then, and the sync reuses those pages.
     if (last) this.tracker.forget();
     // Once per process: later full syncs (hourly, repairs) have no such garbage to collect.
-    let collect: (() => void) | undefined = this.firstListsCollected
-      ? undefined
-      : () => {
-          collect = undefined;
-          this.firstListsCollected = true;
-          collectReleased();
-        };
+    const released = this.firstListsCollected ? undefined : ReleasedGarbage.now();
+    const atPause = (where: SyncPause): void => {
+      if (!released || this.firstListsCollected) return;
+      this.firstListsCollected = true;
+      released.collect(where === 'read-back');
+    };
     const results: SyncResult[] = [];
     let error: Error | undefined;
     for (const fam of this.families) {
       const family = fam.ipFamily;
       try {
-        const r = await fam.sync(snap.states[family], snap.change[family], snap.modelMs[family], () => collect?.());
+        const r = await fam.sync(snap.states[family], snap.change[family], snap.modelMs[family], atPause);
         results.push(r);
         this.compaction.synced(r, snap.states[family].services.size);
         const since = this.unrepairedSince.get(fam.family);
@@ -370,6 +371,7 @@ export class Proxier {
         this.opts.log.error('sync failed; the next sync is a full one', { family: fam.family, reason: error.message });
       }
     }
+    released?.end();
     // The first sync's commits are in: from now on the watch sees outside commits as they come.
     if (this.watch && !this.watch.started) await this.watch.start();
     const localhost = this.opts.localhost;

@@ -31,6 +31,12 @@ export const FULL_SYNC_PERIOD_MS = 3_600_000;
 /** Service ports prepared between two turns of the event loop while the table is read (a few ms). */
 const PREPARE_SLICE = 1000;
 
+/**
+ * Where a sync pauses for the caller (FamilySync.sync's atPause): a cold start's first part is with
+ * the kernel, or a restart's read of the table is in.
+ */
+export type SyncPause = 'first-part' | 'read-back';
+
 export interface SyncResult {
   family: string;
   full: boolean;
@@ -188,9 +194,9 @@ export class FamilySync {
    * cold start once its first part is with the kernel (the pause overlaps that part's commit), in
    * a sync that reads back a table holding our chains (a restart) once the read is in, before it
    * plans (the dump's replies no longer pile up behind it). The Proxier collects what reading the
-   * lists left there.
+   * lists left there (released-garbage.ts).
    */
-  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0, atPause?: () => void): Promise<SyncResult> {
+  async sync(state: ProxyState, change: StateChange | undefined, modelMs = 0, atPause?: (where: SyncPause) => void): Promise<SyncResult> {
     const started = performance.now() - modelMs;
     if (!this.needFull && this.now() - this.lastFullSync >= this.fullSyncPeriodMs) this.requestFullSync();
     const cleanup = await this.deleteStaleChains();
@@ -219,7 +225,7 @@ export class FamilySync {
     }
   }
 
-  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead, atPause?: () => void): Promise<AttemptResult> {
+  private async attempt(state: ProxyState, change: StateChange | undefined, attempt: number, repair?: RepairRead, atPause?: (where: SyncPause) => void): Promise<AttemptResult> {
     const full = change === undefined;
     const requests = this.fullRequests;
     let pause = atPause;
@@ -229,7 +235,7 @@ export class FamilySync {
       this.view = await this.prepareWhileReading(state, reading);
       if (this.view.chains.size > 0) {
         pause = undefined;
-        atPause?.();
+        atPause?.('read-back');
       }
     }
     const view = this.view!;
@@ -245,7 +251,7 @@ export class FamilySync {
         if (!(await this.part(p, last))) return;
         const then = firstPart;
         firstPart = undefined;
-        then?.();
+        then?.('first-part');
       };
       if (full) await this.planner.full(state, view, plan, coldStart ? part : undefined);
       else {
