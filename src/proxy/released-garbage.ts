@@ -14,11 +14,8 @@
 import { GCProfiler } from 'node:v8';
 import type { ExposedGc } from './heap-compaction.js';
 
-/**
- * One plain full collection, now: for a caller that has just let go of much and is about to
- * allocate much. Nothing without --expose-gc.
- */
-export function collectReleased(): void {
+/** One plain full collection, now. Nothing without --expose-gc. */
+function collectReleased(): void {
   (globalThis as { gc?: ExposedGc }).gc?.({ type: 'major', execution: 'sync' });
 }
 

@@ -11,8 +11,9 @@ let calls = 0;
 globalThis.gc = (options) => { calls++; v8gc(options); };
 const run = (v8Collects, unlessCollected) => {
   const released = ReleasedGarbage.now();
+  // A little garbage let go (too little for V8 to run a full collection of its own meanwhile).
   let garbage = [];
-  for (let i = 0; i < 100000; i++) garbage.push({ key: [i] });
+  for (let i = 0; i < 1000; i++) garbage.push({ key: [i] });
   garbage = undefined;
   if (v8Collects) v8gc({ type: 'major', execution: 'sync' });
   const before = calls;
