@@ -83,9 +83,9 @@ export const slotMap = {
 };
 
 /**
- * The slots layout's O(1) ClientIP affinity: per bucket a pins map (`client . service id :
- * endpoint`), per service port a `pin-` chain that renews the pin, and one dispatch map from an
- * endpoint to the chain that pins clients to it.
+ * The slots layout's O(1) ClientIP affinity: per 64 service chains of a bucket a pins map (`client .
+ * service id : endpoint`; slots/affinity.ts pinsMapOf), per service port a `pin-` chain that renews
+ * the pin, and one dispatch map from an endpoint to the chain that pins clients to it.
  */
 export const pins = {
   map: (bucket: number): string => `pins-${bucket}`,

@@ -7,6 +7,7 @@
 
 import { chainChange, knownChain, rulesByChain, sameChainBase, Transaction, type Chain, type NftSet, type Rule } from '../../nft/index.js';
 import type { Logger } from '../../logging/logger.js';
+import { stateSize } from '../model/state-size.js';
 import type { ProxyState, ServicePort, ServicePortId, StateChange } from '../model/types.js';
 import { nftFamily, type Layout, type LayoutConfig, type ServiceObjects } from '../layout/types.js';
 import { ElementIndex, type Contributor } from './element-index.js';
@@ -293,7 +294,7 @@ export class SyncPlanner {
 
 /** The transaction that programs an empty table with `state` (`nftlink render`): a plan, not sent. */
 export function previewTransaction(layout: Layout, cfg: LayoutConfig, state: ProxyState, log: Logger): Transaction {
-  layout.adopt?.({ generation: 0, tables: [], chains: [], sets: [], rules: [] });
+  layout.adopt?.({ generation: 0, tables: [], chains: [], sets: [], rules: [] }, stateSize(state));
   const view = KernelView.empty();
   const planner = new SyncPlanner(layout, cfg, new Exclusions(), { has: () => false }, log);
   const plan = planner.newPlan(view);

@@ -1,8 +1,9 @@
 // SlotAllocator: an adopted group placed again with the same endpoints (new objects, as after a
-// restart) keeps every slot; a changed one moves as few as possible; duplicates count once.
+// restart) keeps every slot; a changed one moves as few as possible; duplicates count once. The
+// bucket size: by the state's shape for an empty table, the table's own once it holds groups.
 
 import { describe, expect, it } from 'vitest';
-import { SlotAllocator, SLOTS_PER_CHAIN } from '../../../src/proxy/layout/slots/allocator.js';
+import { bucketSizeFor, SlotAllocator, SLOTS_PER_CHAIN } from '../../../src/proxy/layout/slots/allocator.js';
 
 const ep = (ip: string, port = 8080) => ({ ip, port });
 const ips = (order: readonly { ip: string }[]): string[] => order.map((e) => e.ip);
@@ -85,5 +86,61 @@ describe('SlotAllocator', () => {
         prev = [...order];
       }
     }
+  });
+
+  it('sizes an empty table\'s buckets by the state\'s shape: sqrt(1.3 x service ports / endpoints per port), the nearest power of two from 64 to 256', () => {
+    const size = (servicePorts: number, perPort: number) => bucketSizeFor({ servicePorts, endpoints: servicePorts * perPort });
+    expect(bucketSizeFor({ servicePorts: 0, endpoints: 0 })).toBe(64);
+    expect(size(1000, 5)).toBe(64);
+    expect(size(10_000, 5)).toBe(64);
+    expect(size(30_000, 5)).toBe(64);
+    expect(size(5000, 50)).toBe(64);
+    expect(size(10_000, 1)).toBe(128);
+    expect(size(100_000, 5)).toBe(128);
+    expect(size(45_000, 1)).toBe(256);
+    expect(size(1_000_000, 1)).toBe(256);
+    // Service ports without endpoints count as one endpoint each.
+    expect(bucketSizeFor({ servicePorts: 30_000, endpoints: 0 })).toBe(256);
+  });
+
+  it('a cold start fills buckets of the size for its state', () => {
+    const a = new SlotAllocator();
+    a.reset();
+    a.sizeBuckets({ servicePorts: 100_000, endpoints: 500_000 });
+    expect(a.bucketSize).toBe(128);
+    const placed = Array.from({ length: 129 }, (_, i) => a.place(`g${i}`, [ep('198.18.0.1')]));
+    expect(placed[127]).toMatchObject({ bucket: 0, base: 127 * SLOTS_PER_CHAIN });
+    expect(placed[128]).toMatchObject({ bucket: 1, base: 0 });
+  });
+
+  it('a table that holds groups keeps the bucket size it was written with, whatever the state now: a restart moves nothing', () => {
+    const a = new SlotAllocator();
+    a.reset();
+    // Written at 128 (its members reach 100), now a state that alone would take 64.
+    a.adopt('high', 0, 100, [ep('198.18.0.1')]);
+    a.adopt('low', 1, 3, [ep('198.18.0.2')]);
+    a.sizeBuckets({ servicePorts: 10_000, endpoints: 50_000 });
+    expect(a.bucketSize).toBe(128);
+    expect(a.place('high', [ep('198.18.0.1')])).toMatchObject({ bucket: 0, base: 100 * SLOTS_PER_CHAIN });
+    expect(a.compact()).toEqual([]);
+    // Written at 64 (the size before tables were sized), now a state that alone would take 256: still 64.
+    const b = new SlotAllocator();
+    b.adopt('g', 0, 63, [ep('198.18.0.1')]);
+    b.sizeBuckets({ servicePorts: 100_000, endpoints: 500_000 });
+    expect(b.bucketSize).toBe(64);
+    // A range beyond any bucket size is no range of ours: rebuilt (placed afresh).
+    const c = new SlotAllocator();
+    c.adopt('odd', 0, 256, [ep('198.18.0.1')]);
+    c.sizeBuckets(undefined);
+    expect(c.bucketSize).toBe(64);
+    expect(c.place('odd', [ep('198.18.0.1')])).toMatchObject({ bucket: 0, base: 0 });
+  });
+
+  it('a size given keeps: sizeBuckets changes nothing, and an adopted member beyond it is rebuilt', () => {
+    const a = new SlotAllocator(4);
+    a.adopt('beyond', 0, 4, [ep('198.18.0.1')]);
+    a.sizeBuckets({ servicePorts: 100_000, endpoints: 500_000 });
+    expect(a.bucketSize).toBe(4);
+    expect(a.place('beyond', [ep('198.18.0.1')])).toMatchObject({ bucket: 0, base: 0 });
   });
 });

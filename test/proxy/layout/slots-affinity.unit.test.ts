@@ -39,6 +39,21 @@ describe('slots layout affinity', () => {
     expect(chainNames(local)).toContain('endpoint');
   });
 
+  it('pins at most 64 service chains in one map, whatever the bucket size (the kernel caps a map at 65,535 pins)', () => {
+    const layout = new SlotsLayout(128);
+    const pinMapOf = (o: ReturnType<SlotsLayout['service']>): string | undefined => {
+      const pinned = o.chains.find((c) => c.chain.name.startsWith('service-'))!.rules[0]!;
+      const lookup = pinned.exprs.find((e) => e.type === 'lookup');
+      return lookup?.type === 'lookup' ? lookup.set : undefined;
+    };
+    const maps = Array.from({ length: 130 }, (_, i) => pinMapOf(layout.service(benchConfig(), port(`s${i}`, `198.18.200.${i}`), [ep(`198.18.${1 + (i >> 7)}.${i & 127}`)])));
+    // Bucket 0's members 0-63 in the bucket's own map (as with buckets of 64), 64-127 in the next; bucket 1's first in its own.
+    expect(new Set(maps.slice(0, 64))).toEqual(new Set(['pins-0']));
+    expect(new Set(maps.slice(64, 128))).toEqual(new Set(['pins-1000000']));
+    expect(new Set(maps.slice(128))).toEqual(new Set(['pins-1']));
+    expect(layout.sharedSets(benchConfig()).map((s) => s.name)).toEqual(['endpoints-0', 'endpoints-1', 'pins-0', 'pins-1', 'pins-1000000']);
+  });
+
   it('keeps a service port id across syncs, and a new id for a new service port', () => {
     const layout = new SlotsLayout();
     const id = (o: ReturnType<SlotsLayout['service']>): string => JSON.stringify(o.chains.find((c) => c.chain.name.startsWith('pin-'))!.rules[0]!.exprs.find((e) => e.type === 'immediate'));

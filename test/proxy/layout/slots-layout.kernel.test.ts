@@ -1,7 +1,7 @@
 // The slots layout's promises, checked against the kernel in a fresh namespace through the sync
 // engine: a replaced endpoint is element operations only, a count change is the chain's one rule
 // replaced by handle, a restart writes nothing and keeps the slots, and buckets stay bounded (no map
-// with more bindings than the bucket size, empty buckets deleted).
+// with more bindings than the bucket size, empty buckets deleted) and sized by the table's shape.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { BenchModel, benchConfig, change } from '../../fixtures/scale-model.js';
@@ -14,6 +14,8 @@ import { SlotsLayout } from '../../../src/proxy/layout/slots/index.js';
 import { slotRangeOf } from '../../../src/proxy/layout/slots/rule-tags.js';
 import { FamilySync } from '../../../src/proxy/sync/family-sync.js';
 import { namespacesForFile } from '../../helpers/netns.js';
+import { clusterIPServicePort } from '../../fixtures/proxy-model.js';
+import type { ProxyState, ServiceEndpoint, ServicePort } from '../../../src/proxy/model/types.js';
 
 const freshNetns = namespacesForFile(afterAll);
 
@@ -286,6 +288,44 @@ describe('slots layout against the kernel', () => {
       rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
       expect(bucketMaps(rs).sort()).toEqual(['endpoints-0', 'endpoints-1', 'endpoints-2', 'endpoints-3']);
       for (const n of bindings(rs).values()) expect(n).toBeLessThanOrEqual(8);
+    }));
+
+  it('sizes a cold start\'s buckets by the state\'s shape (7000 x 1: 128 chains a map), and a restart keeps them', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(7000, 1);
+      await new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog()).sync(model.state(), undefined);
+      const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(bucketMaps(rs)).toHaveLength(Math.ceil(7000 / 128));
+      expect(Math.max(...bindings(rs).values())).toBe(128);
+      // A restart with a state that alone would take 64 chains a map: the table keeps 128, nothing written.
+      for (const id of model.pick(6000, 0)) model.removeService(id);
+      const log = transactionLog();
+      const r = await new FamilySync(nft, new SlotsLayout(), benchConfig(), log).sync(model.state(), undefined);
+      expect(log.texts.join('\n')).not.toMatch(/add rule|replace rule|add element ip kube-proxy endpoints-/);
+      expect(r.chainsWritten).toBe(0);
+      const after = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      for (const n of bindings(after).values()) expect(n).toBeLessThanOrEqual(128);
+      expect(Math.max(...bindings(after).values())).toBeGreaterThan(64);
+    }));
+
+  it('with buckets past 64 chains, pins each 64 of them in a map of their own, and a restart keeps every pin map and id', () =>
+    withNft(async (nft) => {
+      const services = new Map<string, ServicePort>();
+      const endpoints = new Map<string, ServiceEndpoint[]>();
+      for (let i = 0; i < 70; i++) {
+        const sp = clusterIPServicePort(`aff-${i}`, `198.18.7.${i + 1}`, { sessionAffinity: 'ClientIP' }, 'ns');
+        services.set(sp.id, sp);
+        endpoints.set(sp.id, [{ ip: `198.19.7.${i + 1}`, port: 8080, ready: true, serving: true, terminating: false, isLocal: false, nodeName: 'other' }]);
+      }
+      const state: ProxyState = { family: 'ipv4', services, endpoints };
+      await new FamilySync(nft, new SlotsLayout(128), benchConfig(), transactionLog()).sync(state, undefined);
+      const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      expect(rs.sets.filter((x) => x.name.startsWith('pins-')).map((x) => x.name).sort()).toEqual(['pins-0', 'pins-1000000']);
+      const pinLookups = rs.rules.flatMap((r) => r.exprs.filter((e) => e.type === 'lookup' && e.set.startsWith('pins-')).map((e) => (e.type === 'lookup' ? e.set : '')));
+      expect(pinLookups.filter((n) => n === 'pins-0')).toHaveLength(64);
+      expect(pinLookups.filter((n) => n === 'pins-1000000')).toHaveLength(6);
+      const r = await new FamilySync(nft, new SlotsLayout(128), benchConfig(), transactionLog()).sync(state, undefined);
+      expect(r.operations).toBe(0);
     }));
 
   it('repacks buckets that churn left sparse at the next full sync, keeping every service reachable in the maps', () =>

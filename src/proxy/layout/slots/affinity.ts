@@ -41,10 +41,25 @@ const { inet_service, integer } = types;
 /** The datatype of a service port's id in a pin's key (nft shows it as a mark). */
 export const PIN_ID = integer(4, 'host');
 
+/**
+ * Service chains whose pins share one pins map: 64, whatever the bucket size (allocator.ts), as the
+ * kernel caps a map at 65,535 pins. The first 64 members of a bucket pin in the bucket's own
+ * number's map (all there were before buckets grew past 64, so older tables keep their maps), the
+ * k-th next 64 in the map numbered bucket + k x PINS_MAP_STRIDE.
+ */
+export const CHAINS_PER_PINS_MAP = 64;
+const PINS_MAP_STRIDE = 1_000_000;
+
+/** The pins map (its number: names.ts `pins.map`) of the service chain at `member` of `bucket`. */
+export function pinsMapOf(bucket: number, member: number): number {
+  return bucket + PINS_MAP_STRIDE * Math.floor(member / CHAINS_PER_PINS_MAP);
+}
+
 const dispatchKeys = (proto: string, eps: readonly ServiceEndpoint[]): string[] => eps.map((ep) => `${ep.ip}|${proto}|${ep.port}`);
 
 interface Group {
   id: number;
+  /** Its pins map (pinsMapOf). */
   bucket: number;
   /** ip|port of its endpoints */
   endpoints: Set<string>;
@@ -79,7 +94,7 @@ export class AffinityPins {
     });
   }
 
-  /** The chain's id, kept (or first given) across syncs; records its endpoints and dispatch keys. */
+  /** The chain's id, kept (or first given) across syncs, pinning in map `bucket` (pinsMapOf); records its endpoints and dispatch keys. */
   place(sp: ServicePort, chain: string, bucket: number, eps: readonly ServiceEndpoint[]): number {
     const keys = new Set(eps.map(endpointKey));
     const claims = new Set(dispatchKeys(l4proto(sp), eps));
@@ -161,7 +176,7 @@ export class AffinityPins {
   }
 }
 
-/** The pins map of a bucket (declaration). */
+/** The pins map numbered `bucket` (pinsMapOf), its declaration. */
 export function pinsMap(cfg: LayoutConfig, bucket: number): NftSet {
   const { addr, natFamily } = familyParts(cfg.family);
   return {

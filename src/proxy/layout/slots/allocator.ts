@@ -9,11 +9,11 @@
 // and the maps' elements: rule-tags.ts), so a restart with an unchanged model writes nothing.
 //
 // Why buckets of bounded size (docs/architecture.md#one-map-bound-by-many-rules): every element
-// written into a map is validated against every rule bound to it, and every new binding walks
-// every element. A table's sets are a linked list that every lookup-by-name walks, so thousands of
-// maps cost as much. Buckets of a few dozen service chains keep both bounded; the bucket size was
-// chosen by measurement (scripts/probe-slots-layout.mjs, docs/decisions.md).
+// written into a map is checked against every rule bound to it, and every new binding walks every
+// element. A table's sets are a linked list that every rule's lookup-by-name walks, so thousands of
+// maps cost as much. The bucket size balances the two for the table's shape (bucketSizeFor).
 
+import type { StateSize } from '../../model/state-size.js';
 import { exactCopy } from '../../exact-array.js';
 
 /** How an endpoint is named when endpoints are compared (and in an affinity group): `ip|port`. */
@@ -94,10 +94,31 @@ function reslotFew(order: readonly (SlotEndpoint | undefined)[], wanted: readonl
   return next;
 }
 
-/** Service chains per bucket map: the bound on bindings per map. */
-export const CHAINS_PER_BUCKET = 64;
+/** Service chains per bucket map (the bound on bindings per map), at least and at most. */
+export const MIN_CHAINS_PER_BUCKET = 64;
+export const MAX_CHAINS_PER_BUCKET = 256;
 /** Slots reserved for each member of a bucket: the most endpoints one service chain can have. */
 export const SLOTS_PER_CHAIN = 1 << 16;
+
+/**
+ * The bucket size for a table written afresh with a state of `size`. Per table, the kernel spends
+ * about (rules x maps / 2) on lookups by name (each service chain's rule finds its map in the
+ * table's list of sets: nft_lookup_init) and (elements x chains per bucket) on checking each
+ * bucket element against the map's bindings (nft_add_set_elem; Linux 6.18). With S service ports
+ * of e endpoints in buckets of c chains that is S^2 a / 2c + S e c b, least at c = sqrt(S a / 2 e b);
+ * perf at 100k x 5 puts a, a set passed, at about 26 ns and b, a binding checked, at about 10 ns:
+ * c = sqrt(1.3 S / e). Either side of it the cost rises slowly (half or twice the size costs a
+ * quarter more of the two), so it is rounded to the nearest power of two between the bounds: 64
+ * (the size chosen at 10k x 5, and the floor, so that a table born small and grown large is no
+ * worse off than before tables were sized) and 256. 10k x 5 and 30k x 5 take 64, 10k x 1 and
+ * 100k x 5 128, 45k x 1 256; measured in docs/decisions.md.
+ */
+export function bucketSizeFor(size: StateSize): number {
+  const perPort = size.servicePorts > 0 ? Math.max(1, size.endpoints / size.servicePorts) : 1;
+  const best = Math.sqrt((1.3 * size.servicePorts) / perPort);
+  const c = 2 ** Math.round(Math.log2(Math.max(1, best)));
+  return Math.min(MAX_CHAINS_PER_BUCKET, Math.max(MIN_CHAINS_PER_BUCKET, c));
+}
 
 export interface Placement {
   bucket: number;
@@ -134,8 +155,21 @@ export class SlotAllocator {
    * between syncs, was a tenth of a one-endpoint sync's planning.
    */
   bucketsVersion = 0;
+  /** Service chains per bucket map: the table's (sizeBuckets), or the one given. */
+  private chainsPerBucket: number;
+  /** Adopted members from this on are no range of ours (rebuilt): the size given, else the largest size a table gets. */
+  private readonly memberLimit: number;
 
-  constructor(private readonly chainsPerBucket = CHAINS_PER_BUCKET) {}
+  /** `fixedBucketSize`: service chains per bucket map, whatever the table; without it each table gets its own (sizeBuckets). */
+  constructor(private readonly fixedBucketSize?: number) {
+    this.chainsPerBucket = fixedBucketSize ?? MIN_CHAINS_PER_BUCKET;
+    this.memberLimit = fixedBucketSize ?? MAX_CHAINS_PER_BUCKET;
+  }
+
+  /** Service chains per bucket map now. */
+  get bucketSize(): number {
+    return this.chainsPerBucket;
+  }
 
   /** Forgets everything (before adopting the kernel's state). */
   reset(): void {
@@ -152,10 +186,31 @@ export class SlotAllocator {
    */
   adopt(group: string, bucket: number, member: number, order: (SlotEndpoint | undefined)[]): void {
     const used = (this.members[bucket] ??= new Set());
-    if (used.has(member) || member >= this.chainsPerBucket) return; // two rules claiming one range: rebuild it
+    if (used.has(member) || member >= this.memberLimit) return; // two rules claiming one range: rebuild it
     if (used.size === 0) this.bucketsVersion++;
     used.add(member);
     this.groups.set(group, { bucket, member, order, claimed: false });
+  }
+
+  /**
+   * After adopting (before placing anything): the bucket size from now on. A table that holds
+   * groups keeps the size it was written with (the smallest power of two above its highest member,
+   * at least the floor), so that a restart moves nothing even when the state's shape has changed
+   * since; an empty one (a cold start) gets the size for `size` (bucketSizeFor).
+   */
+  sizeBuckets(size: StateSize | undefined): void {
+    if (this.fixedBucketSize !== undefined) return;
+    let highest = -1;
+    this.groups.forEach((g) => {
+      if (g.member > highest) highest = g.member;
+    });
+    if (highest < 0) {
+      this.chainsPerBucket = size ? bucketSizeFor(size) : MIN_CHAINS_PER_BUCKET;
+      return;
+    }
+    let c = MIN_CHAINS_PER_BUCKET;
+    while (c <= highest) c *= 2;
+    this.chainsPerBucket = c;
   }
 
   /**

@@ -7,7 +7,7 @@
 //   map endpoints-4 { 131072 : 198.18.1.5 . 8080, 131073 : ..., 131074 : ... }
 //
 // so a table holds a few hundred maps at 30k services instead of 30k sets, and no map is bound by
-// more than CHAINS_PER_BUCKET rules (why that matters: allocator.ts and docs/architecture.md). Replacing an
+// more than a bucket's chains (64-256, by the table's shape; why: allocator.ts and docs/architecture.md). Replacing an
 // endpoint is one element deleted and added; a change of endpoint count is the chain's one rule
 // plus the elements at the tail of its range.
 //
@@ -23,7 +23,7 @@ import { familyParts } from '../family.js';
 import { largeSets } from '../large-sets.js';
 import { pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
-import { AffinityPins, PIN_ID, pinsMap, type PinSweep } from './affinity.js';
+import { AffinityPins, PIN_ID, pinsMap, pinsMapOf, type PinSweep } from './affinity.js';
 import { exactCopy } from '../../exact-array.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
 import { pinOf, pinTag, slotRangeOf, slotTag, type PinRef } from './rule-tags.js';
@@ -45,8 +45,9 @@ export class SlotsLayout implements Layout {
    */
   private lastShared: { of: string; sets: readonly NftSet[] } | undefined;
 
-  constructor(chainsPerBucket?: number) {
-    this.slots = new SlotAllocator(chainsPerBucket);
+  /** `bucketSize`: service chains per bucket map, fixed (tests); by default each table's own (SlotAllocator.sizeBuckets). */
+  constructor(bucketSize?: number) {
+    this.slots = new SlotAllocator(bucketSize);
   }
 
   prepare(ports: readonly ServicePort[]): void {
@@ -91,14 +92,15 @@ export class SlotsLayout implements Layout {
       const range = { bucket: p.bucket, member: p.base / SLOTS_PER_CHAIN, endpoints: p.order.length };
       const pick = rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key: numgen('random', p.order.length, p.base), map: { name: map } }).tag(slotTag(range));
       if (!affinity) return [pick];
-      const id = this.pins.place(port, chain, p.bucket, eps);
+      const pinsBucket = pinsMapOf(p.bucket, range.member);
+      const id = this.pins.place(port, chain, pinsBucket, eps);
       this.pinnedSinceAdopt.add(chain);
-      const pinMap = pins.map(p.bucket);
+      const pinMap = pins.map(pinsBucket);
       const key = [l3.saddr, constant(PIN_ID, id)];
       const pinChain = pins.chain(serviceChainBase(port));
       ctx.addChain(pinChain, [rule(family).dynset('update', pinMap, key, { timeoutMs: port.affinityTimeoutSeconds * 1000, data: [l3.daddr, th.dport] })]);
       for (const ep of eps) ctx.put(pins.dispatch, { key: [ep.ip, proto, ep.port], value: { kind: 'jump', chain: pinChain } });
-      return [rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key, map: { name: pinMap } }).tag(pinTag({ id, bucket: p.bucket })), pick];
+      return [rule(family).match(meta.l4proto, proto).dnatMap({ family: natFamily, key, map: { name: pinMap } }).tag(pinTag({ id, bucket: pinsBucket })), pick];
     };
     try {
       return serviceObjects(cfg, sp, endpoints, picker);
@@ -125,8 +127,11 @@ export class SlotsLayout implements Layout {
     return this.pins.stalePins(cfg);
   }
 
-  /** Takes over the kernel's slot assignment: each service chain's numgen offset and its map's elements. */
-  adopt(kernel: Ruleset): void {
+  /**
+   * Takes over the kernel's slot assignment: each service chain's numgen offset and its map's
+   * elements, and the table's bucket size (or, for an empty table, the size for a state of `size`).
+   */
+  adopt(kernel: Ruleset, size?: StateSize): void {
     this.slots.reset();
     this.groupsOf.clear();
     this.pinnedSinceAdopt.clear();
@@ -160,6 +165,7 @@ export class SlotsLayout implements Layout {
       if (pinIds.has(r.chain)) orders.set(r.chain, order);
     }
     for (const [chain, p] of pinIds) this.pins.adopt(chain, p.id, p.bucket, (orders.get(chain) ?? []).map((ep) => ep && endpointKey(ep)));
+    this.slots.sizeBuckets(size);
     // A full sync is the time to repack buckets that churn left sparse: the moved chains get a new
     // rule and their elements in a lower bucket, in the same atomic transaction; their affinity pins
     // start over (a new id in the new bucket).

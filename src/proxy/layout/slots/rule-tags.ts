@@ -5,7 +5,7 @@
 // without a tag (a table written by `nft -f`, or before tags) are read from their expressions.
 //
 //   slot B M N   the pick rule: bucket map B, member range M (slots M * SLOTS_PER_CHAIN on), N endpoints
-//   pin I B      the pinned rule of an affinity chain: pin id I, pins map of bucket B
+//   pin I B      the pinned rule of an affinity chain: pin id I, pins map B (affinity.ts pinsMapOf)
 //
 // A tag that does not match the rule's expressions does no harm beyond a rewrite: the rules built
 // from the adopted state are compared with the kernel's by their expressions' digest.
