@@ -47,7 +47,7 @@ export const PIN_ID = integer(4, 'host');
  * number's map (all there were before buckets grew past 64, so older tables keep their maps), the
  * k-th next 64 in the map numbered bucket + k x PINS_MAP_STRIDE.
  */
-export const CHAINS_PER_PINS_MAP = 64;
+const CHAINS_PER_PINS_MAP = 64;
 const PINS_MAP_STRIDE = 1_000_000;
 
 /** The pins map (its number: names.ts `pins.map`) of the service chain at `member` of `bucket`. */
