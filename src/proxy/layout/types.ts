@@ -74,11 +74,13 @@ export interface Layout {
    */
   prepare?(ports: readonly ServicePort[]): void;
   // Layouts that keep state (where each service's endpoints live) implement the rest.
+  /** Before a full sync: the table as the kernel holds it (empty for a preview). */
+  adopt?(kernel: Ruleset): void;
   /**
-   * Before a full sync: the table as the kernel holds it (empty for a preview), for a state of
-   * about `size` (the slots layout sizes an empty table's buckets by it).
+   * Before a full plan, after adopt(): the size of the state it plans (the slots layout sizes an
+   * empty table's buckets by it).
    */
-  adopt?(kernel: Ruleset, size?: StateSize): void;
+  fitTo?(size: StateSize): void;
   /** The service port is gone, or left out: whatever it held is free. */
   release?(id: ServicePortId): void;
   /** After a full sync planned every service port: forget what nobody claimed. */

@@ -63,7 +63,7 @@ export class KernelView {
     const rules = rulesByChain(rs.rules);
     for (const c of rs.chains) view.chains.set(c.name, knownChain(c, rules.get(c.name) ?? []));
     view.anonymousSetPrefix = `${rs.generation.toString(36)}_`;
-    layout.adopt?.(rs, size);
+    layout.adopt?.(rs);
     // The element index keeps what it needs of the elements; the view keeps none (at 10k services
     // holding the dump's 150k decoded elements for the process's life cost 100+ MB).
     view.elements = new Map();

@@ -70,6 +70,7 @@ export class SyncPlanner {
    * the plan is complete when the returned promise is created (previewTransaction relies on that).
    */
   async full(state: ProxyState, view: KernelView, plan: Plan, part?: PartReady): Promise<void> {
+    this.layout.fitTo?.(stateSize(state));
     const base = this.layout.base(this.cfg);
 
     // Service ports gone (or left out) give up what they held before any other is placed.
@@ -294,7 +295,7 @@ export class SyncPlanner {
 
 /** The transaction that programs an empty table with `state` (`nftlink render`): a plan, not sent. */
 export function previewTransaction(layout: Layout, cfg: LayoutConfig, state: ProxyState, log: Logger): Transaction {
-  layout.adopt?.({ generation: 0, tables: [], chains: [], sets: [], rules: [] }, stateSize(state));
+  layout.adopt?.({ generation: 0, tables: [], chains: [], sets: [], rules: [] });
   const view = KernelView.empty();
   const planner = new SyncPlanner(layout, cfg, new Exclusions(), { has: () => false }, log);
   const plan = planner.newPlan(view);

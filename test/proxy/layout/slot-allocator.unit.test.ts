@@ -106,11 +106,16 @@ describe('SlotAllocator', () => {
   it('a cold start fills buckets of the size for its state', () => {
     const a = new SlotAllocator();
     a.reset();
-    a.sizeBuckets({ servicePorts: 100_000, endpoints: 500_000 });
+    a.sizeFromTable();
+    expect(a.bucketSize).toBe(64);
+    a.sizeForState({ servicePorts: 100_000, endpoints: 500_000 });
     expect(a.bucketSize).toBe(128);
     const placed = Array.from({ length: 129 }, (_, i) => a.place(`g${i}`, [ep('198.18.0.1')]));
     expect(placed[127]).toMatchObject({ bucket: 0, base: 127 * SLOTS_PER_CHAIN });
     expect(placed[128]).toMatchObject({ bucket: 1, base: 0 });
+    // Once it holds groups, a later full plan's state changes nothing (a live proxy's next full sync).
+    a.sizeForState({ servicePorts: 10_000, endpoints: 50_000 });
+    expect(a.bucketSize).toBe(128);
   });
 
   it('a table that holds groups keeps the bucket size it was written with, whatever the state now: a restart moves nothing', () => {
@@ -119,27 +124,32 @@ describe('SlotAllocator', () => {
     // Written at 128 (its members reach 100), now a state that alone would take 64.
     a.adopt('high', 0, 100, [ep('198.18.0.1')]);
     a.adopt('low', 1, 3, [ep('198.18.0.2')]);
-    a.sizeBuckets({ servicePorts: 10_000, endpoints: 50_000 });
+    a.sizeFromTable();
+    a.sizeForState({ servicePorts: 10_000, endpoints: 50_000 });
     expect(a.bucketSize).toBe(128);
     expect(a.place('high', [ep('198.18.0.1')])).toMatchObject({ bucket: 0, base: 100 * SLOTS_PER_CHAIN });
     expect(a.compact()).toEqual([]);
-    // Written at 64 (the size before tables were sized), now a state that alone would take 256: still 64.
+    // Written at 64 (the size before tables were sized), now a state that alone would take 128: still 64.
     const b = new SlotAllocator();
     b.adopt('g', 0, 63, [ep('198.18.0.1')]);
-    b.sizeBuckets({ servicePorts: 100_000, endpoints: 500_000 });
+    b.sizeFromTable();
+    b.sizeForState({ servicePorts: 100_000, endpoints: 500_000 });
     expect(b.bucketSize).toBe(64);
     // A range beyond any bucket size is no range of ours: rebuilt (placed afresh).
     const c = new SlotAllocator();
     c.adopt('odd', 0, 256, [ep('198.18.0.1')]);
-    c.sizeBuckets(undefined);
+    c.sizeFromTable();
     expect(c.bucketSize).toBe(64);
     expect(c.place('odd', [ep('198.18.0.1')])).toMatchObject({ bucket: 0, base: 0 });
   });
 
-  it('a size given keeps: sizeBuckets changes nothing, and an adopted member beyond it is rebuilt', () => {
+  it('a size given keeps: neither the table nor the state changes it, and an adopted member beyond it is rebuilt', () => {
     const a = new SlotAllocator(4);
     a.adopt('beyond', 0, 4, [ep('198.18.0.1')]);
-    a.sizeBuckets({ servicePorts: 100_000, endpoints: 500_000 });
+    a.sizeFromTable();
+    expect(a.bucketSize).toBe(4);
+    a.reset();
+    a.sizeForState({ servicePorts: 100_000, endpoints: 500_000 });
     expect(a.bucketSize).toBe(4);
     expect(a.place('beyond', [ep('198.18.0.1')])).toMatchObject({ bucket: 0, base: 0 });
   });

@@ -13,6 +13,7 @@ import { SLOTS_PER_CHAIN } from '../../../src/proxy/layout/slots/allocator.js';
 import { SlotsLayout } from '../../../src/proxy/layout/slots/index.js';
 import { slotRangeOf } from '../../../src/proxy/layout/slots/rule-tags.js';
 import { FamilySync } from '../../../src/proxy/sync/family-sync.js';
+import { previewTransaction } from '../../../src/proxy/sync/planner.js';
 import { namespacesForFile } from '../../helpers/netns.js';
 import { clusterIPServicePort } from '../../fixtures/proxy-model.js';
 import type { ProxyState, ServiceEndpoint, ServicePort } from '../../../src/proxy/model/types.js';
@@ -297,6 +298,9 @@ describe('slots layout against the kernel', () => {
       const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
       expect(bucketMaps(rs)).toHaveLength(Math.ceil(7000 / 128));
       expect(Math.max(...bindings(rs).values())).toBe(128);
+      // `nftlink render` of the same state writes the same maps.
+      const rendered = previewTransaction(new SlotsLayout(), benchConfig(), model.state(), transactionLog()).render();
+      expect(rendered.match(/^add map ip kube-proxy endpoints-\d+ /gm)).toHaveLength(Math.ceil(7000 / 128));
       // A restart with a state that alone would take 64 chains a map: the table keeps 128, nothing written.
       for (const id of model.pick(6000, 0)) model.removeService(id);
       const log = transactionLog();

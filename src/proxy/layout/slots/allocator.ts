@@ -155,12 +155,12 @@ export class SlotAllocator {
    * between syncs, was a tenth of a one-endpoint sync's planning.
    */
   bucketsVersion = 0;
-  /** Service chains per bucket map: the table's (sizeBuckets), or the one given. */
+  /** Service chains per bucket map: the table's (sizeFromTable, sizeForState), or the one given. */
   private chainsPerBucket: number;
   /** Adopted members from this on are no range of ours (rebuilt): the size given, else the largest size a table gets. */
   private readonly memberLimit: number;
 
-  /** `fixedBucketSize`: service chains per bucket map, whatever the table; without it each table gets its own (sizeBuckets). */
+  /** `fixedBucketSize`: service chains per bucket map, whatever the table; without it each table gets its own (sizeFromTable, sizeForState). */
   constructor(private readonly fixedBucketSize?: number) {
     this.chainsPerBucket = fixedBucketSize ?? MIN_CHAINS_PER_BUCKET;
     this.memberLimit = fixedBucketSize ?? MAX_CHAINS_PER_BUCKET;
@@ -193,24 +193,25 @@ export class SlotAllocator {
   }
 
   /**
-   * After adopting (before placing anything): the bucket size from now on. A table that holds
-   * groups keeps the size it was written with (the smallest power of two above its highest member,
-   * at least the floor), so that a restart moves nothing even when the state's shape has changed
-   * since; an empty one (a cold start) gets the size for `size` (bucketSizeFor).
+   * After adopting: the table keeps the bucket size it was written with (the smallest power of two
+   * above its highest member, at least the floor), so that a restart moves nothing even when the
+   * state's shape has changed since. An empty table has the floor until sizeForState.
    */
-  sizeBuckets(size: StateSize | undefined): void {
+  sizeFromTable(): void {
     if (this.fixedBucketSize !== undefined) return;
     let highest = -1;
     this.groups.forEach((g) => {
       if (g.member > highest) highest = g.member;
     });
-    if (highest < 0) {
-      this.chainsPerBucket = size ? bucketSizeFor(size) : MIN_CHAINS_PER_BUCKET;
-      return;
-    }
     let c = MIN_CHAINS_PER_BUCKET;
     while (c <= highest) c *= 2;
     this.chainsPerBucket = c;
+  }
+
+  /** Before a full plan places anything: a table that holds no group (a cold start) gets the size for `size` (bucketSizeFor). */
+  sizeForState(size: StateSize): void {
+    if (this.fixedBucketSize !== undefined || this.groups.size > 0) return;
+    this.chainsPerBucket = bucketSizeFor(size);
   }
 
   /**

@@ -45,7 +45,7 @@ export class SlotsLayout implements Layout {
    */
   private lastShared: { of: string; sets: readonly NftSet[] } | undefined;
 
-  /** `bucketSize`: service chains per bucket map, fixed (tests); by default each table's own (SlotAllocator.sizeBuckets). */
+  /** `bucketSize`: service chains per bucket map, fixed (tests); by default each table's own (SlotAllocator.sizeFromTable, sizeForState). */
   constructor(bucketSize?: number) {
     this.slots = new SlotAllocator(bucketSize);
   }
@@ -127,11 +127,8 @@ export class SlotsLayout implements Layout {
     return this.pins.stalePins(cfg);
   }
 
-  /**
-   * Takes over the kernel's slot assignment: each service chain's numgen offset and its map's
-   * elements, and the table's bucket size (or, for an empty table, the size for a state of `size`).
-   */
-  adopt(kernel: Ruleset, size?: StateSize): void {
+  /** Takes over the kernel's slot assignment: each service chain's numgen offset and its map's elements, and the table's bucket size. */
+  adopt(kernel: Ruleset): void {
     this.slots.reset();
     this.groupsOf.clear();
     this.pinnedSinceAdopt.clear();
@@ -165,11 +162,16 @@ export class SlotsLayout implements Layout {
       if (pinIds.has(r.chain)) orders.set(r.chain, order);
     }
     for (const [chain, p] of pinIds) this.pins.adopt(chain, p.id, p.bucket, (orders.get(chain) ?? []).map((ep) => ep && endpointKey(ep)));
-    this.slots.sizeBuckets(size);
+    this.slots.sizeFromTable();
     // A full sync is the time to repack buckets that churn left sparse: the moved chains get a new
     // rule and their elements in a lower bucket, in the same atomic transaction; their affinity pins
     // start over (a new id in the new bucket).
     for (const chain of this.slots.compact()) this.pins.release(chain);
+  }
+
+  /** An empty table's bucket size, by the state a full plan is about to place (SlotAllocator.sizeForState). */
+  fitTo(size: StateSize): void {
+    this.slots.sizeForState(size);
   }
 
   /** After a full plan: adopted groups no service claimed belong to stale chains. */
