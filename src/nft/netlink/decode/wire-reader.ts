@@ -62,6 +62,11 @@ export class WireReader {
     this.pos += n;
     return b;
   }
+  /** Steps over n bytes (padding) without a view. */
+  skip(n: number): void {
+    this.need(n, 'bytes');
+    this.pos += n;
+  }
   get done(): boolean {
     return this.pos >= this.buf.length;
   }
@@ -145,7 +150,7 @@ export class WireReader {
     const kind = this.u8() as WireKind;
     const nlFlags = this.u16();
     const family = this.u8();
-    this.bytes(3);
+    this.skip(3);
     const attrs = this.attrs();
     const exprs = this.exprs();
     let elementCount = 0;
