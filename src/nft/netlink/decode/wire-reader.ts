@@ -63,7 +63,7 @@ export class WireReader {
     return b;
   }
   /** Steps over n bytes (padding) without a view. */
-  skip(n: number): void {
+  stepOver(n: number): void {
     this.need(n, 'bytes');
     this.pos += n;
   }
@@ -150,7 +150,7 @@ export class WireReader {
     const kind = this.u8() as WireKind;
     const nlFlags = this.u16();
     const family = this.u8();
-    this.skip(3);
+    this.stepOver(3);
     const attrs = this.attrs();
     const exprs = this.exprs();
     let elementCount = 0;
