@@ -20,6 +20,7 @@
         "native/netlink-request.cc",
         "native/object-writer.cc",
         "native/dump.cc",
+        "native/element-hash.cc",
         "native/monitor.cc",
         "native/generation.cc",
         "native/conntrack.cc",

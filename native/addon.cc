@@ -224,8 +224,8 @@ Napi::Value Dump(const Napi::CallbackInfo &info) {
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `what` must be a bitmask of 1 tables, 2 chains, "
                                                    "4 sets, 8 elements, 16 rules, 32 objects, 64 flowtables (at least "
                                                    "one of them), 128 to leave out digested anonymous elements, 256 "
-                                                   "to read rules chain by chain, and 512 to leave out digested rules' "
-                                                   "expressions"));
+                                                   "to read rules chain by chain, 512 to leave out digested rules' "
+                                                   "expressions, and 1024 to hash named sets' elements"));
   if (!isInteger(info[2], 0, 255, &family))
     return rejected(env, Napi::TypeError::New(env, "nftlink: dump(): `family` must be an NFPROTO_* number (0..255)"));
   if (!optionalString(info[3], &spec.hasTable, &spec.table))

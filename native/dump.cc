@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "element-hash.h"
 #include "generation.h"
 #include "identity-set.h"
 #include "netlink-request.h"
@@ -107,6 +108,9 @@ struct SetRef {
   uint8_t family;
   std::string table;
   std::string name;
+  // Whether kDumpElementHashes covers the set (named, not an interval set), and how it hashes.
+  bool hashable = false;
+  SetShape shape;
 };
 
 // Whether userdata (TLVs of u8 type, u8 length, value: libnftnl's udata.h) holds a TLV of this type
@@ -144,7 +148,7 @@ class Dumper {
     intr_ = false;
     w_ = &w;
     if (spec_.oneSet) {
-      elements({spec_.family, spec_.table, spec_.set});
+      elements({spec_.family, spec_.table, spec_.set, false, {}});
     } else {
       if (spec_.what & kDumpTables) tables();
       if (spec_.what & kDumpChains) chains();
@@ -223,7 +227,13 @@ class Dumper {
       if (!tableMatches(table) || !name || !table) return;
       const bool omitElements = ((spec_.what & kDumpOmitDigestedElements) && digestedAnonymous(s.get())) ||
                                 std::find(spec_.omitElementsOf.begin(), spec_.omitElementsOf.end(), name) != spec_.omitElementsOf.end();
-      if (!omitElements) out.push_back({familyOf(nlh), table, name});
+      if (!omitElements) {
+        const uint32_t flags = nftnl_set_get_u32(s.get(), NFTNL_SET_FLAGS);
+        SetShape shape;
+        shape.map = (flags & NFT_SET_MAP) != 0;
+        shape.verdictMap = shape.map && nftnl_set_get_u32(s.get(), NFTNL_SET_DATA_TYPE) == NFT_DATA_VERDICT;
+        out.push_back({familyOf(nlh), table, name, !(flags & (NFT_SET_ANONYMOUS | NFT_SET_INTERVAL)), shape});
+      }
       if (!emit) return;
       writeSetOp(*w_, s.get(), kNewSet, familyOf(nlh));
       count_++;
@@ -253,8 +263,15 @@ class Dumper {
       uint32_t n;
       IdentitySet *seen;
       bool repeated;
-    } ctx{w_, 0, &seen_, false};
+      // kDumpElementHashes: the elements' hashes while none is declined (elements(): not in parts).
+      ElementHasher *hasher;
+      const SetShape *shape;
+      std::vector<double> *hashes;
+    } ctx{w_, 0, &seen_, false, nullptr, &ref.shape, &hashes_};
     seen_.clear();
+    hashes_.clear();
+    const bool hashing = (spec_.what & kDumpElementHashes) && ref.hashable && !parts_;
+    if (hashing) ctx.hasher = &hasher_;
     run("set element", req, [&](const nlmsghdr *nlh) {
       // One libnftnl set per message, written out and freed at once: a 200k-element set never sits in
       // libnftnl's lists as a whole.
@@ -269,6 +286,7 @@ class Dumper {
             auto *c = static_cast<Ctx *>(d);
             writeElem(*c->w, e);
             c->n++;
+            if (c->hasher && !c->hasher->add(e, *c->shape, *c->hashes)) c->hasher = nullptr;
             if (!c->repeated) {
               // The identity: (len, bytes) of the key, the key end and the flags; at most 3 + 64 + 64 + 4.
               uint8_t id[3 + 2 * kDataMax + 4];
@@ -296,6 +314,11 @@ class Dumper {
       w_->patchU32(countAt, ctx.n);
     if (ctx.repeated) intr_ = true;
     count_++;
+    if (hashing) {
+      if (ctx.hasher) sortDistinct(hashes_);
+      writeElementHashesOp(*w_, ref.family, ref.table.c_str(), ref.name.c_str(), ctx.hasher ? &hashes_ : nullptr);
+      count_++;
+    }
   }
 
   // Named stateful objects of every type (a GETOBJ without NFTA_OBJ_TYPE).
@@ -371,6 +394,8 @@ class Dumper {
   Writer *w_ = nullptr;
   Parts *parts_ = nullptr;  // dumpSetElementsStream: elements go out in parts instead of into *w_
   IdentitySet seen_;  // the element identities of this dump (repeats: see elements())
+  ElementHasher hasher_;
+  std::vector<double> hashes_;  // one set's element hashes (kDumpElementHashes)
   uint32_t count_ = 0;
   bool intr_ = false;
   std::vector<uint8_t> req_;

@@ -35,7 +35,11 @@ enum DumpWhat : uint32_t {
   // expressions digest (kRuleExprsDigestUdata), which the caller compares instead. Decoding every
   // rule's expressions is most of what a large table's dump costs the caller.
   kDumpOmitDigestedRuleExprs = 512,
-  kDumpFlagsMax = 1023,
+  // With kDumpSets and kDumpElements: after each named, non-interval set's elements, a kind-8 op
+  // with their hashes, sorted and each once (element-hash.h), or none when an element is declined.
+  // The caller compares the set by them; hashing them here spares its thread the work.
+  kDumpElementHashes = 1024,
+  kDumpFlagsMax = 2047,
 };
 
 // The set userdata TLV type nftlink writes an anonymous set's elements digest under (16 bytes).

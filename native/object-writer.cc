@@ -148,6 +148,15 @@ size_t writeElementsOpHead(Writer &w, uint8_t msgType, uint8_t family, const cha
   return countAt;
 }
 
+void writeElementHashesOp(Writer &w, uint8_t family, const char *table, const char *set, const std::vector<double> *hashes) {
+  writeOpHeader(w, kNewSetElem, kElementHashes, family);
+  w.u16(hashes ? 3 : 2);
+  w.attr(0 /*NFTNL_SET_TABLE*/, table, uint32_t(strlen(table) + 1));
+  w.attr(1 /*NFTNL_SET_NAME*/, set, uint32_t(strlen(set) + 1));
+  if (hashes) w.attr(2, hashes->data(), uint32_t(hashes->size() * sizeof(double)));
+  w.u16(0);
+}
+
 void writeElem(Writer &w, nftnl_set_elem *e) {
   writeAttrs(w, elemSpec(), [&](uint16_t id, uint32_t *len) -> const void * {
     return nftnl_set_elem_is_set(e, id) ? nftnl_set_elem_get(e, id, len) : nullptr;

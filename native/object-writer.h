@@ -80,5 +80,8 @@ size_t writeElementsOpHead(Writer &w, uint8_t msgType, uint8_t family, const cha
                            uint16_t nlFlags = 0);
 // One element of a kind-4 op: its attributes and its expressions.
 void writeElem(Writer &w, nftnl_set_elem *e);
+// A dump's kind-8 op (kDumpElementHashes): the set by table and name, and attribute 2 with the
+// hashes as little-endian doubles when `hashes` is given (none: an element was declined).
+void writeElementHashesOp(Writer &w, uint8_t family, const char *table, const char *set, const std::vector<double> *hashes);
 
 }  // namespace nftlink

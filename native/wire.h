@@ -32,7 +32,7 @@ constexpr uint16_t kFlagCheck = 1u << 0;
 constexpr uint16_t kFlagGenid = 1u << 1;
 
 // Kind 5 is the monitor's NFT_MSG_NEWGEN (replies only), so named objects and flowtables come after it.
-enum Kind : uint8_t { kTable = 0, kChain = 1, kRule = 2, kSet = 3, kElements = 4, kObject = 6, kFlowtable = 7 };
+enum Kind : uint8_t { kTable = 0, kChain = 1, kRule = 2, kSet = 3, kElements = 4, kObject = 6, kFlowtable = 7, kElementHashes = 8 };
 constexpr uint8_t kKindMax = kFlowtable;
 
 // NFT_MSG_* numbers. The DESTROY* verbs (kernel 6.3+) are spelled out because bookworm's UAPI

@@ -130,7 +130,9 @@ export interface NativeBinding {
   /**
    * `what`: bitmask 1 tables, 2 chains, 4 sets, 8 elements, 16 rules, 32 objects, 64 flowtables,
    * and 128: with 8, not the elements of anonymous sets whose userdata holds nftlink's elements
-   * digest (inline-set.ts). `family` 0 = all.
+   * digest (inline-set.ts); 256 rules chain by chain; 512 not the expressions of digested rules;
+   * 1024: with 4 and 8, each named non-interval set's element hashes (a kind-8 op after its
+   * elements: native/README.md). `family` 0 = all.
    * Resolves with the compact reply format, one consistent generation (header genid).
    */
   dump(h: NativeHandle, what: number, family: number, table: string | null, chain?: string | null, omitElementsOf?: readonly string[] | null): Promise<Uint8Array>;

@@ -35,6 +35,8 @@ const DUMP_OMIT_DIGESTED_ELEMENTS = 128;
 const DUMP_RULES_PER_CHAIN = 256;
 /** With DUMP_RULES: not the expressions of rules that carry an expressions digest. */
 const DUMP_OMIT_DIGESTED_RULE_EXPRS = 512;
+/** With DUMP_SETS and DUMP_ELEMENTS: each named, non-interval set's element hashes (a kind-8 op). */
+const DUMP_ELEMENT_HASHES = 1024;
 
 export class Nftables implements MonitoringConnection {
   private constructor(
@@ -139,10 +141,11 @@ export class Nftables implements MonitoringConnection {
     for (let attempt = 0; ; attempt++) {
       const structure = this.native.dump(this.handle, DUMP_TABLES | DUMP_OBJECTS | DUMP_FLOWTABLES | chainsAndRules, family, table, null);
       const omit = opts.anonymousElements === false ? DUMP_OMIT_DIGESTED_ELEMENTS : 0;
-      const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit, family, table, null, opts.omitElementsOf?.length ? opts.omitElementsOf : null);
+      const hashes = opts.hashElements ? DUMP_ELEMENT_HASHES : 0;
+      const sets = this.native.dump(this.handle, DUMP_SETS | DUMP_ELEMENTS | omit | hashes, family, table, null, opts.omitElementsOf?.length ? opts.omitElementsOf : null);
       // Not an unhandled rejection while the first half is decoded: awaited below.
       sets.catch(() => {});
-      const d = new RulesetDecoder(decodeOpts);
+      const d = new RulesetDecoder({ ...decodeOpts, nativeElementHashes: hashes !== 0 });
       const generation = d.add(await structure);
       if (d.add(await sets) === generation) return d.finish();
       if (attempt >= 20) throw new Error(`nftlink: the ruleset kept changing during the dump (${attempt + 1} attempts)`);

@@ -58,9 +58,9 @@ export interface DumpOptions {
   elementKeys?: boolean;
   /**
    * Sets (of those without intervals) whose elements the caller compares by hashes
-   * (elementHashes): the dump gives them as NftSet.elementHashes, read from the kernel's bytes, and
-   * decodes their elements only when `elements` is first read. A restart that finds its sets
-   * unchanged then never makes their element objects.
+   * (elementHashes): the dump gives them as NftSet.elementHashes, made from the kernel's bytes by
+   * the addon on its own thread, and decodes their elements only when `elements` is first read. A
+   * restart that finds its sets unchanged then never makes their element objects.
    */
   hashElements?: (set: NftSet) => boolean;
   /**

@@ -2,6 +2,8 @@
 // piece by piece. Two writers feed it the same bytes for the same element: the one for element
 // objects (reconcile/element-hashes.ts: values encoded as the encoder writes them) and the one for
 // a dump's undecoded elements (netlink/decode/elements.ts: the attributes' bytes as read). The
+// addon makes the same numbers for a dump on its own thread (native/element-hash.h; a change here
+// is a change there, and test/nft/native-element-hashes.kernel.test.ts fails until both agree). The
 // pieces, in this order: the key's bytes, then the data's bytes or the verdict's kind and chain,
 // then the comment, then the timeout; text is set apart by a length prefix, so no piece can run
 // into the next.

@@ -17,4 +17,9 @@ export const enum WireKind {
   // 5 is the monitor's NEWGEN (replies only).
   Object = 6,
   Flowtable = 7,
+  /** Replies only: a set's element hashes, after its elements (the addon's dump flag 1024). */
+  ElementHashes = 8,
 }
+
+/** The attribute of a kind-8 op (WireKind.ElementHashes) that holds the hashes: doubles, sorted, each once. */
+export const ELEMENT_HASHES_ATTR = 2;

@@ -54,10 +54,10 @@ export class KernelView {
     // in the kube-proxy layout, which has an inline map per service with two or more endpoints).
     // Our rules' expressions left out too, for the same reason in JavaScript: they compare by
     // digest, and the slots layout adopts from their tags (rule-tags.ts).
-    // Sets without data and verdict maps hashed, not decoded: the element index compares them by
-    // hashes (ElementIndex.compareDump), and no layout adopts anything from them (the slots layout
-    // reads its bucket maps' elements to take over the slot assignment).
-    const rs = await nft.dump({ family, table, elementKeys: true, anonymousElements: false, ruleExprs: false, hashElements: (s) => s.data === undefined || s.data === 'verdict', ...(omit.length ? { omitElementsOf: omit } : {}), perChainRules });
+    // Every set hashed, by the addon on its thread: the element index compares them by hashes
+    // (ElementIndex.compareDump). A set's elements are decoded only when read: the slots layout's
+    // adopt reads its bucket maps' to take over the slot assignment, and a set that differs is keyed.
+    const rs = await nft.dump({ family, table, elementKeys: true, anonymousElements: false, ruleExprs: false, hashElements: () => true, ...(omit.length ? { omitElementsOf: omit } : {}), perChainRules });
     const view = new KernelView();
     view.table = rs.tables.length > 0;
     const rules = rulesByChain(rs.rules);

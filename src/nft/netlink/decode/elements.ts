@@ -75,13 +75,33 @@ export class HashedSetElements {
   private count = 0;
   /** False once an element is not one the hashes cover (a range, an object reference). */
   private covered = true;
+  /** The addon's answer (takeNative): its hashes, or null when it declined an element. */
+  private native: Float64Array | null | undefined;
 
-  constructor(private readonly set: NftSet) {}
+  /**
+   * `nativeHashes`: the addon hashes the elements (native/element-hash.h), and this only when it
+   * declines (an element with text other than ASCII, or one the hashes do not cover).
+   */
+  constructor(
+    private readonly set: NftSet,
+    private readonly nativeHashes = false,
+  ) {}
 
   private readonly viewOf = viewsOf();
 
   add(o: WireObject): void {
     this.objects.push(o);
+    if (!this.nativeHashes) this.hashAll(o);
+  }
+
+  /** The addon's kind-8 op for this set: the hashes' bytes, or undefined when it declined. */
+  takeNative(bytes: Uint8Array | undefined): void {
+    if (bytes && bytes.length % 8 !== 0) throw new Error(`nftlink: malformed element hashes from the addon (${bytes.length} bytes)`);
+    // Copied: the reply's bytes are not aligned for a Float64Array.
+    this.native = bytes ? new Float64Array(bytes.slice().buffer) : null;
+  }
+
+  private hashAll(o: WireObject): void {
     if (this.covered) o.visitElements((buf, off, len) => this.hashOne(buf, off, len));
   }
 
@@ -114,6 +134,8 @@ export class HashedSetElements {
 
   /** The elements' hashes, sorted and de-duplicated; undefined if some element is not covered. */
   finish(): Float64Array | undefined {
+    if (this.native) return this.native;
+    if (this.nativeHashes) for (const o of this.objects) this.hashAll(o);
     return this.covered ? sortedDistinct(this.hashes, this.count) : undefined;
   }
 
@@ -123,6 +145,25 @@ export class HashedSetElements {
     for (const o of this.objects) decodePlainElements(this.set, (visit) => o.visitElements(visit), out, keys);
     return out;
   }
+
+  /** The elements' identities only, in decode()'s order. */
+  identities(): string[] {
+    const out: string[] = [];
+    let last: Uint8Array | undefined;
+    let bytes: Buffer | undefined;
+    for (const o of this.objects) {
+      o.visitElements((buf, off, len) => {
+        if (last !== buf) (last = buf), (bytes = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength));
+        out.push(identityOf(bytes!, off, len));
+      });
+    }
+    return out;
+  }
+}
+
+/** The identity elementKey() gives a plain set's element: its key bytes, one character each. */
+function identityOf(bytes: Buffer, off: Int32Array, len: Int32Array): string {
+  return off[ELEM_ATTR.KEY]! >= 0 ? bytes.toString('latin1', off[ELEM_ATTR.KEY]!, off[ELEM_ATTR.KEY]! + len[ELEM_ATTR.KEY]!) : '';
 }
 
 /**
@@ -146,8 +187,7 @@ function decodePlainElements(s: NftSet, visitAll: (visit: ElementVisitor) => voi
       dv.bytes = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
     }
     const view = dv.view!;
-    // The identity elementKey() gives a plain set's element: its key bytes, one character each.
-    if (keys) keys.push(off[ELEM_ATTR.KEY]! >= 0 ? dv.bytes!.toString('latin1', off[ELEM_ATTR.KEY]!, off[ELEM_ATTR.KEY]! + len[ELEM_ATTR.KEY]!) : '');
+    if (keys) keys.push(identityOf(dv.bytes!, off, len));
     let value: SetElement['value'];
     if (data === 'verdict') {
       value = verdictAt(view, buf, off, len);

@@ -6,8 +6,8 @@ import type { NftSet, Rule, Ruleset, SetElement } from '../../objects.js';
 import { hashableSet } from '../../element-hash.js';
 import { withToJSON } from '../../render/json.js';
 import { SET_ATTR } from '../attrs.js';
-import { WireKind } from '../wire-format.js';
-import { getStr, getU32 } from './attr-values.js';
+import { ELEMENT_HASHES_ATTR, WireKind } from '../wire-format.js';
+import { getBytes, getStr, getU32 } from './attr-values.js';
 import { decodeChain } from './chain.js';
 import { decodeFlowtable } from './flowtable.js';
 import { decodeObject } from './object.js';
@@ -23,6 +23,8 @@ export interface RulesetDecodeOptions {
   elementKeys?: boolean;
   /** Sets whose elements are hashed and decoded only when read (DumpOptions.hashElements). */
   hashElements?: (set: NftSet) => boolean;
+  /** The addon hashed the named sets' elements (a kind-8 op after each set's elements). */
+  nativeElementHashes?: boolean;
   /** The dump left out the expressions of digested rules (DumpOptions.ruleExprs false). */
   ruleExprsOmitted?: boolean;
   /** The dump left out the rules (DumpOptions.chains false): anonymous sets stay among the sets. */
@@ -81,7 +83,7 @@ export class RulesetDecoder {
           const s = (id !== undefined ? byId.get(id) : undefined) ?? sets.get(setKey(family, getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
           if (!s) break; // elements of a set that was not dumped (the dump raced a delete)
           let hashed = this.hashed.get(s);
-          if (!hashed && !this.elements.has(s) && hashableSet(s) && this.opts.hashElements?.(s)) this.hashed.set(s, (hashed = new HashedSetElements(s)));
+          if (!hashed && !this.elements.has(s) && hashableSet(s) && this.opts.hashElements?.(s)) this.hashed.set(s, (hashed = new HashedSetElements(s, this.opts.nativeElementHashes === true)));
           if (hashed) {
             hashed.add(o);
             break;
@@ -93,6 +95,12 @@ export class RulesetDecoder {
             this.elements.set(s, elements);
           }
           elements.add(o);
+          break;
+        }
+        case WireKind.ElementHashes: {
+          // Follows the set's elements; a set this decoder does not hash ignores it.
+          const s = sets.get(setKey(familyOf(o), getStr(o.attrs, SET_ATTR.TABLE) ?? '', getStr(o.attrs, SET_ATTR.NAME) ?? ''));
+          if (s) this.hashed.get(s)?.takeNative(getBytes(o.attrs, ELEMENT_HASHES_ATTR));
           break;
         }
         case WireKind.Rule:
@@ -138,14 +146,13 @@ export class RulesetDecoder {
   }
 }
 
-/** A hashed set gets its hashes, and elements (and identities) decoded when first read. */
+/**
+ * A hashed set gets its hashes, and its elements and identities each decoded when first read: a
+ * restart's slots layout reads its bucket maps' elements, and only a set that differs its identities.
+ */
 function decodeOnRead(s: NftSet, hashed: HashedSetElements, keyed: boolean): void {
-  let decoded: { elements: SetElement[]; keys: string[] | undefined } | undefined;
-  const decode = () => {
-    if (decoded) return decoded;
-    const keys = keyed ? [] : undefined;
-    return (decoded = { elements: hashed.decode(keys), keys });
-  };
+  let elements: SetElement[] | undefined;
+  let keys: string[] | undefined;
   const lazy = (name: 'elements' | 'elementKeys', get: () => unknown): void => {
     Object.defineProperty(s, name, {
       configurable: true,
@@ -154,8 +161,8 @@ function decodeOnRead(s: NftSet, hashed: HashedSetElements, keyed: boolean): voi
       set: (value: unknown) => Object.defineProperty(s, name, { value, writable: true, enumerable: true, configurable: true }),
     });
   };
-  lazy('elements', () => decode().elements);
-  if (keyed) lazy('elementKeys', () => decode().keys);
+  lazy('elements', () => (elements ??= hashed.decode()));
+  if (keyed) lazy('elementKeys', () => (keys ??= hashed.identities()));
 }
 
 /** Decodes one dump buffer from the addon (RulesetDecoder for several). */
