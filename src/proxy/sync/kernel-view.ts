@@ -11,7 +11,7 @@ import type { Plan } from './plan.js';
  * (DumpOptions.perChainRules): one dump of them is quadratic in the kernel, a request per chain
  * costs a round trip each; where they cross: docs/decisions.md.
  */
-export const PER_CHAIN_RULES_FROM = 30_000;
+export const PER_CHAIN_RULES_FROM = 50_000;
 
 /**
  * A set's elements as the dump read them: their identities, and for sets the dump hashed
