@@ -153,7 +153,7 @@ void writeElementHashesOp(Writer &w, uint8_t family, const char *table, const ch
   w.u16(hashes ? 3 : 2);
   w.attr(0 /*NFTNL_SET_TABLE*/, table, uint32_t(strlen(table) + 1));
   w.attr(1 /*NFTNL_SET_NAME*/, set, uint32_t(strlen(set) + 1));
-  if (hashes) w.attr(2, hashes->data(), uint32_t(hashes->size() * sizeof(double)));
+  if (hashes) w.attr(kElementHashesAttr, hashes->data(), uint32_t(hashes->size() * sizeof(double)));
   w.u16(0);
 }
 

@@ -33,6 +33,8 @@ constexpr uint16_t kFlagGenid = 1u << 1;
 
 // Kind 5 is the monitor's NFT_MSG_NEWGEN (replies only), so named objects and flowtables come after it.
 enum Kind : uint8_t { kTable = 0, kChain = 1, kRule = 2, kSet = 3, kElements = 4, kObject = 6, kFlowtable = 7, kElementHashes = 8 };
+// The attribute of a kind-8 op that holds its set's element hashes (src/nft/netlink/wire-format.ts).
+constexpr uint16_t kElementHashesAttr = 2;
 constexpr uint8_t kKindMax = kFlowtable;
 
 // NFT_MSG_* numbers. The DESTROY* verbs (kernel 6.3+) are spelled out because bookworm's UAPI

@@ -21,5 +21,5 @@ export const enum WireKind {
   ElementHashes = 8,
 }
 
-/** The attribute of a kind-8 op (WireKind.ElementHashes) that holds the hashes: doubles, sorted, each once. */
+/** The attribute of a kind-8 op (WireKind.ElementHashes) that holds the hashes: doubles, sorted, each once (native/wire.h kElementHashesAttr). */
 export const ELEMENT_HASHES_ATTR = 2;
