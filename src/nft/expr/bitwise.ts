@@ -1,9 +1,9 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_BITWISE } from '../netlink/constants.js';
-import { getU32 } from '../netlink/decode/attr-values.js';
+import { getCopy, getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
-import { copyBytes, required, type ExprCodec } from './codec.js';
+import { required, type ExprCodec } from './codec.js';
 
 /** nft_bitwise (boolean form): dreg = (sreg & mask) ^ xor, over `len` bytes. */
 export interface BitwiseExpr {
@@ -36,8 +36,8 @@ export const bitwiseCodec: ExprCodec<BitwiseExpr> = {
       sreg: required(getU32(x.attrs, A.SREG), 'bitwise', 'sreg'),
       dreg: required(getU32(x.attrs, A.DREG), 'bitwise', 'dreg'),
       len: required(getU32(x.attrs, A.LEN), 'bitwise', 'len'),
-      mask: required(copyBytes(x.attrs[A.MASK]), 'bitwise', 'mask'),
-      xor: required(copyBytes(x.attrs[A.XOR]), 'bitwise', 'xor'),
+      mask: required(getCopy(x.attrs, A.MASK), 'bitwise', 'mask'),
+      xor: required(getCopy(x.attrs, A.XOR), 'bitwise', 'xor'),
     };
   },
 };

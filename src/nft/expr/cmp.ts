@@ -1,10 +1,10 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_CMP, type CmpOp } from '../netlink/constants.js';
-import { getU32 } from '../netlink/decode/attr-values.js';
+import { getCopy, getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
-import { copyBytes, required, type ExprCodec } from './codec.js';
+import { required, type ExprCodec } from './codec.js';
 
 /** nft_cmp: compare `sreg` with constant data; the rule stops when it is false. */
 export interface CmpExpr {
@@ -30,7 +30,7 @@ export const cmpCodec: ExprCodec<CmpExpr> = {
       type: 'cmp',
       sreg: required(getU32(x.attrs, A.SREG), 'cmp', 'sreg'),
       op: OP_BY_NUMBER[required(getU32(x.attrs, A.OP), 'cmp', 'op')] ?? 'eq',
-      data: required(copyBytes(x.attrs[A.DATA]), 'cmp', 'data'),
+      data: required(getCopy(x.attrs, A.DATA), 'cmp', 'data'),
     };
   },
 };

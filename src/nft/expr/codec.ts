@@ -22,11 +22,6 @@ export function required<T>(value: T | undefined, expr: string, attr: string): T
   return value;
 }
 
-/** Copies a view of a reply buffer so decoded objects do not pin the whole dump. */
-export function copyBytes(b: Uint8Array | undefined): Uint8Array | undefined {
-  return b ? new Uint8Array(b) : undefined;
-}
-
 /** A kernel enum's names by number, for decoding (NFT_CT -> { 0: 'state', 1: 'direction', ... }). */
 export function namesByNumber<K extends string>(table: Readonly<Record<K, number>>): Readonly<Record<number, K | undefined>> {
   return Object.fromEntries(Object.entries(table).map(([k, v]) => [v, k])) as Record<number, K>;

@@ -1,10 +1,10 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_REG } from '../netlink/constants.js';
-import { getStr, getU32 } from '../netlink/decode/attr-values.js';
+import { getCopy, getStr, getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { verdictCode, verdictFromCode, type Verdict } from '../types/verdict.js';
-import { copyBytes, required, type ExprCodec } from './codec.js';
+import { required, type ExprCodec } from './codec.js';
 
 /** nft_immediate: a constant into a data register, or a verdict into the verdict register (dreg 0). */
 export type ImmediateExpr =
@@ -31,6 +31,6 @@ export const immediateCodec: ExprCodec<ImmediateExpr> = {
     if (dreg === NFT_REG.VERDICT && code !== undefined) {
       return { type: 'immediate', dreg: 0, verdict: verdictFromCode(code, getStr(x.attrs, A.CHAIN)) };
     }
-    return { type: 'immediate', dreg, data: required(copyBytes(x.attrs[A.DATA]), 'immediate', 'data') };
+    return { type: 'immediate', dreg, data: required(getCopy(x.attrs, A.DATA), 'immediate', 'data') };
   },
 };

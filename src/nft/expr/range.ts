@@ -1,10 +1,10 @@
 import { EXPR_ATTR } from '../netlink/attrs.js';
 import { NFT_RANGE } from '../netlink/constants.js';
-import { getU32 } from '../netlink/decode/attr-values.js';
+import { getCopy, getU32 } from '../netlink/decode/attr-values.js';
 import type { WireExpr } from '../netlink/decode/wire-objects.js';
 import type { WireWriter } from '../netlink/encode/wire-writer.js';
 import { codeOf } from '../validate.js';
-import { copyBytes, required, type ExprCodec } from './codec.js';
+import { required, type ExprCodec } from './codec.js';
 
 /** nft_range: `sreg` within [from, to] (eq) or outside it (neq). */
 export interface RangeExpr {
@@ -31,8 +31,8 @@ export const rangeCodec: ExprCodec<RangeExpr> = {
       type: 'range',
       sreg: required(getU32(x.attrs, A.SREG), 'range', 'sreg'),
       op: getU32(x.attrs, A.OP) === NFT_RANGE.neq ? 'neq' : 'eq',
-      from: required(copyBytes(x.attrs[A.FROM_DATA]), 'range', 'from'),
-      to: required(copyBytes(x.attrs[A.TO_DATA]), 'range', 'to'),
+      from: required(getCopy(x.attrs, A.FROM_DATA), 'range', 'from'),
+      to: required(getCopy(x.attrs, A.TO_DATA), 'range', 'to'),
     };
   },
 };

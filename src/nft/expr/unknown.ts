@@ -12,7 +12,7 @@ export interface UnknownExpr {
 }
 
 export function decodeUnknown(x: WireExpr): UnknownExpr {
-  const e: UnknownExpr = { type: 'unknown', name: x.name, attrs: x.attrs.flatMap((b, id) => (b ? [[id, new Uint8Array(b)] as [number, Uint8Array]] : [])) };
+  const e: UnknownExpr = { type: 'unknown', name: x.name, attrs: x.attrs.copies() };
   if (x.exprs.length) e.exprs = x.exprs.map(decodeUnknown);
   return e;
 }

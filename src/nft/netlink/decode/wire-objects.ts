@@ -1,13 +1,10 @@
 // What the compact format's reader (wire-reader.ts) gives back: objects with their attributes as
-// views into the reply buffer, expressions decoded, elements read on demand.
+// places in the reply buffer (wire-attrs.ts), expressions decoded, elements read on demand.
 
 import type { WireKind } from '../wire-format.js';
+import type { WireAttrs } from './wire-attrs.js';
 
-/**
- * One decoded attribute list: index = attribute id, value = bytes (a view into the reply buffer).
- * An array, not a Map: a dump of 100,000 elements decodes 100,000 of these.
- */
-export type WireAttrs = (Uint8Array | undefined)[];
+export type { WireAttrs } from './wire-attrs.js';
 
 export interface WireExpr {
   name: string;

@@ -1,9 +1,10 @@
 // The compact format's reader (wire-format.ts): a dump's reply, or a request read back. Objects
-// come one at a time (object()); attribute values are views into the buffer, read with
-// attr-values.ts.
+// come one at a time (object()); their attributes are places in the buffer (wire-attrs.ts), read
+// with attr-values.ts.
 
 import { WIRE_MAGIC, WIRE_VERSION, WireKind } from '../wire-format.js';
-import type { ElementVisitor, WireAttrs, WireElement, WireExpr, WireMessage, WireObject } from './wire-objects.js';
+import { WireAttrs } from './wire-attrs.js';
+import type { ElementVisitor, WireElement, WireExpr, WireMessage, WireObject } from './wire-objects.js';
 
 const textDecoder = new TextDecoder();
 
@@ -13,21 +14,24 @@ const textDecoder = new TextDecoder();
  * for each of the 60k expressions of a 10k-service table.
  */
 const decodedExprNames = new Map<number, string>();
-function exprNameOf(b: Uint8Array): string {
-  const k = b.length | (b.length > 0 ? b[0]! << 8 : 0) | (b.length > 1 ? b[1]! << 16 : 0);
+/** The name in buf[at, at + length). */
+function exprNameAt(buf: Uint8Array, at: number, length: number): string {
+  const k = length | (length > 0 ? buf[at]! << 8 : 0) | (length > 1 ? buf[at + 1]! << 16 : 0);
   const known = decodedExprNames.get(k);
-  if (known !== undefined && known.length === b.length) {
+  if (known !== undefined && known.length === length) {
     let same = true;
-    for (let i = 0; i < b.length; i++) if (known.charCodeAt(i) !== b[i]) same = false;
+    for (let i = 0; i < length; i++) if (known.charCodeAt(i) !== buf[at + i]) same = false;
     if (same) return known;
   }
-  const name = textDecoder.decode(b);
+  const name = textDecoder.decode(buf.subarray(at, at + length));
   if (decodedExprNames.size < 256) decodedExprNames.set(k, name);
   return name;
 }
 
 /** Shared by every object without expressions (most elements): one allocation fewer per element. */
 const NO_EXPRS: WireExpr[] = Object.freeze([]) as unknown as WireExpr[];
+/** Shared by every attribute list without attributes. */
+const NO_SPANS: readonly number[] = Object.freeze([]);
 
 export class WireReader {
   pos = 0;
@@ -56,12 +60,6 @@ export class WireReader {
     this.pos += 4;
     return v;
   }
-  bytes(n: number): Uint8Array {
-    this.need(n, 'bytes');
-    const b = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return b;
-  }
   /** Steps over n bytes (padding) without a view. */
   stepOver(n: number): void {
     this.need(n, 'bytes');
@@ -73,13 +71,17 @@ export class WireReader {
 
   attrs(): WireAttrs {
     const n = this.u16();
-    const out: WireAttrs = [];
+    if (n === 0) return new WireAttrs(this.buf, NO_SPANS);
+    const spans: number[] = [];
     for (let i = 0; i < n; i++) {
       const id = this.u16();
       const len = this.u32();
-      out[id] = this.bytes(len);
+      this.need(len, 'attribute');
+      spans[2 * id] = this.pos;
+      spans[2 * id + 1] = len;
+      this.pos += len;
     }
-    return out;
+    return new WireAttrs(this.buf, spans);
   }
   /** Steps over an attribute list without a view per attribute (it runs once per dumped element). */
   private skipAttrs(): void {
@@ -123,7 +125,10 @@ export class WireReader {
     if (n === 0) return NO_EXPRS;
     const out: WireExpr[] = [];
     for (let i = 0; i < n; i++) {
-      const name = exprNameOf(this.bytes(this.u8()));
+      const length = this.u8();
+      this.need(length, 'expression name');
+      const name = exprNameAt(this.buf, this.pos, length);
+      this.pos += length;
       const attrs = this.attrs();
       out.push({ name, attrs, exprs: this.exprs() });
     }
