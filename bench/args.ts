@@ -1,6 +1,8 @@
 // Command-line options of `npm run bench:load`. Full sizes are docs/architecture.md's (100k elements, 10k
 // services x 5 endpoints); --quick is a smoke run for CI: one run, a tenth of the sizes.
 
+import { SHAPES } from './shapes.js';
+
 export type CaseId = 'a' | 'b' | 'c' | 'd';
 export const ALL_CASES: readonly CaseId[] = ['a', 'b', 'c', 'd'];
 
@@ -8,7 +10,7 @@ export interface BenchOptions {
   runs: number;
   quick: boolean;
   cases: CaseId[];
-  /** Case (b) shapes to run (1..5). */
+  /** Case (b) shapes to run (SHAPES). */
   shapes: number[];
   elements: number;
   services: number;
@@ -23,7 +25,7 @@ export interface BenchOptions {
   from?: string;
 }
 
-const USAGE = `usage: npm run bench:load -- [--runs N] [--quick] [--cases a,b,c,d] [--shapes 1,2,3,4,5]
+const USAGE = `usage: npm run bench:load -- [--runs N] [--quick] [--cases a,b,c,d] [--shapes ${SHAPES.join(',')}]
                                [--elements N] [--services N] [--updates N] [--nft-updates N] [--out FILE]
                                [--chart FILE] [--from FILE (report and chart of a saved run; measures nothing)]`;
 
@@ -33,7 +35,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     runs: quick ? 1 : 3,
     quick,
     cases: [...ALL_CASES],
-    shapes: [1, 2, 3, 4, 5],
+    shapes: [...SHAPES],
     elements: quick ? 10_000 : 100_000,
     services: quick ? 1_000 : 10_000,
     endpoints: 5,
@@ -64,7 +66,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       }
       case '--shapes': {
         const list = (next() ?? '').split(',').map(Number);
-        if (!list.length || list.some((s) => ![1, 2, 3, 4, 5].includes(s))) throw new Error(`--shapes takes a list of 1..5\n${USAGE}`);
+        if (!list.length || list.some((s) => !(SHAPES as readonly number[]).includes(s))) throw new Error(`--shapes takes a list of ${SHAPES.join(',')}\n${USAGE}`);
         o.shapes = list;
         break;
       }

@@ -8,7 +8,7 @@
 //   node dist/bundle/load-child.js loads  <netns> --elements N --rounds R   (load, bound and unbound by turns, R times each
 //                                                                          in one warm process; the table dropped after each)
 //   node dist/bundle/load-child.js input  <netns> --elements N [--array]     (only makes load's elements)
-//   node dist/bundle/load-child.js shape  <netns> --shape 1..5 --services N --endpoints E
+//   node dist/bundle/load-child.js shape  <netns> --shape 1..6 --services N --endpoints E
 //   node dist/bundle/load-child.js update <netns> --elements N --updates K   (the big map must be loaded)
 //   node dist/bundle/load-child.js dump   <netns> --elements N               (the big map must be loaded)
 //   node dist/bundle/load-child.js floor  <netns> --elements N               (dump's floor: the same dump, nothing decoded)

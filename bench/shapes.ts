@@ -1,14 +1,16 @@
 // The benchmark's rulesets, built with the library's own builder so that both sides of every case
 // load the same transaction: nftlink commits it over netlink, `nft -f` reads its rendered text.
 //
-// The service shapes are the five rows of docs/architecture.md's "Kernel facts" table (10,000 TCP ClusterIP
+// The service shapes are the rows of docs/architecture.md's "Kernel facts" table (10,000 TCP ClusterIP
 // services x 5 endpoints). Each has kube-proxy's dispatch: a base nat chain jumping to `services`,
-// which looks `ip daddr . meta l4proto . th dport` up in the verdict map `service-ips` whose
-// elements `goto` one chain per service. What differs between shapes is only how a service's chain
+// which looks `ip daddr . meta l4proto . th dport` up in the verdict map `service-ips`. In shapes
+// 1-5 its elements `goto` one chain per service, and what differs is only how a service's chain
 // picks an endpoint: that choice (anonymous sets, named maps, one shared map, buckets) is what
-// decides the kernel's cost, which is the point of measuring all five.
+// decides the kernel's cost. Shape 6 has no chain per service: every service with N endpoints goes
+// to one chain for N, whose rule finds the endpoint by the packet's own address, protocol and port
+// and a numgen result (every commit walks every chain of the namespace: bench/commit-walk.ts).
 
-import { ip, meta, numgen, rule, th, Transaction, types, type NftSet, type SetElement } from '../src/nft/index.js';
+import { ip, meta, numgen, rule, th, Transaction, types, type NftSet, type Rule, type SetElement } from '../src/nft/index.js';
 import { bigMapKey, bigMapValue, endpointAddr, serviceAddr } from './addresses.js';
 
 const { ipv4_addr, inet_proto, inet_service, integer } = types;
@@ -19,8 +21,8 @@ export const BIG_MAP = 'big';
 export const ENDPOINT_PORT = 8080;
 export const SERVICE_PORT = 80;
 
-export type ShapeId = 1 | 2 | 3 | 4 | 5;
-export const SHAPES: readonly ShapeId[] = [1, 2, 3, 4, 5];
+export type ShapeId = 1 | 2 | 3 | 4 | 5 | 6;
+export const SHAPES: readonly ShapeId[] = [1, 2, 3, 4, 5, 6];
 
 export const SHAPE_TITLES: Record<ShapeId, string> = {
   1: 'chain per service, inline numgen map (anonymous sets)',
@@ -28,6 +30,7 @@ export const SHAPE_TITLES: Record<ShapeId, string> = {
   3: 'named endpoint map per service',
   4: 'ONE shared map, numgen ... offset B',
   5: 'shared maps in buckets of 250 services',
+  6: 'a chain per endpoint count, one map keyed by daddr . proto . port . numgen',
 };
 
 /** Shape 2 splits the load into this many transactions (docs/architecture.md: 20 of 500 services). */
@@ -107,7 +110,7 @@ const endpointSlot = (service: number, ep: number, endpoints: number): number =>
 const chainName = (service: number): string => `svc-${service}`;
 
 /** The service dispatch every shape shares: base chain -> services -> vmap @service-ips. */
-function addDispatch(tx: Transaction): NftSet {
+export function addDispatch(tx: Transaction): NftSet {
   const serviceIps: NftSet = { family: FAMILY, table: TABLE, name: 'service-ips', key: [ipv4_addr, inet_proto, inet_service], data: 'verdict' };
   tx.add({ table: { family: FAMILY, name: TABLE } });
   tx.add({ chain: { family: FAMILY, table: TABLE, name: 'services' } });
@@ -176,6 +179,8 @@ export function serviceShape(shape: ShapeId, sizes: ServiceSizes): Transaction[]
       return slotsShape(sizes, sizes.services, () => 'eps');
     case 5:
       return slotsShape(sizes, BUCKET_SERVICES, (b) => `eps-b${b}`);
+    case 6:
+      return balanceShape(sizes);
   }
 }
 
@@ -253,4 +258,58 @@ function addSlotServices(tx: Transaction, maps: readonly NftSet[], perMap: numbe
     tx.add({ chain: { family: FAMILY, table: TABLE, name: chainName(i) } });
     tx.add({ rule: dnatRule(i, endpoints, (i % perMap) * endpoints, { name: map.name, set: map }) });
   }
+}
+
+/**
+ * Shape 6: no chain per service. `service-ips` sends every service of N endpoints to the chain
+ * `balance-N`, whose one rule looks `ip daddr . meta l4proto . th dport . numgen random mod N` up
+ * in one map: its elements are each service's address, protocol and port with the endpoint's
+ * number (`198.18.0.1 . tcp . 80 . 2 : 198.19.0.3 . 8080`). The map is bound by one rule per
+ * endpoint count, not one per service (the rules are declared before the elements: see slotsShape).
+ */
+function balanceShape({ services, endpoints }: ServiceSizes): Transaction[] {
+  const tx = new Transaction();
+  const serviceIps = addDispatch(tx);
+  const map = balanceMap();
+  tx.add({ set: map });
+  tx.add({ chain: { family: FAMILY, table: TABLE, name: balanceChain(endpoints) } });
+  tx.add({ rule: balanceRule(endpoints) });
+  tx.add({ set: map, elements: balanceElements(services, endpoints) });
+  tx.add({ set: serviceIps, elements: balanceDispatch(services, balanceChain(endpoints)) });
+  return [tx];
+}
+
+/** Shape 6's map of every service's endpoints: `daddr . proto . port . endpoint number : addr . port`. */
+export function balanceMap(): NftSet {
+  return {
+    family: FAMILY,
+    table: TABLE,
+    name: 'eps',
+    key: [ipv4_addr, inet_proto, inet_service, integer(4, 'host')],
+    data: [ipv4_addr, inet_service],
+    // nft 1.0.6 cannot write an integer inside a `type` concatenation: typeof, as the slots layout's maps.
+    typeof: {
+      key: [{ expr: 'payload', protocol: 'ip', field: 'daddr' }, { expr: 'meta', key: 'l4proto' }, { expr: 'payload', protocol: 'th', field: 'dport' }, { expr: 'numgen', mode: 'random', modulus: 1 }],
+      data: [{ expr: 'payload', protocol: 'ip', field: 'daddr' }, { expr: 'payload', protocol: 'tcp', field: 'dport' }],
+    },
+  };
+}
+
+/** Shape 6's chain for the services of `endpoints` endpoints. */
+export const balanceChain = (endpoints: number): string => `balance-${endpoints}`;
+
+/** `meta l4proto tcp dnat ip to ip daddr . meta l4proto . th dport . numgen random mod N map @eps` */
+export function balanceRule(endpoints: number): Rule {
+  const key = [ip.daddr, meta.l4proto, th.dport, numgen('random', endpoints)];
+  return rule(FAMILY).match(meta.l4proto, 'tcp').dnatMap({ family: 'ip', key, map: { name: balanceMap().name, set: balanceMap() } }).rule(TABLE, balanceChain(endpoints));
+}
+
+function* balanceElements(services: number, endpoints: number): Generator<SetElement> {
+  for (let i = 0; i < services; i++) {
+    for (let k = 0; k < endpoints; k++) yield { key: [serviceAddr(i), 'tcp', SERVICE_PORT, k], value: [endpointAddr(endpointSlot(i, k, endpoints)), ENDPOINT_PORT] };
+  }
+}
+
+function* balanceDispatch(services: number, chain: string): Generator<SetElement> {
+  for (let i = 0; i < services; i++) yield { key: [serviceAddr(i), 'tcp', SERVICE_PORT], value: { kind: 'goto', chain } };
 }
