@@ -10,6 +10,12 @@
 //   pins-B maps themselves are dropped, and the affinity service id a pin rule uses (also
 //   allocated) becomes "ID". What is kept of the bucket maps: how many of their elements no rule
 //   reaches (0 after a clean cold start; more would be a leak).
+// - the slots layout's balance maps and chains (ports reached through their ClusterIP alone,
+//   src/proxy/layout/slots/balance.ts): which bucket a port's endpoints went to, and their numbers,
+//   depend on history too. So a dispatch element's `goto balance-B-P-N` becomes `goto balanced`,
+//   with a line of its own for the N endpoints it reaches (sorted); the balance maps and chains
+//   are dropped, after checking that each chain's rule picks N from its own bucket's map. Kept:
+//   how many balance elements no dispatch element reaches.
 // Everything else is kept; objects are compared as a sorted list of lines, rules in their chain's
 // order.
 
@@ -21,6 +27,8 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 
 const BUCKET_MAP = /^(endpoints|pins)-\d+$/;
+const BALANCE_MAP = /^balance-\d+$/;
+const BALANCE_CHAIN = /^balance-(\d+)-([a-z]+)-(\d+)$/;
 const TRAFFIC_KEYS = new Set(['handle', 'expires', 'packets', 'bytes']);
 
 /** Keys sorted, kernel bookkeeping removed. */
@@ -46,6 +54,43 @@ export function canonicalRuleset(nftJson: string): CanonicalRuleset {
     for (const el of (m.elem ?? []) as Json[]) if (Array.isArray(el) && typeof el[0] === 'number') bySlot.set(el[0], JSON.stringify(clean(el[1]!)));
     slots.set(slotKey(String(m.family), String(m.table), String(m.name)), bySlot);
   }
+
+  /** Balance maps: `address protocol port` -> number -> endpoint (as JSON); and which elements a dispatch element reaches. */
+  const balanced = new Map<string, Map<string, Map<number, string>>>();
+  const balanceReached = new Map<string, Set<string>>();
+  for (const e of entries) {
+    const m = e.map as Obj | undefined;
+    if (!m || !BALANCE_MAP.test(String(m.name))) continue;
+    const byPort = new Map<string, Map<number, string>>();
+    for (const el of (m.elem ?? []) as Json[]) {
+      const key = Array.isArray(el) ? ((el[0] as Obj | null)?.concat as Json[] | undefined) : undefined;
+      if (!Array.isArray(el) || !Array.isArray(key) || key.length !== 4) continue;
+      const port = `${String(key[0])} ${String(key[1])} ${String(key[2])}`;
+      if (!byPort.has(port)) byPort.set(port, new Map());
+      byPort.get(port)!.set(Number(key[3]), JSON.stringify(clean(el[1]!)));
+    }
+    balanced.set(slotKey(String(m.family), String(m.table), String(m.name)), byPort);
+  }
+  const balanceLines: string[] = [];
+  /** A dispatch element's `goto balance-B-P-N`: `goto balanced`, and a line with the endpoints it reaches. */
+  const resolveDispatch = (el: Json, family: string, table: string, set: string): Json => {
+    if (!Array.isArray(el)) return el;
+    const target = ((el[1] as Obj | null)?.goto as Obj | undefined)?.target;
+    const chain = typeof target === 'string' ? BALANCE_CHAIN.exec(target) : null;
+    if (!chain) return el;
+    const key = (el[0] as Obj | null)?.concat as Json[] | undefined;
+    const port = Array.isArray(key) ? key.map(String).join(' ') : String(el[0]);
+    const map = slotKey(family, table, `balance-${chain[1]}`);
+    const seen = balanceReached.get(map) ?? new Set<string>();
+    balanceReached.set(map, seen);
+    const endpoints: string[] = [];
+    for (let k = 0; k < Number(chain[3]); k++) {
+      seen.add(`${port} ${k}`);
+      endpoints.push(balanced.get(map)?.get(port)?.get(k) ?? 'missing endpoint');
+    }
+    balanceLines.push(`balanced ${family} ${table} ${set} ${port} ${chain[2]} ${JSON.stringify(endpoints.sort())}`);
+    return [el[0]!, { goto: { target: 'balanced' } }];
+  };
 
   /** Replaces slot lookups by the endpoints they reach. */
   const resolve = (v: Json, family: string, table: string): Json => {
@@ -80,7 +125,17 @@ export function canonicalRuleset(nftJson: string): CanonicalRuleset {
     const o = e[kind] as Obj;
     const family = String(o.family);
     const table = String(o.table ?? o.name);
-    if ((kind === 'map' || kind === 'set') && BUCKET_MAP.test(String(o.name))) continue;
+    if ((kind === 'map' || kind === 'set') && (BUCKET_MAP.test(String(o.name)) || BALANCE_MAP.test(String(o.name)))) continue;
+    if (kind === 'chain' && BALANCE_CHAIN.test(String(o.name))) continue;
+    if (kind === 'rule' && BALANCE_CHAIN.test(String(o.chain))) {
+      // Dropped, once it is seen to pick N endpoints from its own bucket's map by the destination.
+      const [, bucket, , count] = BALANCE_CHAIN.exec(String(o.chain))!;
+      const text = JSON.stringify(o.expr ?? []);
+      if (!text.includes(`"data":"@balance-${bucket}"`) || !text.includes(`"mod":${count},`) || !text.includes('"field":"daddr"')) {
+        lines.push(`balance chain ${family} ${table} ${String(o.chain)} does not pick ${count} from balance-${bucket}: ${text}`);
+      }
+      continue;
+    }
     if (kind === 'rule') {
       const chain = `${family} ${table} ${String(o.chain)}`;
       const i = ruleIndex.get(chain) ?? 0;
@@ -94,7 +149,7 @@ export function canonicalRuleset(nftJson: string): CanonicalRuleset {
     if ((kind === 'map' || kind === 'set') && Array.isArray(c.elem)) {
       const flags = Array.isArray(c.flags) ? c.flags : [];
       if (flags.includes('dynamic')) delete c.elem;
-      else c.elem = c.elem.map((x) => JSON.stringify(x)).sort();
+      else c.elem = c.elem.map((x) => JSON.stringify(resolveDispatch(x, family, table, String(o.name)))).sort();
     }
     lines.push(`${kind} ${JSON.stringify(c)}`);
   }
@@ -105,7 +160,14 @@ export function canonicalRuleset(nftJson: string): CanonicalRuleset {
     const unreached = [...bySlot.keys()].filter((s) => !seen.has(s)).length;
     if (unreached) lines.push(`unreached endpoint slots ${family} ${table} ${map}: ${unreached}`);
   }
-  return { lines: lines.sort() };
+  for (const [key, byPort] of balanced) {
+    const [family, table, map] = key.split(' ');
+    const seen = balanceReached.get(key) ?? new Set<string>();
+    let unreached = 0;
+    for (const [port, byNumber] of byPort) for (const k of byNumber.keys()) if (!seen.has(`${port} ${k}`)) unreached++;
+    if (unreached) lines.push(`unreached balance elements ${family} ${table} ${map}: ${unreached}`);
+  }
+  return { lines: [...lines, ...balanceLines].sort() };
 }
 
 export interface RulesetDiff {

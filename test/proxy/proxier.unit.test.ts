@@ -80,6 +80,11 @@ function proxierOn(fake: FakeNftables, source: ProxySource, opts: Partial<Pick<P
 
 const ipv4 = (r: SyncReport): SyncResult => r.results.find((x) => x.family === 'ip')!;
 const WEB = [service('web', '198.18.200.10'), service('api', '198.18.200.11')];
+/**
+ * api with an external IP as well: a service chain of its own in both layouts (the slots layout
+ * gives a port reached through its ClusterIP alone none: src/proxy/layout/slots/balance.ts).
+ */
+const WEB_API_EXTERNAL = [WEB[0]!, { ...WEB[1]!, spec: { ...WEB[1]!.spec, externalIPs: ['198.18.201.11'] } } as Service];
 const WEB_SLICES = [slice('web', ['198.18.1.2', '198.18.2.2']), slice('api', ['198.18.3.2'])];
 
 /** A source whose first lists come after start() returns, as the informers' do. */
@@ -274,7 +279,7 @@ describe('Proxier on the in-memory fake (no root)', () => {
 
   it('a partial sync changes only the service whose endpoints changed', async () => {
     const fake = new FakeNftables();
-    const source = new ListSource(WEB, WEB_SLICES);
+    const source = new ListSource(WEB_API_EXTERNAL, WEB_SLICES);
     const { proxier } = proxierOn(fake, source);
     await proxier.start();
     await proxier.syncNow();
@@ -302,7 +307,7 @@ describe('Proxier on the in-memory fake (no root)', () => {
     // The kernel refuses the first rule that DNATs to api's endpoint (as it would a rule it cannot load).
     const isApiRule = (op: { kind: string; rule?: { chain: string } }): boolean => op.kind === 'rule' && op.rule!.chain.includes('default/api/');
     fake.refuse((op) => isApiRule(op as never), 'EINVAL');
-    const source = new ListSource(WEB, WEB_SLICES);
+    const source = new ListSource(WEB_API_EXTERNAL, WEB_SLICES);
     const { proxier, log } = proxierOn(fake, source);
     await proxier.start();
     const report = await proxier.syncNow();

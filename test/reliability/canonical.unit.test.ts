@@ -37,4 +37,26 @@ describe('canonical ruleset', () => {
     const dynamic = (elem: string[]) => canonicalRuleset(dump(table, set(elem, ['dynamic', 'timeout'])));
     expect(diffRulesets(dynamic(['198.18.0.1']), dynamic(['198.18.0.9'])).equal).toBe(true);
   });
+  it('equates two balance numberings that reach the same endpoints, and tells a missing or unreached element apart', () => {
+    const svc = '198.18.200.10';
+    const serviceIps = (target: string) => ({
+      map: { family: 'ip', name: 'service-ips', table: 'kube-proxy', type: ['ipv4_addr', 'inet_proto', 'inet_service'], handle: 5, map: 'verdict', elem: [[{ concat: [svc, 'tcp', 80] }, { goto: { target } }]] },
+    });
+    const balanceMap = (name: string, elem: [number, string][]) => ({
+      map: { family: 'ip', name, table: 'kube-proxy', type: ['ipv4_addr', 'inet_proto', 'inet_service', 'integer'], handle: 6, map: 'ipv4_addr . inet_service', elem: elem.map(([k, ip]) => [{ concat: [svc, 'tcp', 80, k] }, { concat: [ip, 8080] }]) },
+    });
+    const balanceRule = (chainName: string, map: string, mod: number) => ({
+      rule: { family: 'ip', table: 'kube-proxy', chain: chainName, handle: 12, expr: [{ dnat: { family: 'ip', addr: { map: { key: { concat: [{ payload: { protocol: 'ip', field: 'daddr' } }, { meta: { key: 'l4proto' } }, { payload: { protocol: 'tcp', field: 'dport' } }, { numgen: { mode: 'random', mod, offset: 0 } }] }, data: `@${map}` } } } }] },
+    });
+    const shape = (bucket: number, elem: [number, string][], mod = 2) =>
+      dump(table, chain(`balance-${bucket}-tcp-${mod}`, 11), balanceRule(`balance-${bucket}-tcp-${mod}`, `balance-${bucket}`, mod), balanceMap(`balance-${bucket}`, elem), serviceIps(`balance-${bucket}-tcp-${mod}`));
+    const a = canonicalRuleset(shape(0, [[0, '198.18.10.2'], [1, '198.18.11.2']]));
+    expect(diffRulesets(a, canonicalRuleset(shape(3, [[0, '198.18.11.2'], [1, '198.18.10.2']]))).equal).toBe(true);
+    expect(diffRulesets(a, canonicalRuleset(shape(0, [[0, '198.18.10.2'], [1, '198.18.13.2']]))).equal).toBe(false);
+    const leaked = diffRulesets(canonicalRuleset(shape(0, [[0, '198.18.10.2'], [1, '198.18.11.2'], [2, '198.18.12.2']])), a);
+    expect(leaked.onlyA).toEqual(['unreached balance elements ip kube-proxy balance-0: 1']);
+    // A chain whose rule does not pick its count from its own bucket's map is reported.
+    const wrong = dump(table, chain('balance-0-tcp-2', 11), balanceRule('balance-0-tcp-2', 'balance-1', 2), balanceMap('balance-0', [[0, '198.18.10.2'], [1, '198.18.11.2']]), serviceIps('balance-0-tcp-2'));
+    expect(diffRulesets(canonicalRuleset(wrong), a).onlyA).toEqual([expect.stringMatching(/^balance chain ip kube-proxy balance-0-tcp-2 does not pick 2 from balance-0/)]);
+  });
 });

@@ -83,6 +83,20 @@ export const slotMap = {
 };
 
 /**
+ * The slots layout's service ports reached through their ClusterIP alone: no chain of their own.
+ * `service-ips` sends each to the chain of its bucket, protocol and endpoint count, whose one rule
+ * looks the packet's `daddr . l4proto . dport . numgen random mod N` up in the bucket's map
+ * (slots/balance.ts).
+ */
+export const balance = {
+  map: (bucket: number): string => `balance-${bucket}`,
+  /** The bucket of a map name, or undefined when the name is not a balance map's. */
+  bucket: (name: string): number | undefined => bucketOf(name, 'balance-'),
+  chain: (bucket: number, protocol: string, endpoints: number): string => `balance-${bucket}-${protocol}-${endpoints}`,
+  comment: 'endpoints of ClusterIP services: address . protocol . port . endpoint number',
+};
+
+/**
  * The slots layout's O(1) ClientIP affinity: per 64 service chains of a bucket a pins map (`client .
  * service id : endpoint`; slots/affinity.ts pinsMapOf), per service port a `pin-` chain that renews
  * the pin, and one dispatch map from an endpoint to the chain that pins clients to it.

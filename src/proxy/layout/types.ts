@@ -55,6 +55,12 @@ export interface BaseObjects {
   elements: ElementContributions;
 }
 
+/** A chain with its rules, in order. */
+export interface ChainRules {
+  chain: Chain;
+  rules: Rule[];
+}
+
 /** Everything one service port adds. Chains listed with their rules, in order. */
 export interface ServiceObjects {
   chains: { chain: Chain; rules: Rule[] }[];
@@ -92,6 +98,12 @@ export interface Layout {
   largeSets?(size: StateSize): readonly string[];
   /** Sets shared by many service ports that exist only while used (declarations, no elements). */
   sharedSets?(cfg: LayoutConfig): readonly NftSet[];
+  /**
+   * Chains shared by many service ports that exist only while used, with their rules (the slots
+   * layout's balance chains). A shared chain's rules follow from its name; the array is the same
+   * while the chains in use stay the same.
+   */
+  sharedChains?(cfg: LayoutConfig): readonly ChainRules[];
   /**
    * True for a shared set none of whose keys two service ports ever both contribute (the slots
    * layout's bucket maps: each slot is one service chain's): a cold start writes its elements before

@@ -248,7 +248,7 @@ export class FamilySync {
       if (coldStart) this.planner.index.coldStart();
       let firstPart = coldStart ? pause : undefined;
       const part = async (p: Plan, last: boolean): Promise<void> => {
-        if (!(await this.part(p, last))) return;
+        await this.part(p, last);
         const then = firstPart;
         firstPart = undefined;
         then?.('first-part');
@@ -297,14 +297,12 @@ export class FamilySync {
   }
 
   /**
-   * A cold start's part is planned: once it is big enough (or the last), it takes the elements
-   * contributed so far, the verdict maps' only in the last part (cold-start.ts), and goes to the kernel.
+   * A cold start's part is planned (the planner cut it: cold-start.ts): it takes the elements
+   * contributed so far, the verdict maps' only in the last part, and goes to the kernel.
    */
-  private async part(plan: Plan, last: boolean): Promise<boolean> {
-    if (!last && plan.tx.size < plan.chunkOps!) return false;
+  private async part(plan: Plan, last: boolean): Promise<void> {
     plan.queueElements(this.planner.index, last);
     await this.committer.send(plan);
-    return true;
   }
 
   /**

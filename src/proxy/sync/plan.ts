@@ -3,9 +3,12 @@
 // goes through a method here that records its owner; nothing else touches the transaction.
 
 import type { Chain, KnownChain, NftSet, Rule, Table, Transaction } from '../../nft/index.js';
-import type { ServiceObjects } from '../layout/types.js';
+import type { ChainRules, ServiceObjects } from '../layout/types.js';
 import type { ServicePortId } from '../model/types.js';
 import type { Contributor, ElementIndex } from './element-index.js';
+
+/** No shared chains (a layout without them, and every plan before it learns them). */
+export const NO_SHARED_CHAINS: readonly ChainRules[] = Object.freeze([]);
 
 export interface PlanStats {
   chainsWritten: number;
@@ -40,6 +43,8 @@ export class Plan {
   readonly fragments = new Map<ServicePortId, ServiceObjects | undefined>();
   /** Names of the layout's shared sets in use once this plan commits. */
   shared = new Set<string>();
+  /** The layout's shared chains in use once this plan commits (Layout.sharedChains). */
+  sharedChains: readonly ChainRules[] = NO_SHARED_CHAINS;
   readonly stats: PlanStats = { chainsWritten: 0, chainsFlushed: 0, elementsChanged: 0, commitMs: 0 };
 
   constructor(

@@ -9,10 +9,10 @@ import { chainChange, knownChain, rulesByChain, sameChainBase, Transaction, type
 import type { Logger } from '../../logging/logger.js';
 import { stateSize } from '../model/state-size.js';
 import type { ProxyState, ServicePort, ServicePortId, StateChange } from '../model/types.js';
-import { nftFamily, type Layout, type LayoutConfig, type ServiceObjects } from '../layout/types.js';
+import { nftFamily, type ChainRules, type Layout, type LayoutConfig, type ServiceObjects } from '../layout/types.js';
 import { ElementIndex, type Contributor } from './element-index.js';
 import { KernelView } from './kernel-view.js';
-import { Plan } from './plan.js';
+import { NO_SHARED_CHAINS, Plan } from './plan.js';
 import { Exclusions } from './refusals.js';
 import type { StaleChains } from './stale-chains.js';
 
@@ -26,6 +26,8 @@ export class SyncPlanner {
   private readonly committed = new Map<ServicePortId, ServiceObjects>();
   /** The layout's shared sets the kernel holds (as of the last commit). */
   private shared = new Set<string>();
+  /** The layout's shared chains the kernel holds (as of the last commit). */
+  private sharedChains: readonly ChainRules[] = NO_SHARED_CHAINS;
   /**
    * The layout's shared sets as the last partial plan found them: each declared in the index and
    * held by the view. A partial plan given the same sets, with the view's sets and the index's
@@ -122,8 +124,15 @@ export class SyncPlanner {
     const ownSets = new Set<string>();
     let batch: [ServicePortId, ServiceObjects][] = [];
     let batchOps = 0;
+    // Shared chains written so far: each once (a cold start's parts forget what they wrote), and
+    // a shared chain's rules follow from its name.
+    const sharedWritten = new Set<string>();
     const flush = async (last: boolean): Promise<void> => {
       for (const s of this.layout.sharedSets?.(this.cfg) ?? []) declare(s);
+      // Before the batch's dispatch elements send anything to them (those go last anyway).
+      const fresh = (this.layout.sharedChains?.(this.cfg) ?? NO_SHARED_CHAINS).filter((c) => !sharedWritten.has(c.chain.name));
+      for (const c of fresh) sharedWritten.add(c.chain.name);
+      writeChains('', fresh);
       for (const [id, f] of batch) {
         for (const s of f.sets) {
           ownSets.add(s.name);
@@ -146,6 +155,9 @@ export class SyncPlanner {
       if (!f) continue;
       plan.fragments.set(sp.id, f);
       batch.push([sp.id, f]);
+      // Its chains and rules, and one for the elements it adds (a port of the slots layout's
+      // balance chains adds nothing else).
+      batchOps += 1;
       for (const c of f.chains) batchOps += 1 + c.rules.length;
       if (part && plan.chunkOps && batchOps >= plan.chunkOps) await flush(false);
     }
@@ -154,6 +166,7 @@ export class SyncPlanner {
 
     // What is in use now decides what is left over.
     plan.shared = new Set((this.layout.sharedSets?.(this.cfg) ?? []).map((s) => s.name));
+    plan.sharedChains = this.layout.sharedChains?.(this.cfg) ?? NO_SHARED_CHAINS;
     const declared = new Set([...base.sets.map((s) => s.name), ...plan.shared]);
     for (const name of this.index.names()) if (!declared.has(name)) this.index.undeclare(name);
     view.elements = undefined;
@@ -195,6 +208,13 @@ export class SyncPlanner {
       const prevSets = new Set(this.committed.get(id)?.sets.map((s) => s.name));
       for (const s of next?.sets ?? []) if (!prevSets.has(s.name) && !view.sets.has(s.name)) plan.addSet(id, s);
     }
+    // Shared chains before the dispatch elements that send traffic to them.
+    plan.sharedChains = this.layout.sharedChains?.(this.cfg) ?? NO_SHARED_CHAINS;
+    const sharedChainsChanged = plan.sharedChains !== this.sharedChains;
+    if (sharedChainsChanged) {
+      for (const { chain } of plan.sharedChains) this.addChainIfMissing(plan, view, '', chain);
+      for (const { chain, rules } of plan.sharedChains) this.writeChain(plan, view, '', chain, rules);
+    }
     for (const [id, next] of plan.fragments) for (const { chain } of next?.chains ?? []) this.addChainIfMissing(plan, view, id, chain);
     for (const [id, next] of plan.fragments) for (const { chain, rules } of next?.chains ?? []) this.writeChain(plan, view, id, chain, rules);
     for (const [id, next] of plan.fragments) this.index.contribute(this.committed.get(id)?.elements, next?.elements);
@@ -205,6 +225,11 @@ export class SyncPlanner {
       for (const { chain } of prev?.chains ?? []) if (!nextChains.has(chain.name)) this.flushStale(plan, view, chain.name);
       const nextSets = new Set(next?.sets.map((s) => s.name));
       for (const s of prev?.sets ?? []) if (!nextSets.has(s.name)) plan.deleteSet(id, s);
+    }
+    // Shared chains nobody sends traffic to any more: flushed once the elements that did are gone.
+    if (sharedChainsChanged) {
+      const kept = new Set(plan.sharedChains.map((c) => c.chain.name));
+      for (const { chain } of this.sharedChains) if (!kept.has(chain.name)) this.flushStale(plan, view, chain.name);
     }
     // Shared sets nobody uses any more go last, after the rules bound to them.
     if (plan.shared !== this.shared) for (const name of this.shared) {
@@ -217,6 +242,7 @@ export class SyncPlanner {
   committedPlan(plan: Plan): void {
     for (const name of plan.setDeletes) if (!plan.shared.has(name) && this.shared.has(name)) this.index.undeclare(name);
     this.shared = plan.shared;
+    this.sharedChains = plan.sharedChains;
     this.index.committed();
     plan.fragments.forEach((f, id) => {
       if (f) this.committed.set(id, f);
@@ -242,6 +268,8 @@ export class SyncPlanner {
    */
   desiredChain(name: string): { owner: Contributor; chain: Chain; rules: readonly Rule[] } | undefined {
     for (const [id, f] of this.committed) for (const c of f.chains) if (c.chain.name === name) return { owner: id, ...c };
+    const shared = this.sharedChains.find((c) => c.chain.name === name);
+    if (shared) return { owner: '', ...shared };
     const base = this.layout.base(this.cfg);
     const chain = base.chains.find((c) => c.name === name);
     return chain && { owner: '', chain, rules: base.rules.filter((r) => r.chain === name) };

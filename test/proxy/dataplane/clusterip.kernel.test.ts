@@ -39,23 +39,27 @@ describe('ClusterIP services', () => {
     r.answers.forEach((pod, i) => expect(r.peers[i]).toBe(pod === 'pod0' ? '198.18.10.1' : t.c.pods[0]!.ipv4));
   });
 
-  it('sends every connection to the only endpoint, through one DNAT rule', () => {
+  it('sends every connection to the only endpoint, through one DNAT rule (slots: its bucket\'s chain for one endpoint)', () => {
     const fromNode = probe(t.c.node, '198.18.200.11', 80, { count: 30 });
     const fromPod = probe(t.c.pods[2]!.ns, '198.18.200.11', 80, { count: 30 });
     expect(tally(fromNode)).toEqual({ pod1: 30 });
     expect(tally(fromPod)).toEqual({ pod1: 30 });
-    const chain = t.c.node.exec('nft', ['list', 'chain', 'ip', 'kube-proxy', serviceChain('one')]);
+    const list = (...what: string[]): string => t.c.node.exec('nft', ['list', ...what]);
     if (TEST_LAYOUT === 'kube-proxy') {
       // kube-proxy 1.37 DNATs a single endpoint directly: no numgen, no map.
+      const chain = list('chain', 'ip', 'kube-proxy', serviceChain('one'));
       expect(chain).toContain('meta l4proto tcp dnat to 198.18.11.2:8080');
       expect(chain).not.toContain('numgen');
       return;
     }
-    // slots: the same shape for every count, so a replaced endpoint is one element, not a rule.
-    const m = /meta l4proto tcp dnat ip to numgen random mod 1 offset (\d+) map @(endpoints-\d+)/.exec(chain);
-    expect(m, chain).not.toBeNull();
-    const map = t.c.node.exec('nft', ['list', 'map', 'ip', 'kube-proxy', m![2]!]);
-    expect(map).toContain(`${m![1]} : 198.18.11.2 . 8080`);
+    // slots: reached through its ClusterIP alone, the port has no chain of its own; the chain of
+    // its bucket for one endpoint finds it by the service's address, protocol and port, in the same
+    // shape for every count, so a replaced endpoint is one element, not a rule.
+    expect(() => list('chain', 'ip', 'kube-proxy', serviceChain('one'))).toThrow(/No such file or directory/);
+    const dispatch = /198\.18\.200\.11 \. tcp \. 80 : goto (balance-(\d+)-tcp-1)\b/.exec(list('map', 'ip', 'kube-proxy', 'service-ips'));
+    expect(dispatch).not.toBeNull();
+    expect(list('chain', 'ip', 'kube-proxy', dispatch![1]!)).toMatch(new RegExp(`dnat ip to ip daddr \\. meta l4proto \\. tcp dport \\. numgen random mod 1 map @balance-${dispatch![2]}\\b`));
+    expect(list('map', 'ip', 'kube-proxy', `balance-${dispatch![2]}`)).toContain('198.18.200.11 . tcp . 80 . 0 : 198.18.11.2 . 8080');
   });
 
   it('carries UDP to every endpoint, from the node, a pod and the client', () => {

@@ -37,16 +37,13 @@ describe('render contract (all features)', () => {
 
   // The shapes both layouts share: dispatch, NodePorts, firewall, traffic policies, no-endpoint maps.
   const SHARED_SHAPES = [
-    /add chain ip kube-proxy service-[A-Z2-7]{8}-shop\/web\/tcp\/http$/m, // ClusterIP
     /add element ip kube-proxy service-nodeports \{ tcp \. 30080 : goto external-[A-Z2-7]{8}-shop\/np\/tcp\/http/, // NodePort
     /198\.19\.50\.1 \. tcp \. 80 : goto external-[A-Z2-7]{8}-shop\/np\/tcp\/http/, // ExternalIP
     /firewall-[A-Z2-7]{8}-shop\/lb\/tcp\/https ip saddr != \{ 198\.19\.0\.2, 203\.0\.113\.0\/24 \} drop/, // source ranges
     /add element ip kube-proxy firewall-ips \{ 198\.19\.50\.2 \. tcp \. 443 : goto firewall-/, // LB IP
     /external-[A-Z2-7]{8}-shop\/etp-local\/tcp\/http goto local-[A-Z2-7]{8}-shop\/etp-local\/tcp\/http$/m, // ETP Local
-    /198\.18\.200\.31 \. tcp \. 80 : goto local-[A-Z2-7]{8}-shop\/itp-local\/tcp\/http/, // ITP Local
     /no-endpoint-services \{ 198\.18\.200\.33 \. tcp \. 80 comment "shop\/empty:http" : goto reject-chain \}/, // no endpoints
     /no-endpoint-nodeports \{ tcp \. 30082 comment "shop\/empty:http" : goto reject-chain \}/,
-    /add chain ip6 kube-proxy service-[A-Z2-7]{8}-shop\/six\/tcp\/http$/m, // IPv6
     /add element ip6 kube-proxy service-nodeports \{ tcp \. 30070 : goto external-[A-Z2-7]{8}-shop\/dual\/tcp\/http \}/, // dual-stack
     /add element ip kube-proxy nodeport-ips \{ 198\.19\.0\.1 \}/, // nodePortAddresses: not 198.19.0.3
     /add element ip6 kube-proxy nodeport-ips \{ 2001:db8:19::1 \}/,
@@ -55,6 +52,9 @@ describe('render contract (all features)', () => {
   // What only kube-proxy's layout writes: an inline map per chain of two or more endpoints, a direct
   // DNAT for one (1.37), affinity through a chain and a timeout set per endpoint.
   const KUBE_PROXY_SHAPES = [
+    /add chain ip kube-proxy service-[A-Z2-7]{8}-shop\/web\/tcp\/http$/m, // ClusterIP
+    /198\.18\.200\.31 \. tcp \. 80 : goto local-[A-Z2-7]{8}-shop\/itp-local\/tcp\/http/, // ITP Local
+    /add chain ip6 kube-proxy service-[A-Z2-7]{8}-shop\/six\/tcp\/http$/m, // IPv6
     /add set ip kube-proxy affinity-[A-Z2-7]{8}-shop\/sticky\/tcp\/http__198\.18\.10\.2\/8080 \{ type ipv4_addr; flags dynamic,timeout; timeout 5m; \}/, // affinity
     /endpoint-[A-Z2-7]{8}-shop\/sticky\/tcp\/http__198\.18\.11\.2\/8080 update @affinity-/,
     / numgen random mod 3 map \{ 0 : 198\.18\.10\.2 \. 8080, 1 : 198\.18\.11\.2 \. 8080, 2 : 198\.18\.12\.2 \. 8080 \}/, // not-ready left out
@@ -65,17 +65,24 @@ describe('render contract (all features)', () => {
   ];
 
   // What only the slots layout writes: bucket maps, one numgen rule per chain, affinity in two
-  // rules plus a pin chain, pins in a shared timeout map.
+  // rules plus a pin chain, pins in a shared timeout map; and no chain for a port reached through
+  // its ClusterIP alone: its bucket's balance chain for its protocol and endpoint count.
   const SLOTS_SHAPES = [
+    /198\.18\.200\.10 \. tcp \. 80 : goto balance-0-tcp-3\b/, // ClusterIP
+    /^add rule ip kube-proxy balance-0-tcp-3 dnat ip addr \. port to ip daddr \. meta l4proto \. tcp dport \. numgen random mod 3 map @balance-0$/m, // not-ready left out
+    /add map ip kube-proxy balance-0 \{ typeof ip daddr \. meta l4proto \. th dport \. numgen random mod 1 : ip daddr \. tcp dport;/,
+    /198\.18\.200\.31 \. tcp \. 80 : goto balance-0-tcp-1\b/, // ITP Local
+    /198\.18\.200\.31 \. tcp \. 80 \. 0 : 198\.18\.10\.2 \. 8080,/, // its one local endpoint
+    /^add rule ip kube-proxy balance-0-udp-2 dnat ip addr \. port to ip daddr \. meta l4proto \. udp dport \. numgen random mod 2 map @balance-0$/m, // UDP
+    /^add rule ip kube-proxy balance-0-sctp-1 dnat ip addr \. port to ip daddr \. meta l4proto \. sctp dport \. numgen random mod 1 map @balance-0$/m, // SCTP
+    /^add rule ip6 kube-proxy balance-0-tcp-2 dnat ip6 addr \. port to ip6 daddr \. meta l4proto \. tcp dport \. numgen random mod 2 map @balance-0$/m, // IPv6
+    /service-[A-Z2-7]{8}-shop\/np\/tcp\/http meta l4proto tcp dnat ip addr \. port to numgen random mod 2( offset \d+)? map @endpoints-0$/m, // a NodePort's own chain
     /service-[A-Z2-7]{8}-shop\/sticky\/tcp\/http meta l4proto tcp dnat ip addr \. port to ip saddr \. \d+ map @pins-0$/m, // affinity
     /pin-[A-Z2-7]{8}-shop\/sticky\/tcp\/http update @pins-0 \{ ip saddr \. \d+ timeout 5m : ip daddr \. th dport \}$/m,
     /add map ip kube-proxy pins-0 \{ typeof ip saddr \. meta mark : ip daddr \. tcp dport; flags dynamic,timeout;/,
     /add element ip kube-proxy affinity-endpoints \{ 198\.18\.10\.2 \. tcp \. 8080 : jump pin-[A-Z2-7]{8}-shop\/sticky\/tcp\/http, 198\.18\.11\.2 \. tcp \. 8080 : jump pin-/,
     /add rule ip kube-proxy nat-postrouting ct status dnat ip daddr \. meta l4proto \. th dport vmap @affinity-endpoints/,
     /add map ip kube-proxy endpoints-0 \{ typeof numgen random mod 1 : ip daddr \. tcp dport; comment "endpoints of service chains, by slot"; \}/,
-    /service-[A-Z2-7]{8}-shop\/web\/tcp\/http meta l4proto tcp dnat ip addr \. port to numgen random mod 3( offset \d+)? map @endpoints-0$/m, // not-ready left out
-    /service-[A-Z2-7]{8}-kube-system\/dns\/udp\/dns meta l4proto udp dnat ip addr \. port to numgen random mod 2 offset \d+ map @endpoints-0$/m, // UDP
-    /service-[A-Z2-7]{8}-telco\/signal\/sctp\/sctp meta l4proto sctp dnat ip addr \. port to numgen random mod 1 offset \d+ map @endpoints-0$/m, // SCTP
     /add map ip6 kube-proxy endpoints-0 \{ typeof numgen random mod 1 : ip6 daddr \. tcp dport;/, // IPv6
   ];
 

@@ -2,6 +2,8 @@
 // engine: a replaced endpoint is element operations only, a count change is the chain's one rule
 // replaced by handle, a restart writes nothing and keeps the slots, and buckets stay bounded (no map
 // with more bindings than the bucket size, empty buckets deleted) and sized by the table's shape.
+// Those tests give their services an external IP: a port reached through its ClusterIP alone has
+// no service chain and no slot range (balance chains, tested at the end).
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { BenchModel, benchConfig, change } from '../../fixtures/scale-model.js';
@@ -81,7 +83,7 @@ describe('slots layout against the kernel', () => {
 
   it('replaces an endpoint with element operations only, and a count change with one rule replaced by handle', () =>
     withNft(async (nft) => {
-      const model = new BenchModel(20, 3);
+      const model = new BenchModel(20, 3, { external: true });
       const log = transactionLog();
       const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
       await sync.sync(model.state(), undefined);
@@ -119,7 +121,7 @@ describe('slots layout against the kernel', () => {
 
   it('restarts without writing, keeping every slot, and the next endpoint change is elements only', () =>
     withNft(async (nft) => {
-      const model = new BenchModel(200, 5);
+      const model = new BenchModel(200, 5, { external: true });
       const first = new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog());
       await first.sync(model.state(), undefined);
       // Churn first, so that the slot assignment is not the one a cold start would choose.
@@ -143,7 +145,7 @@ describe('slots layout against the kernel', () => {
     const ns = freshNetns();
     const nft = Nftables.open({ netns: ns.name });
     try {
-      const model = new BenchModel(100, 3);
+      const model = new BenchModel(100, 3, { external: true });
       const first = new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog());
       await first.sync(model.state(), undefined);
       // Churn first, so that the slot assignment is not the one a cold start would choose.
@@ -181,7 +183,7 @@ describe('slots layout against the kernel', () => {
 
   it('a restart onto shared sets another process changed writes exactly the difference (the sets compared by hashes first), and the next restart nothing', () =>
     withNft(async (nft) => {
-      const model = new BenchModel(50, 3);
+      const model = new BenchModel(50, 3, { external: true });
       await new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog()).sync(model.state(), undefined);
       const contents = async (): Promise<Map<string, string[]>> => {
         const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
@@ -248,8 +250,9 @@ describe('slots layout against the kernel', () => {
 
   it('commits a cold start in parts, with every verdict map element in the last part', () =>
     withNft(async (nft) => {
-      // 1500 service ports of 2 operations each (chain, rule): parts of 500 operations (COLD_START_OPS).
-      const model = new BenchModel(1500, 1);
+      // 1500 service ports of 6 operations each (the port, its service chain and rule, its external
+      // chain and two rules): parts of 500 operations (COLD_START_OPS).
+      const model = new BenchModel(1500, 1, { external: true });
       const log = transactionLog();
       const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
       await sync.sync(model.state(), undefined);
@@ -263,13 +266,14 @@ describe('slots layout against the kernel', () => {
       }
       expect(log.texts.at(-1)).toMatch(/^add element ip kube-proxy service-ips /m);
       const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
-      expect(rs.sets.find((s) => s.name === 'service-ips')!.elements).toHaveLength(1500);
+      // Each port's ClusterIP and external IP.
+      expect(rs.sets.find((s) => s.name === 'service-ips')!.elements).toHaveLength(3000);
       expect(rs.chains.filter((c) => /^service-[A-Z0-9]{8}-/.test(c.name))).toHaveLength(1500);
     }));
 
   it('keeps buckets bounded: no map bound by more chains than the bucket size, empty buckets deleted', () =>
     withNft(async (nft) => {
-      const model = new BenchModel(30, 2);
+      const model = new BenchModel(30, 2, { external: true });
       const sync = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
       await sync.sync(model.state(), undefined);
       let rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
@@ -293,7 +297,7 @@ describe('slots layout against the kernel', () => {
 
   it('sizes a cold start\'s buckets by the state\'s shape (7000 x 1: 128 chains a map), and a restart keeps them', () =>
     withNft(async (nft) => {
-      const model = new BenchModel(7000, 1);
+      const model = new BenchModel(7000, 1, { external: true });
       await new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog()).sync(model.state(), undefined);
       const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
       expect(bucketMaps(rs)).toHaveLength(Math.ceil(7000 / 128));
@@ -334,7 +338,7 @@ describe('slots layout against the kernel', () => {
 
   it('repacks buckets that churn left sparse at the next full sync, keeping every service reachable in the maps', () =>
     withNft(async (nft) => {
-      const model = new BenchModel(40, 2);
+      const model = new BenchModel(40, 2, { external: true });
       const sync = new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog());
       await sync.sync(model.state(), undefined);
       // Remove all but every fourth service: 10 left, spread over 5 buckets.
@@ -364,5 +368,52 @@ describe('slots layout against the kernel', () => {
       // And the next restart finds nothing to do.
       const again = await new FamilySync(nft, new SlotsLayout(8), benchConfig(), transactionLog()).sync(model.state(), undefined);
       expect(again.operations).toBe(0);
+    }));
+  it('gives a port reached through its ClusterIP alone no chain: a replaced endpoint is elements, a count change moves its dispatch element, and a restart after churn writes nothing', () =>
+    withNft(async (nft) => {
+      const model = new BenchModel(200, 3);
+      const log = transactionLog();
+      const sync = new FamilySync(nft, new SlotsLayout(), benchConfig(), log);
+      await sync.sync(model.state(), undefined);
+      const table = (): Promise<Ruleset> => nft.dump({ family: 'ip', table: 'kube-proxy' });
+      const rs = await table();
+      expect(rs.chains.filter((c) => /^service-[A-Z0-9]{8}-/.test(c.name))).toEqual([]);
+      expect(rs.chains.filter((c) => c.name.startsWith('balance-')).map((c) => c.name)).toEqual(['balance-0-tcp-3']);
+      expect(rs.sets.find((s) => s.name === 'balance-0')!.elements).toHaveLength(600);
+      expect(bucketMaps(rs)).toEqual([]);
+
+      const [id] = model.pick(1, 5);
+      const clusterIP = model.services.get(id!)!.clusterIP;
+      log.texts.length = 0;
+      model.replaceEndpoint(id!);
+      await sync.sync(model.state(), change({ endpoints: [id!] }));
+      expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
+      expect(log.texts.join('\n')).toMatch(new RegExp(`delete element ip kube-proxy balance-0 \\{ ${clusterIP.replaceAll('.', '\\.')} \\. tcp \\. 80 \\. \\d+ \\}`));
+
+      // One more endpoint: a chain for 4 in the same transaction, and the dispatch element goes there.
+      log.texts.length = 0;
+      model.scaleUp(id!);
+      await sync.sync(model.state(), change({ endpoints: [id!] }));
+      const up = log.texts.join('\n');
+      expect(up).toMatch(/^add chain ip kube-proxy balance-0-tcp-4$/m);
+      expect(up).toMatch(new RegExp(`^add element ip kube-proxy service-ips \\{ ${clusterIP.replaceAll('.', '\\.')} \\. tcp \\. 80 : goto balance-0-tcp-4 \\}`, 'm'));
+      expect(up).not.toMatch(/flush chain/);
+
+      // Back to 3: nobody goes to the chain for 4 any more, so it is flushed (and deleted later).
+      log.texts.length = 0;
+      model.scaleDown(id!);
+      await sync.sync(model.state(), change({ endpoints: [id!] }));
+      expect(log.texts.join('\n')).toMatch(/^flush chain ip kube-proxy balance-0-tcp-4$/m);
+
+      const restartLog = transactionLog();
+      const restarted = new FamilySync(nft, new SlotsLayout(), benchConfig(), restartLog);
+      expect((await restarted.sync(model.state(), undefined)).operations).toBe(0);
+      expect(restartLog.texts).toEqual([]);
+      // The numbering was adopted from the map's keys: the next replacement is elements again.
+      const [other] = model.pick(1, 77);
+      model.replaceEndpoint(other!);
+      await restarted.sync(model.state(), change({ endpoints: [other!] }));
+      expect(restartLog.texts.join('\n')).not.toMatch(/rule|chain/);
+      expect(restartLog.texts.join('\n')).toMatch(/delete element ip kube-proxy balance-0 /);
     }));
 });

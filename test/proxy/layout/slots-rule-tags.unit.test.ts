@@ -17,7 +17,8 @@ describe('slots rule tags', () => {
     const layout = new SlotsLayout(2);
     const rules: Rule[] = [];
     for (let i = 0; i < 5; i++) {
-      const sp = clusterIPServicePort(`s${i}`, `198.18.200.${i + 1}`, i % 2 ? { sessionAffinity: 'ClientIP' } : {}, 'ns');
+      // An external IP each: a port reached through its ClusterIP alone has no pick rule of its own.
+      const sp = clusterIPServicePort(`s${i}`, `198.18.200.${i + 1}`, { externalIPs: [`198.18.201.${i + 1}`], ...(i % 2 ? { sessionAffinity: 'ClientIP' } : {}) }, 'ns');
       const o = layout.service(benchConfig(), sp, [ep(`198.18.1.${i + 1}`), ep(`198.18.2.${i + 1}`), ep(`198.18.3.${i + 1}`)].slice(0, 1 + (i % 3)));
       for (const c of o.chains) rules.push(...c.rules);
     }

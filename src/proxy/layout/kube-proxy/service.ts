@@ -29,10 +29,20 @@ export interface PickerContext {
 }
 
 /**
- * Another way to pick an endpoint in a service's cluster or local chain (the slots layout's). It
- * returns the chain's rules; undefined keeps kube-proxy's way for this chain.
+ * A picker's answer that the service port gets no chain of its own: what went to it goes to
+ * `sharedChain` instead. Only for a port reached through its ClusterIP alone (a shared chain
+ * finds the endpoints by the packet's destination address).
  */
-export type EndpointPicker = (sp: ServicePort, chain: string, endpoints: readonly ServiceEndpoint[], ctx: PickerContext) => RuleBuilder[] | undefined;
+export interface SharedChain {
+  sharedChain: string;
+}
+
+/**
+ * Another way to pick an endpoint in a service's cluster or local chain (the slots layout's). It
+ * returns the chain's rules, or a chain shared with other service ports to send its traffic to
+ * instead; undefined keeps kube-proxy's way for this chain.
+ */
+export type EndpointPicker = (sp: ServicePort, chain: string, endpoints: readonly ServiceEndpoint[], ctx: PickerContext) => RuleBuilder[] | SharedChain | undefined;
 
 export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[], picker?: EndpointPicker): ServiceObjects {
   const family = nftFamily(cfg.family);
@@ -93,11 +103,19 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
     return [endpointDnat(r, p, natFamily, eps)];
   };
   const ctx: PickerContext = { put, addChain: (name, rules) => chain(name, rules) };
-  const pick = (name: string, eps: readonly ServiceEndpoint[]): RuleBuilder[] => picker?.(sp, name, eps, ctx) ?? toEndpoints(eps);
-  if (clusterChain) chain(clusterChain, pick(clusterChain, cat.clusterEndpoints));
-  if (localChain) chain(localChain, pick(localChain, cat.localEndpoints));
+  /** Chains a picker did without: the shared chain that takes their traffic. */
+  const sharedFor = new Map<string, string>();
+  const pick = (name: string, eps: readonly ServiceEndpoint[]): void => {
+    const picked = picker?.(sp, name, eps, ctx) ?? toEndpoints(eps);
+    if (Array.isArray(picked)) chain(name, picked);
+    else sharedFor.set(name, picked.sharedChain);
+  };
+  if (clusterChain) pick(clusterChain, cat.clusterEndpoints);
+  if (localChain) pick(localChain, cat.localEndpoints);
 
   if (externalChain) {
+    // A shared chain finds the endpoints by the packet's destination: the service's own address.
+    if (sharedFor.size) throw new Error(`nftlink: internal error: service port ${sp.id} is reached from outside, but its endpoints were given to a shared chain`);
     const rules: RuleBuilder[] = [];
     const comments: (string | undefined)[] = [];
     if (sp.externalTrafficPolicy === 'Cluster') {
@@ -132,7 +150,7 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   }
 
   // Elements in the shared maps.
-  const goto = (c: string): Verdict => ({ kind: 'goto', chain: c });
+  const goto = (c: string): Verdict => ({ kind: 'goto', chain: sharedFor.get(c) ?? c });
   const noEndpoints: Verdict = cat.hasAnyEndpoints ? { kind: 'drop' } : goto(CHAIN.rejectChain);
 
   put(SET.clusterIps, { key: [sp.clusterIP] });

@@ -13,17 +13,22 @@
 //
 // ClientIP affinity takes two rules in the service chain and one in a `pin-` chain per service
 // port, with pins in shared timeout maps (affinity.ts).
+//
+// A port reached through its ClusterIP alone, without affinity, has no service chain at all: its
+// dispatch element goes to a chain shared by ports of its endpoint count, which finds the endpoint
+// by the packet's own destination (balance.ts). Most ports of a large cluster are such ports.
 
 import { constant, ct, meta, numgen, rule, th, types, type NftSet, type RuleBuilder, type Ruleset } from '../../../nft/index.js';
 import type { StateSize } from '../../model/state-size.js';
 import type { ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { baseObjects } from '../kube-proxy/base.js';
-import { l4proto, serviceObjects, type PickerContext } from '../kube-proxy/service.js';
+import { l4proto, serviceObjects, type PickerContext, type SharedChain } from '../kube-proxy/service.js';
 import { familyParts } from '../family.js';
 import { largeSets } from '../large-sets.js';
-import { pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
-import { nftFamily, type BaseObjects, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
+import { balance, pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
+import { nftFamily, type BaseObjects, type ChainRules, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, pinsMapOf, type PinSweep } from './affinity.js';
+import { BalanceGroups } from './balance.js';
 import { exactCopy } from '../../exact-array.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
 import { pinOf, pinTag, slotRangeOf, slotTag, type PinRef } from './rule-tags.js';
@@ -34,6 +39,8 @@ export class SlotsLayout implements Layout {
   readonly name = 'slots';
   private readonly slots: SlotAllocator;
   private readonly pins = new AffinityPins();
+  /** Service ports reached through their ClusterIP alone, without a chain of their own (balance.ts). */
+  private readonly balanced = new BalanceGroups();
   /** The endpoint groups (chain names, one or two) each service port placed in its last service() call. */
   private readonly groupsOf = new Map<ServicePortId, string[]>();
   /** Affinity groups placed since the last adopt() (the others are gone). */
@@ -80,7 +87,13 @@ export class SlotsLayout implements Layout {
     const placed: string[] = [];
     const proto = l4proto(sp);
     const affinity = sp.affinityTimeoutSeconds > 0;
-    const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | undefined => {
+    let balancedTo: string | undefined;
+    const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | SharedChain | undefined => {
+      // Reached through its ClusterIP alone, without affinity: a shared chain finds its endpoints.
+      if (!port.external && !affinity) {
+        balancedTo = this.balanced.place(port, proto, eps, ctx.put);
+        return { sharedChain: balancedTo };
+      }
       // Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains (affinity.ts).
       // One endpoint keeps its slot too, unlike kube-proxy 1.37's direct DNAT: replacing it is then
       // an element, not a NAT rule (whose commit validates the whole table); docs/decisions.md.
@@ -111,10 +124,12 @@ export class SlotsLayout implements Layout {
         this.pins.release(g);
       }
       this.groupsOf.set(sp.id, exactCopy(placed));
+      if (balancedTo === undefined) this.balanced.release(sp.id);
     }
   }
 
   release(id: ServicePortId): void {
+    this.balanced.release(id);
     for (const g of this.groupsOf.get(id) ?? []) {
       this.slots.release(g);
       this.pins.release(g);
@@ -129,6 +144,7 @@ export class SlotsLayout implements Layout {
 
   /** Takes over the kernel's slot assignment: each service chain's numgen offset and its map's elements, and the table's bucket size. */
   adopt(kernel: Ruleset): void {
+    this.balanced.adopt(kernel.sets);
     this.slots.reset();
     this.groupsOf.clear();
     this.pinnedSinceAdopt.clear();
@@ -176,18 +192,24 @@ export class SlotsLayout implements Layout {
 
   /** After a full plan: adopted groups no service claimed belong to stale chains. */
   sweep(): void {
+    this.balanced.sweep();
     this.slots.sweep();
     this.pins.sweepUnplaced(this.pinnedSinceAdopt);
   }
 
-  /** A bucket map's slots each belong to one service chain (the slot allocator's invariant, tested). */
+  /** A bucket map's slots each belong to one service chain, a balance map's keys to one port (the allocators' invariant, tested). */
   keysNeverShared(setName: string): boolean {
-    return slotMap.bucket(setName) !== undefined;
+    return slotMap.bucket(setName) !== undefined || balance.bucket(setName) !== undefined;
   }
 
-  /** The bucket maps in use, and the pins maps of buckets with affinity (declarations, no elements). */
+  /** The balance chains in use, each with its one rule. */
+  sharedChains(cfg: LayoutConfig): readonly ChainRules[] {
+    return this.balanced.chains(cfg);
+  }
+
+  /** The bucket maps in use, the pins maps of buckets with affinity and the balance maps (declarations, no elements). */
   sharedSets(cfg: LayoutConfig): readonly NftSet[] {
-    const of = `${cfg.family} ${cfg.table} ${this.slots.bucketsVersion} ${this.pins.groupsVersion}`;
+    const of = `${cfg.family} ${cfg.table} ${this.slots.bucketsVersion} ${this.pins.groupsVersion} ${this.balanced.mapsVersion}`;
     if (this.lastShared?.of === of) return this.lastShared.sets;
     const pinnedBuckets = [...this.pins.bucketsInUse()].sort((a, b) => a - b);
     const slotBuckets = this.slots.bucketsInUse();
@@ -207,7 +229,7 @@ export class SlotsLayout implements Layout {
       },
       comment: slotMap.comment,
     }));
-    const sets = [...buckets, ...pinned];
+    const sets = [...buckets, ...pinned, ...this.balanced.maps(cfg)];
     this.lastShared = { of, sets };
     return sets;
   }
