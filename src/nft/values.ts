@@ -3,7 +3,7 @@
 // `flags interval` sets (start elements plus INTERVAL_END markers one past each range's end).
 
 import { parseIPv4Into, parsePrefix, prefixMask } from './types/address.js';
-import { bytesToUint, paddedSize, INET_PROTOCOLS, TYPE_INET_PROTO, TYPE_INET_SERVICE, TYPE_IPV4_ADDR, type Datatype, type Scalar } from './types/datatypes.js';
+import { bytesToUint, paddedSize, INET_PROTOCOLS, TYPE_INET_PROTO, TYPE_INET_SERVICE, TYPE_INTEGER, TYPE_IPV4_ADDR, type Datatype, type Scalar } from './types/datatypes.js';
 
 export function encodeValues(types: readonly Datatype[], values: readonly Scalar[], what: string): Uint8Array {
   if (values.length !== types.length) {
@@ -65,6 +65,18 @@ export function writeValues(types: readonly Datatype[], values: readonly Scalar[
             out[pos + 3] = 0;
             pos += 4;
           }
+          continue;
+        }
+        break;
+      case TYPE_INTEGER:
+        // The slots layout's slot numbers and endpoint numbers: a 32-bit integer in the host's
+        // order (little-endian here, as writeUint writes 'host').
+        if (t.size === 4 && t.byteorder === 'host' && typeof v === 'number' && v >>> 0 === v) {
+          out[pos] = v & 0xff;
+          out[pos + 1] = (v >>> 8) & 0xff;
+          out[pos + 2] = (v >>> 16) & 0xff;
+          out[pos + 3] = v >>> 24;
+          pos += 4;
           continue;
         }
         break;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inet_proto, inet_service, ipv4_addr, mark, type Datatype, type Scalar } from '../../src/nft/types/datatypes.js';
+import { inet_proto, inet_service, integer, ipv4_addr, mark, type Datatype, type Scalar } from '../../src/nft/types/datatypes.js';
 import { elementKey, encodeValues, intervalElements, intervalView, parseIntervalValue, rangesFromIntervalElements, writeValues } from '../../src/nft/values.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -86,6 +86,25 @@ describe('writeValues, whose common fields skip the types\' write()', () => {
       expect(written([t], [v])).toBe(expected([t], [v]));
     }
     expect(written([inet_service, mark], [80, 0x10])).toBe(expected([inet_service, mark], [80, 0x10]));
+    // 32-bit integers in the host's order (the slots layout's slot and endpoint numbers), alone and
+    // in a concatenation; other sizes and orders, and text, take write().
+    const balanceKey = [ipv4_addr, inet_proto, inet_service, integer(4, 'host')];
+    for (const n of [0, 1, 0x12345678, 0xffffffff, '7', 2 ** 32]) {
+      const check = (types: Datatype[], values: Scalar[]): void => {
+        let want: string | Error;
+        try {
+          want = expected(types, values);
+        } catch (err) {
+          want = err as Error;
+        }
+        if (want instanceof Error) expect(() => written(types, values)).toThrow(want.message.replace(/^t: /, ''));
+        else expect(written(types, values)).toBe(want);
+      };
+      check([integer(4, 'host')], [n]);
+      check(balanceKey, ['198.18.0.1', 'tcp', 80, n]);
+      check([integer(4, 'big')], [n]);
+      check([integer(2, 'host')], [typeof n === 'number' ? n & 0xffff : n]);
+    }
   });
 
   it('refuses what the types refuse, with their messages', () => {

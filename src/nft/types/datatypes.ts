@@ -267,6 +267,8 @@ const readIPv4 = (buf: Uint8Array, at: number): string => {
 
 // nft's TYPE_* ids of the types writeValues (values.ts) writes without calling write(): the fields
 // of kube-proxy's maps, `ipv4_addr . inet_proto . inet_service`.
+/** nft's `integer` type: every size and byte order (integer()). */
+export const TYPE_INTEGER = 4;
 export const TYPE_IPV4_ADDR = 7;
 export const TYPE_INET_PROTO = 12;
 export const TYPE_INET_SERVICE = 13;
@@ -422,7 +424,7 @@ const integers = new Map<string, Datatype>();
 export function integer(size = 4, order: ByteOrder = 'host'): Datatype {
   const k = `${size}${order}`;
   let t = integers.get(k);
-  if (!t) integers.set(k, (t = Object.freeze(integerType(4, 'integer', size, order, false))));
+  if (!t) integers.set(k, (t = Object.freeze(integerType(TYPE_INTEGER, 'integer', size, order, false))));
   return t;
 }
 
