@@ -63,8 +63,12 @@ export class BalanceGroups {
    */
   place(sp: ServicePort, protocol: 'tcp' | 'udp' | 'sctp', endpoints: readonly ServiceEndpoint[], put: (set: string, e: SetElement) => void): string {
     const group = groupOf(sp.clusterIP, protocol, sp.port);
-    const before = this.placed.get(sp.id);
-    if (before && before.group !== group) this.release(sp.id);
+    let was = this.placed.get(sp.id);
+    // A new address or port is a new group: the old one's numbers and chain share go.
+    if (was && was.group !== group) {
+      this.release(sp.id);
+      was = undefined;
+    }
     const p = this.slots.place(group, endpoints);
     const map = balance.map(p.bucket);
     for (let i = 0; i < p.order.length; i++) {
@@ -72,7 +76,6 @@ export class BalanceGroups {
       put(map, { key: [sp.clusterIP, protocol, sp.port, i], value: [ep.ip, ep.port] });
     }
     const chain = balance.chain(p.bucket, protocol, p.order.length);
-    const was = this.placed.get(sp.id);
     if (was?.chain !== chain) {
       if (was) this.unuse(was.chain);
       const use = this.chainsInUse.get(chain);
