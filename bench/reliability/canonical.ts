@@ -11,8 +11,9 @@
 //   allocated) becomes "ID". What is kept of the bucket maps: how many of their elements no rule
 //   reaches (0 after a clean cold start; more would be a leak).
 // - the slots layout's balance maps and chains (ports reached through their ClusterIP alone,
-//   src/proxy/layout/slots/balance.ts): which bucket a port's endpoints went to, and their numbers,
-//   depend on history too. So a dispatch element's `goto balance-B-P-N` becomes `goto balanced`,
+//   src/proxy/layout/slots/balance.ts): which map a port's endpoints went to depends on the
+//   table's count of maps, which a table keeps from when it was written until the state outgrows
+//   it, so on history too. So a dispatch element's `goto balance-B-P-N` becomes `goto balanced`,
 //   with a line of its own for the N endpoints it reaches (sorted); the balance maps and chains
 //   are dropped, after checking that each chain's rule picks N from its own bucket's map. Kept:
 //   how many balance elements no dispatch element reaches.

@@ -388,7 +388,11 @@ describe('slots layout against the kernel', () => {
       model.replaceEndpoint(id!);
       await sync.sync(model.state(), change({ endpoints: [id!] }));
       expect(log.texts.join('\n')).not.toMatch(/rule|chain/);
-      expect(log.texts.join('\n')).toMatch(new RegExp(`delete element ip kube-proxy balance-0 \\{ ${clusterIP.replaceAll('.', '\\.')} \\. tcp \\. 80 \\. \\d+ \\}`));
+      expect(log.texts.join('\n')).toMatch(new RegExp(`delete element ip kube-proxy balance-0 \\{ ${clusterIP.replaceAll('.', '\\.')} \\. tcp \\. 80 \\. \\d+[,} ]`));
+      // Numbered in the endpoints' sorted order (address text, then port): what a restart computes.
+      const numbered = (await table()).sets.find((s) => s.name === 'balance-0')!.elements!.filter((e) => e.key[0] === clusterIP);
+      const byNumber = numbered.sort((a, b) => Number(a.key[3]) - Number(b.key[3])).map((e) => (e.value as unknown[]).join(':'));
+      expect(byNumber).toEqual(model.endpoints.get(id!)!.map((e) => `${e.ip}:${e.port}`).sort());
 
       // One more endpoint: a chain for 4 in the same transaction, and the dispatch element goes there.
       log.texts.length = 0;
@@ -415,5 +419,47 @@ describe('slots layout against the kernel', () => {
       await restarted.sync(model.state(), change({ endpoints: [other!] }));
       expect(restartLog.texts.join('\n')).not.toMatch(/rule|chain/);
       expect(restartLog.texts.join('\n')).toMatch(/delete element ip kube-proxy balance-0 /);
+    }));
+  it('spreads balance maps by the endpoints, places each port by its dispatch key, and a restart writes nothing; a grown state moves ports to more maps in one transaction', () =>
+    withNft(async (nft) => {
+      // 1400 x 3 endpoints: 4200 elements, 4 maps of 2048 at most (balanceMapsFor).
+      const model = new BenchModel(1400, 3);
+      const log = transactionLog();
+      await new FamilySync(nft, new SlotsLayout(), benchConfig(), log).sync(model.state(), undefined);
+      const rs = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      const maps = rs.sets.filter((s) => /^balance-\d+$/.test(s.name));
+      expect(maps.map((s) => s.name).sort()).toEqual(['balance-0', 'balance-1', 'balance-2', 'balance-3']);
+      expect(maps.reduce((n, s) => n + s.elements!.length, 0)).toBe(4200);
+      // Each port's dispatch element goes to the chain of its own map, which holds its 3 endpoints.
+      const dispatch = rs.sets.find((s) => s.name === 'service-ips')!.elements!;
+      expect(dispatch).toHaveLength(1400);
+      for (const e of dispatch) {
+        const chain = (e.value as { chain: string }).chain;
+        const bucket = chain.split('-')[1]!;
+        expect(chain).toBe(`balance-${bucket}-tcp-3`);
+        expect(maps.find((m) => m.name === `balance-${bucket}`)!.elements!.filter((x) => x.key[0] === e.key[0] && x.key[2] === e.key[2])).toHaveLength(3);
+      }
+
+      // A restart: the balance maps compare by hashes; nothing to write.
+      const restartLog = transactionLog();
+      expect((await new FamilySync(nft, new SlotsLayout(), benchConfig(), restartLog).sync(model.state(), undefined)).operations).toBe(0);
+      expect(restartLog.texts).toEqual([]);
+
+      // The state doubles: the next full sync (here a restart) takes 8 maps, in one transaction.
+      for (let i = 0; i < 1400; i++) model.addService(3);
+      const grownLog = transactionLog();
+      const grown = new FamilySync(nft, new SlotsLayout(), benchConfig(), grownLog);
+      const r = await grown.sync(model.state(), undefined);
+      expect(r.operations).toBeGreaterThan(0);
+      expect(grownLog.texts).toHaveLength(1);
+      const after = await nft.dump({ family: 'ip', table: 'kube-proxy' });
+      const grownMaps = after.sets.filter((s) => /^balance-\d+$/.test(s.name));
+      expect(grownMaps.map((s) => s.name).sort()).toEqual(['balance-0', 'balance-1', 'balance-2', 'balance-3', 'balance-4', 'balance-5', 'balance-6', 'balance-7']);
+      expect(grownMaps.reduce((n, s) => n + s.elements!.length, 0)).toBe(8400);
+      expect(after.sets.find((s) => s.name === 'service-ips')!.elements).toHaveLength(2800);
+      // No chain of a map's old numbering is left in use: every chain a dispatch element names exists.
+      const chains = new Set(after.chains.map((c) => c.name));
+      for (const e of after.sets.find((s) => s.name === 'service-ips')!.elements!) expect(chains.has((e.value as { chain: string }).chain)).toBe(true);
+      expect((await new FamilySync(nft, new SlotsLayout(), benchConfig(), transactionLog()).sync(model.state(), undefined)).operations).toBe(0);
     }));
 });

@@ -11,26 +11,85 @@
 // smallest sync of a 10k-service table cost over 1 ms in the kernel, and most of a cold start's
 // and a restart's work (docs/decisions.md, "Service ports without a chain of their own").
 //
-// Which endpoint sits at which number is kept as the slot allocator keeps it (one endpoint replaced
-// is one element replaced), per group named by the port's dispatch key. The maps come in buckets of
-// ports, as the slot maps do: one map of every endpoint would be read back quadratically, and a
-// bucket's map is bound by one rule per endpoint count its ports have, not one per port.
+// Where a port's endpoints go is a pure function of the model, so that a restart computes what the
+// kernel holds without reading it back: the map is chosen by a hash of the port's dispatch key
+// (address, protocol, port) over a power-of-two count of maps sized by the table's endpoints, and
+// the endpoints are numbered in their sorted order. A restart then compares the maps by hashes
+// alone, as it compares the other sets, and decodes none of their elements (docs/decisions.md,
+// "Balance maps placed by a hash, not adopted"). The price: replacing one endpoint also renumbers
+// the port's endpoints sorted between the old one and the new one (elements of one map, in the
+// same commit), where kept numbers would have replaced one element.
 
 import { meta, numgen, rule, th, types, type NftSet, type SetElement } from '../../../nft/index.js';
+import type { StateSize } from '../../model/state-size.js';
 import type { ServiceEndpoint, ServicePort, ServicePortId } from '../../model/types.js';
 import { familyParts } from '../family.js';
 import { balance } from '../names.js';
 import { nftFamily, type ChainRules, type LayoutConfig } from '../types.js';
-import { SlotAllocator, type SlotEndpoint } from './allocator.js';
 
 const { inet_proto, inet_service, integer } = types;
 
 /**
- * Service ports per balance map. Its rules are few (one per endpoint count), so the bound on a
- * map's bindings that sizes the slot maps does not apply; reading a map back costs the square of
- * its elements (each part of a set's dump walks the set from its start), which this keeps small.
+ * Elements a balance map is sized for. Reading a map back costs the square of its elements (each
+ * 32 KiB part of a set's dump walks the set from its start, Linux 6.18 nf_tables_dump_set), and
+ * its rules are few (one per endpoint count its ports have), so many small maps cost little more
+ * than a few large ones to write and far less to read.
  */
-export const BALANCE_PORTS_PER_MAP = 256;
+export const BALANCE_MAP_ELEMENTS = 2048;
+
+/** The most balance maps a table gets (a power of two): 256 maps of 2048 is 512k endpoints. */
+export const MAX_BALANCE_MAPS = 256;
+
+/** The count of balance maps for a state of `size`: a power of two, so that a smaller count divides a larger one. */
+export function balanceMapsFor(size: StateSize): number {
+  let maps = 1;
+  while (maps < MAX_BALANCE_MAPS && maps * BALANCE_MAP_ELEMENTS < size.endpoints) maps *= 2;
+  return maps;
+}
+
+/**
+ * The map of a port's dispatch key among `maps` (a power of two): FNV-1a over the address's
+ * characters, the protocol's first and the port. Changing it moves every port at the next restart.
+ * With a power-of-two count, a port's map among half as many is its map among these, halved: a
+ * table read back with its highest maps empty (so that fewer seem to exist) places every port
+ * where it is.
+ */
+export function balanceBucketOf(address: string, protocol: string, port: number, maps: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < address.length; i++) h = Math.imul(h ^ address.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ protocol.charCodeAt(0), 0x01000193);
+  h = Math.imul(h ^ (port & 0xff), 0x01000193);
+  h = Math.imul(h ^ (port >>> 8), 0x01000193);
+  return (h >>> 0) & (maps - 1);
+}
+
+/** a before b: by address text, then port. */
+const before = (a: ServiceEndpoint, b: ServiceEndpoint): boolean => a.ip < b.ip || (a.ip === b.ip && a.port < b.port);
+
+/**
+ * The endpoints in their balance order: sorted by address and port, each address and port once.
+ * Insertion sort for the usual handful; the array sort for more.
+ */
+export function balanceOrder(endpoints: readonly ServiceEndpoint[]): ServiceEndpoint[] {
+  const out: ServiceEndpoint[] = [];
+  if (endpoints.length > 16) {
+    const sorted = [...endpoints].sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+    for (const ep of sorted) {
+      const last = out[out.length - 1];
+      if (!last || last.ip !== ep.ip || last.port !== ep.port) out.push(ep);
+    }
+    return out;
+  }
+  for (let i = 0; i < endpoints.length; i++) {
+    const ep = endpoints[i]!;
+    let at = out.length;
+    while (at > 0 && before(ep, out[at - 1]!)) at--;
+    const prev = out[at - 1];
+    if (prev && prev.ip === ep.ip && prev.port === ep.port) continue;
+    out.splice(at, 0, ep);
+  }
+  return out;
+}
 
 interface ChainUse {
   bucket: number;
@@ -40,103 +99,92 @@ interface ChainUse {
   ports: number;
 }
 
-/** The port's dispatch key as a group name: what a balance map's elements are keyed by, too. */
-const groupOf = (address: string, protocol: string, port: number): string => `${address}|${protocol}|${port}`;
-
 export class BalanceGroups {
-  private readonly slots = new SlotAllocator(BALANCE_PORTS_PER_MAP);
+  /** The table's count of balance maps (a power of two): set by the state (fitTo), or read back (adopt). */
+  private mapCount = 1;
+  /** Service ports placed in each map. */
+  private readonly portsIn: number[] = [];
   private readonly chainsInUse = new Map<string, ChainUse>();
-  /** Each placed port's group and chain. */
-  private readonly placed = new Map<ServicePortId, { group: string; chain: string }>();
+  /** Each placed port's map and chain. */
+  private readonly placed = new Map<ServicePortId, { bucket: number; chain: string }>();
   /** Counts the changes to the chains in use: while it stays, chains() answers the same. */
   private chainsVersion = 0;
   private lastChains: { of: string; chains: readonly ChainRules[] } | undefined;
-
   /** Changes when the maps in use change: while it stays, maps() answers the same. */
-  get mapsVersion(): number {
-    return this.slots.bucketsVersion;
+  mapsVersion = 0;
+
+  /**
+   * Before a full plan: at least the count of maps the state's endpoints want. A table read back
+   * keeps its count until the state outgrows it; then, in that plan, half of the ports move to the
+   * new maps (one transaction).
+   */
+  fitTo(size: StateSize): void {
+    const wanted = balanceMapsFor(size);
+    if (wanted > this.mapCount) this.mapCount = wanted;
   }
 
   /**
-   * Places the port's endpoints in its bucket's map (through `put`) and returns the chain its
-   * dispatch element goes to.
+   * Places the port's endpoints in its map (through `put`) and returns the chain its dispatch
+   * element goes to.
    */
   place(sp: ServicePort, protocol: 'tcp' | 'udp' | 'sctp', endpoints: readonly ServiceEndpoint[], put: (set: string, e: SetElement) => void): string {
-    const group = groupOf(sp.clusterIP, protocol, sp.port);
-    let was = this.placed.get(sp.id);
-    // A new address or port is a new group: the old one's numbers and chain share go.
-    if (was && was.group !== group) {
-      this.release(sp.id);
-      was = undefined;
-    }
-    const p = this.slots.place(group, endpoints);
-    const map = balance.map(p.bucket);
-    for (let i = 0; i < p.order.length; i++) {
-      const ep = p.order[i]!;
+    const bucket = balanceBucketOf(sp.clusterIP, protocol, sp.port, this.mapCount);
+    const order = balanceOrder(endpoints);
+    const map = balance.map(bucket);
+    for (let i = 0; i < order.length; i++) {
+      const ep = order[i]!;
       put(map, { key: [sp.clusterIP, protocol, sp.port, i], value: [ep.ip, ep.port] });
     }
-    const chain = balance.chain(p.bucket, protocol, p.order.length);
-    if (was?.chain !== chain) {
-      if (was) this.unuse(was.chain);
-      const use = this.chainsInUse.get(chain);
-      if (use) use.ports++;
-      else {
-        this.chainsInUse.set(chain, { bucket: p.bucket, protocol, endpoints: p.order.length, ports: 1 });
-        this.chainsVersion++;
-      }
-    }
-    this.placed.set(sp.id, { group, chain });
+    const chain = balance.chain(bucket, protocol, order.length);
+    const was = this.placed.get(sp.id);
+    if (was?.chain === chain) return chain;
+    if (was) this.release(sp.id);
+    this.use(bucket, chain, protocol, order.length);
+    this.placed.set(sp.id, { bucket, chain });
     return chain;
   }
 
-  /** The port is gone, or no longer balanced here: its numbers and its share of a chain are free. */
+  /** The port is gone, or no longer balanced here: its share of a map and of a chain is free. */
   release(id: ServicePortId): void {
     const was = this.placed.get(id);
     if (!was) return;
     this.placed.delete(id);
-    this.slots.release(was.group);
-    this.unuse(was.chain);
+    if (--this.portsIn[was.bucket]! === 0) this.mapsVersion++;
+    const use = this.chainsInUse.get(was.chain);
+    if (!use || --use.ports > 0) return;
+    this.chainsInUse.delete(was.chain);
+    this.chainsVersion++;
   }
 
   /**
-   * Takes over the kernel's numbering from the balance maps' elements (`address . protocol . port .
-   * number : endpoint`), before a full sync places every port again.
+   * Reads the table's count of maps back from their names, before a full sync places every port
+   * again: the smallest power of two above the highest map (see balanceBucketOf). Their elements
+   * are not read: the placement is the model's.
    */
   adopt(sets: readonly NftSet[]): void {
-    this.slots.reset();
     this.placed.clear();
+    this.portsIn.length = 0;
+    this.mapsVersion++;
     if (this.chainsInUse.size) this.chainsVersion++;
     this.chainsInUse.clear();
+    let highest = -1;
     for (const s of sets) {
       const bucket = balance.bucket(s.name);
-      if (bucket === undefined || s.data === undefined || s.data === 'verdict') continue;
-      const orders = new Map<string, (SlotEndpoint | undefined)[]>();
-      for (const e of s.elements ?? []) {
-        const key = e.key;
-        const value = e.value as readonly unknown[] | undefined;
-        const number = key[3];
-        if (key.length !== 4 || typeof number !== 'number' || !Array.isArray(value)) continue;
-        const group = groupOf(String(key[0]), String(key[1]), Number(key[2]));
-        let order = orders.get(group);
-        if (!order) orders.set(group, (order = []));
-        order[number] = { ip: String(value[0]), port: Number(value[1]) };
-      }
-      let member = 0;
-      // A hole (a number whose element is missing) stays undefined: place() fills it.
-      for (const [group, order] of orders) this.slots.adopt(group, bucket, member++, Array.from(order));
+      if (bucket !== undefined && bucket < MAX_BALANCE_MAPS && bucket > highest) highest = bucket;
     }
+    this.mapCount = 1;
+    while (this.mapCount <= highest) this.mapCount *= 2;
   }
 
-  /** After a full plan: adopted groups no port claimed are gone. */
-  sweep(): void {
-    this.slots.sweep();
-  }
-
-  /** The maps of the buckets in use (declarations). */
+  /** The maps of the ports placed (declarations). */
   maps(cfg: LayoutConfig): NftSet[] {
     const family = nftFamily(cfg.family);
     const { addr, natFamily } = familyParts(cfg.family);
-    return this.slots.bucketsInUse().map((b) => ({
+    const inUse: number[] = [];
+    this.portsIn.forEach((n, b) => {
+      if (n > 0) inUse.push(b);
+    });
+    return inUse.map((b) => ({
       family,
       table: cfg.table,
       name: balance.map(b),
@@ -170,11 +218,14 @@ export class BalanceGroups {
     return chains;
   }
 
-  private unuse(chain: string): void {
+  private use(bucket: number, chain: string, protocol: 'tcp' | 'udp' | 'sctp', endpoints: number): void {
+    this.portsIn[bucket] = (this.portsIn[bucket] ?? 0) + 1;
+    if (this.portsIn[bucket] === 1) this.mapsVersion++;
     const use = this.chainsInUse.get(chain);
-    if (!use) return;
-    if (--use.ports > 0) return;
-    this.chainsInUse.delete(chain);
-    this.chainsVersion++;
+    if (use) use.ports++;
+    else {
+      this.chainsInUse.set(chain, { bucket, protocol, endpoints, ports: 1 });
+      this.chainsVersion++;
+    }
   }
 }

@@ -142,7 +142,7 @@ export class SlotsLayout implements Layout {
     return this.pins.stalePins(cfg);
   }
 
-  /** Takes over the kernel's slot assignment: each service chain's numgen offset and its map's elements, and the table's bucket size. */
+  /** Takes over the kernel's slot assignment (each service chain's numgen offset and its map's elements, and the table's bucket size) and its count of balance maps. */
   adopt(kernel: Ruleset): void {
     this.balanced.adopt(kernel.sets);
     this.slots.reset();
@@ -188,11 +188,11 @@ export class SlotsLayout implements Layout {
   /** An empty table's bucket size, by the state a full plan is about to place (SlotAllocator.sizeForState). */
   fitTo(size: StateSize): void {
     this.slots.sizeForState(size);
+    this.balanced.fitTo(size);
   }
 
   /** After a full plan: adopted groups no service claimed belong to stale chains. */
   sweep(): void {
-    this.balanced.sweep();
     this.slots.sweep();
     this.pins.sweepUnplaced(this.pinnedSinceAdopt);
   }
