@@ -40,9 +40,13 @@ export interface SharedChain {
 /**
  * Another way to pick an endpoint in a service's cluster or local chain (the slots layout's). It
  * returns the chain's rules, or a chain shared with other service ports to send its traffic to
- * instead; undefined keeps kube-proxy's way for this chain.
+ * instead; undefined keeps kube-proxy's way for this chain. `chain()` names the chain: its name is
+ * a hash (names.ts), made only when asked for, so a port whose traffic goes to a shared chain costs none.
  */
-export type EndpointPicker = (sp: ServicePort, chain: string, endpoints: readonly ServiceEndpoint[], ctx: PickerContext) => RuleBuilder[] | SharedChain | undefined;
+export type EndpointPicker = (sp: ServicePort, chain: () => string, endpoints: readonly ServiceEndpoint[], ctx: PickerContext) => RuleBuilder[] | SharedChain | undefined;
+
+/** The chains of a service port that pick an endpoint. */
+type PickingChain = 'cluster' | 'local';
 
 export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: readonly ServiceEndpoint[], picker?: EndpointPicker): ServiceObjects {
   const family = nftFamily(cfg.family);
@@ -50,16 +54,17 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   const { l3, addr, natFamily } = familyParts(cfg.family);
   const p = l4proto(sp);
   const r = (): RuleBuilder => rule(family);
-  const base = serviceChainBase(sp);
   const cat = categorizeEndpoints(endpoints, sp);
-  const comment = elementComment(sp);
+  // The chains' names share a hashed part, made when a chain is first named (see EndpointPicker).
+  let hashed: string | undefined;
+  const named = (kind: keyof typeof chainName): string => chainName[kind]((hashed ??= serviceChainBase(sp)));
 
-  const clusterChain = usesClusterEndpoints(sp) && cat.clusterEndpoints.length > 0 ? chainName.cluster(base) : undefined;
-  const localChain = usesLocalEndpoints(sp) && cat.localEndpoints.length > 0 ? chainName.local(base) : undefined;
-  const internalChain = sp.internalTrafficPolicy === 'Local' ? localChain : clusterChain;
+  const hasCluster = usesClusterEndpoints(sp) && cat.clusterEndpoints.length > 0;
+  const hasLocal = usesLocalEndpoints(sp) && cat.localEndpoints.length > 0;
+  const internal: PickingChain | undefined = sp.internalTrafficPolicy === 'Local' ? (hasLocal ? 'local' : undefined) : hasCluster ? 'cluster' : undefined;
   const externalEndpoints = sp.externalTrafficPolicy === 'Local' ? cat.localEndpoints : cat.clusterEndpoints;
-  const externalChain = sp.external && cat.hasAnyEndpoints ? chainName.external(base) : undefined;
-  const firewallChain = sp.loadBalancerIPs.length && sp.loadBalancerSourceRanges.length ? chainName.firewall(base) : undefined;
+  const externalChain = sp.external && cat.hasAnyEndpoints ? named('external') : undefined;
+  const firewallChain = sp.loadBalancerIPs.length && sp.loadBalancerSourceRanges.length ? named('firewall') : undefined;
   const affinity = sp.affinityTimeoutSeconds > 0;
 
   const out: { chain: Chain; rules: Rule[] }[] = [];
@@ -104,14 +109,16 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   };
   const ctx: PickerContext = { put, addChain: (name, rules) => chain(name, rules) };
   /** Chains a picker did without: the shared chain that takes their traffic. */
-  const sharedFor = new Map<string, string>();
-  const pick = (name: string, eps: readonly ServiceEndpoint[]): void => {
-    const picked = picker?.(sp, name, eps, ctx) ?? toEndpoints(eps);
-    if (Array.isArray(picked)) chain(name, picked);
-    else sharedFor.set(name, picked.sharedChain);
+  const sharedFor = new Map<PickingChain, string>();
+  const pick = (kind: PickingChain, eps: readonly ServiceEndpoint[]): void => {
+    const picked = picker?.(sp, () => named(kind), eps, ctx) ?? toEndpoints(eps);
+    if (Array.isArray(picked)) chain(named(kind), picked);
+    else sharedFor.set(kind, picked.sharedChain);
   };
-  if (clusterChain) pick(clusterChain, cat.clusterEndpoints);
-  if (localChain) pick(localChain, cat.localEndpoints);
+  if (hasCluster) pick('cluster', cat.clusterEndpoints);
+  if (hasLocal) pick('local', cat.localEndpoints);
+  /** Where the traffic for one of the port's picking chains goes: that chain, or the shared one. */
+  const target = (kind: PickingChain): string => sharedFor.get(kind) ?? named(kind);
 
   if (externalChain) {
     // A shared chain finds the endpoints by the packet's destination: the service's own address.
@@ -119,21 +126,21 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
     const rules: RuleBuilder[] = [];
     const comments: (string | undefined)[] = [];
     if (sp.externalTrafficPolicy === 'Cluster') {
-      rules.push(markForMasquerade(r(), cfg), r().goto(clusterChain!));
+      rules.push(markForMasquerade(r(), cfg), r().goto(target('cluster')));
       comments.push(undefined, undefined);
     } else {
       // Local policy keeps the client's address, but pods and the node itself may use any endpoint.
-      if (clusterChain) {
+      if (hasCluster) {
         const fromPods = matchLocalTraffic(r(), cfg);
         if (fromPods) {
-          rules.push(fromPods.goto(clusterChain));
+          rules.push(fromPods.goto(target('cluster')));
           comments.push(COMMENT.shortCircuitPods);
         }
-        rules.push(markForMasquerade(r().match(fibType('saddr'), 'local'), cfg), r().match(fibType('saddr'), 'local').goto(clusterChain));
+        rules.push(markForMasquerade(r().match(fibType('saddr'), 'local'), cfg), r().match(fibType('saddr'), 'local').goto(target('cluster')));
         comments.push(COMMENT.masqueradeLocal, COMMENT.shortCircuitLocal);
       }
-      if (localChain) {
-        rules.push(r().goto(localChain));
+      if (hasLocal) {
+        rules.push(r().goto(target('local')));
         comments.push(undefined);
       }
     }
@@ -150,21 +157,24 @@ export function serviceObjects(cfg: LayoutConfig, sp: ServicePort, endpoints: re
   }
 
   // Elements in the shared maps.
-  const goto = (c: string): Verdict => ({ kind: 'goto', chain: sharedFor.get(c) ?? c });
+  const goto = (c: string): Verdict => ({ kind: 'goto', chain: c });
   const noEndpoints: Verdict = cat.hasAnyEndpoints ? { kind: 'drop' } : goto(CHAIN.rejectChain);
+  // Only the no-endpoint elements carry the port's name.
+  let commentText: string | undefined;
+  const comment = (): string => (commentText ??= elementComment(sp));
 
   put(SET.clusterIps, { key: [sp.clusterIP] });
-  if (internalChain) put(SET.serviceIps, { key: [sp.clusterIP, p, sp.port], value: goto(internalChain) });
-  else put(SET.noEndpointServices, { key: [sp.clusterIP, p, sp.port], value: noEndpoints, comment });
+  if (internal) put(SET.serviceIps, { key: [sp.clusterIP, p, sp.port], value: goto(target(internal)) });
+  else put(SET.noEndpointServices, { key: [sp.clusterIP, p, sp.port], value: noEndpoints, comment: comment() });
 
   for (const ext of [...sp.externalIPs, ...sp.loadBalancerIPs]) {
     if (externalChain) put(SET.serviceIps, { key: [ext, p, sp.port], value: goto(externalChain) });
-    if (externalEndpoints.length === 0) put(SET.noEndpointServices, { key: [ext, p, sp.port], value: noEndpoints, comment });
+    if (externalEndpoints.length === 0) put(SET.noEndpointServices, { key: [ext, p, sp.port], value: noEndpoints, comment: comment() });
   }
   if (firewallChain) for (const lb of sp.loadBalancerIPs) put(SET.firewallIps, { key: [lb, p, sp.port], value: goto(firewallChain) });
   if (sp.nodePort) {
     if (externalChain) put(SET.serviceNodeports, { key: [p, sp.nodePort], value: goto(externalChain) });
-    if (externalEndpoints.length === 0) put(SET.noEndpointNodeports, { key: [p, sp.nodePort], value: noEndpoints, comment });
+    if (externalEndpoints.length === 0) put(SET.noEndpointNodeports, { key: [p, sp.nodePort], value: noEndpoints, comment: comment() });
   }
   for (const ep of cat.allReachableEndpoints) put(SET.hairpinConnections, { key: [ep.ip, ep.ip, p, ep.port] });
   if (cfg.localhostNodePorts && sp.nodePort && p !== 'tcp') put(SET.localhostNodeports, { key: [p, sp.nodePort] });

@@ -28,7 +28,7 @@ import { largeSets } from '../large-sets.js';
 import { balance, pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type ChainRules, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, pinsMapOf, type PinSweep } from './affinity.js';
-import { BalanceGroups } from './balance.js';
+import { balanced, BalanceGroups } from './balance.js';
 import { exactCopy } from '../../exact-array.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
 import { pinOf, pinTag, slotRangeOf, slotTag, type PinRef } from './rule-tags.js';
@@ -57,8 +57,9 @@ export class SlotsLayout implements Layout {
     this.slots = new SlotAllocator(bucketSize);
   }
 
+  /** The chain names' hashes, of the ports that have chains (a balanced port has none). */
   prepare(ports: readonly ServicePort[]): void {
-    prepareChainBases(ports);
+    prepareChainBases(ports.filter((sp) => !balanced(sp)));
   }
 
   largeSets(size: StateSize): readonly string[] {
@@ -88,12 +89,13 @@ export class SlotsLayout implements Layout {
     const proto = l4proto(sp);
     const affinity = sp.affinityTimeoutSeconds > 0;
     let balancedTo: string | undefined;
-    const picker = (port: ServicePort, chain: string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | SharedChain | undefined => {
+    const picker = (port: ServicePort, chainOf: () => string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | SharedChain | undefined => {
       // Reached through its ClusterIP alone, without affinity: a shared chain finds its endpoints.
-      if (!port.external && !affinity) {
+      if (balanced(port)) {
         balancedTo = this.balanced.place(port, proto, eps, ctx.put);
         return { sharedChain: balancedTo };
       }
+      const chain = chainOf();
       // Affinity that O(1) rules cannot express keeps kube-proxy's endpoint chains (affinity.ts).
       // One endpoint keeps its slot too, unlike kube-proxy 1.37's direct DNAT: replacing it is then
       // an element, not a NAT rule (whose commit validates the whole table); docs/decisions.md.
