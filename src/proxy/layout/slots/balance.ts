@@ -30,7 +30,7 @@ import { nftFamily, type ChainRules, type LayoutConfig } from '../types.js';
 const { inet_proto, inet_service, integer } = types;
 
 /** Whether the port's endpoints go to a balance chain: reached through its ClusterIP alone, without ClientIP affinity. */
-export const balanced = (sp: ServicePort): boolean => !sp.external && !(sp.affinityTimeoutSeconds > 0);
+export const sharesBalanceChain = (sp: ServicePort): boolean => !sp.external && !(sp.affinityTimeoutSeconds > 0);
 
 /**
  * Elements a balance map is sized for. Reading a map back costs the square of its elements (each

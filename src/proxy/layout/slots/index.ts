@@ -28,7 +28,7 @@ import { largeSets } from '../large-sets.js';
 import { balance, pins, prepareChainBases, serviceChainBase, slotMap } from '../names.js';
 import { nftFamily, type BaseObjects, type ChainRules, type Layout, type LayoutConfig, type ServiceObjects } from '../types.js';
 import { AffinityPins, PIN_ID, pinsMap, pinsMapOf, type PinSweep } from './affinity.js';
-import { balanced, BalanceGroups } from './balance.js';
+import { BalanceGroups, sharesBalanceChain } from './balance.js';
 import { exactCopy } from '../../exact-array.js';
 import { endpointKey, SLOTS_PER_CHAIN, SlotAllocator, type SlotEndpoint } from './allocator.js';
 import { pinOf, pinTag, slotRangeOf, slotTag, type PinRef } from './rule-tags.js';
@@ -59,7 +59,7 @@ export class SlotsLayout implements Layout {
 
   /** The chain names' hashes, of the ports that have chains (a balanced port has none). */
   prepare(ports: readonly ServicePort[]): void {
-    prepareChainBases(ports.filter((sp) => !balanced(sp)));
+    prepareChainBases(ports.filter((sp) => !sharesBalanceChain(sp)));
   }
 
   largeSets(size: StateSize): readonly string[] {
@@ -91,7 +91,7 @@ export class SlotsLayout implements Layout {
     let balancedTo: string | undefined;
     const picker = (port: ServicePort, chainOf: () => string, eps: readonly ServiceEndpoint[], ctx: PickerContext): RuleBuilder[] | SharedChain | undefined => {
       // Reached through its ClusterIP alone, without affinity: a shared chain finds its endpoints.
-      if (balanced(port)) {
+      if (sharesBalanceChain(port)) {
         balancedTo = this.balanced.place(port, proto, eps, ctx.put);
         return { sharedChain: balancedTo };
       }
