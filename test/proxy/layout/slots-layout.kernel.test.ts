@@ -413,7 +413,7 @@ describe('slots layout against the kernel', () => {
       const restarted = new FamilySync(nft, new SlotsLayout(), benchConfig(), restartLog);
       expect((await restarted.sync(model.state(), undefined)).operations).toBe(0);
       expect(restartLog.texts).toEqual([]);
-      // The numbering was adopted from the map's keys: the next replacement is elements again.
+      // The restart placed every port as the kernel holds it (a function of the model): the next replacement is elements again.
       const [other] = model.pick(1, 77);
       model.replaceEndpoint(other!);
       await restarted.sync(model.state(), change({ endpoints: [other!] }));

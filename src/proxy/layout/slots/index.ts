@@ -199,7 +199,7 @@ export class SlotsLayout implements Layout {
     this.pins.sweepUnplaced(this.pinnedSinceAdopt);
   }
 
-  /** A bucket map's slots each belong to one service chain, a balance map's keys to one port (the allocators' invariant, tested). */
+  /** A bucket map's slots each belong to one service chain (the allocator's invariant, tested), a balance map's keys to one port (they start with its dispatch key). */
   keysNeverShared(setName: string): boolean {
     return slotMap.bucket(setName) !== undefined || balance.bucket(setName) !== undefined;
   }
